@@ -1,0 +1,163 @@
+//! The `api` command line: `serve`, `migrate` and the `admin` commands of the operations
+//! contract. Admin commands print exactly one JSON line on success.
+
+use crate::state::AppState;
+use anyhow::Context as _;
+use chrono::{NaiveDate, TimeZone, Utc};
+use clap::{Parser, Subcommand};
+use jobs::config::Config;
+use serde_json::json;
+use uuid::Uuid;
+
+#[derive(Parser)]
+#[command(name = "api", about = "Self-storage pricing service: HTTP API and administration")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Serve the HTTP API on $PORT (applies pending migrations first unless --no-migrate).
+    Serve {
+        #[arg(long)]
+        no_migrate: bool,
+    },
+    /// Apply pending database migrations and exit.
+    Migrate,
+    /// Administrative commands; each prints one JSON line.
+    #[command(subcommand)]
+    Admin(Admin),
+}
+
+#[derive(Subcommand)]
+pub enum Admin {
+    /// Create a company in trial with its first user and API key.
+    CreateCompany {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        password: Option<String>,
+        #[arg(long)]
+        trial_days: Option<u32>,
+    },
+    /// Create an API key for a company.
+    CreateKey {
+        #[arg(long)]
+        company: Uuid,
+        #[arg(long, default_value = "admin")]
+        name: String,
+    },
+    /// Revoke an API key.
+    RevokeKey {
+        #[arg(long)]
+        id: Uuid,
+    },
+    /// Set a company's subscription state (trialing, active, past_due, canceled, expired).
+    SetSubscription {
+        #[arg(long)]
+        company: Uuid,
+        #[arg(long)]
+        state: String,
+        /// New trial end date (YYYY-MM-DD, end of that day UTC).
+        #[arg(long)]
+        trial_ends: Option<NaiveDate>,
+    },
+    /// Fill a company with synthetic daily history (for demos and benchmarks).
+    Seed {
+        #[arg(long)]
+        company: Uuid,
+        #[arg(long, default_value_t = 5)]
+        facilities: u32,
+        #[arg(long, default_value_t = 90)]
+        days: u32,
+    },
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let config = Config::from_env()?;
+    crate::telemetry::init(config.log_format);
+    match cli.command {
+        Command::Migrate => {
+            let db = jobs::db::pool(&config.database_url, 2)?;
+            jobs::db::migrate(&db).await.context("migrations failed")?;
+            tracing::info!("migrations applied");
+            Ok(())
+        }
+        Command::Serve { no_migrate } => {
+            let port = config.port;
+            let state = AppState::connect(config).await?;
+            if !no_migrate {
+                jobs::db::migrate(&state.db).await.context("migrations failed")?;
+            }
+            let listener = tokio::net::TcpListener::bind(("0.0.0.0", port))
+                .await
+                .with_context(|| format!("could not listen on port {port}"))?;
+            tracing::info!(port, "api listening");
+            crate::server::serve(listener, state, crate::server::shutdown_signal()).await?;
+            tracing::info!("api stopped");
+            Ok(())
+        }
+        Command::Admin(admin) => {
+            let db = jobs::db::pool(&config.database_url, 2)?;
+            let out = admin_command(&config, &db, admin).await?;
+            println!("{out}");
+            Ok(())
+        }
+    }
+}
+
+async fn admin_command(config: &Config, db: &sqlx::PgPool, admin: Admin) -> anyhow::Result<serde_json::Value> {
+    let hasher = jobs::tenancy::KeyHasher::new(&config.master_key);
+    Ok(match admin {
+        Admin::CreateCompany {
+            name,
+            email,
+            password,
+            trial_days,
+        } => {
+            let created = jobs::tenancy::create_company(
+                db,
+                &hasher,
+                jobs::tenancy::NewCompany {
+                    name: &name,
+                    email: &email,
+                    password: password.as_deref(),
+                    trial_days: trial_days.unwrap_or(config.trial_days),
+                },
+            )
+            .await?;
+            json!({ "company_id": created.company_id, "user_id": created.user_id, "api_key": created.api_key })
+        }
+        Admin::CreateKey { company, name } => {
+            let key = jobs::tenancy::create_api_key(db, &hasher, company, &name).await?;
+            json!({ "id": key.id, "api_key": key.api_key })
+        }
+        Admin::RevokeKey { id } => {
+            let key = jobs::tenancy::revoke_api_key(db, None, id).await?;
+            json!({ "id": key.id, "revoked_at": key.revoked_at })
+        }
+        Admin::SetSubscription {
+            company,
+            state,
+            trial_ends,
+        } => {
+            let ends = trial_ends
+                .and_then(|d| d.and_hms_opt(23, 59, 59))
+                .map(|dt| Utc.from_utc_datetime(&dt));
+            jobs::tenancy::set_subscription(db, company, &state, ends).await?;
+            let c = jobs::tenancy::company(db, company).await?;
+            json!({ "company_id": c.id, "subscription_state": c.subscription_state, "trial_ends_at": c.trial_ends_at })
+        }
+        Admin::Seed {
+            company,
+            facilities,
+            days,
+        } => {
+            let report = jobs::seed::seed(db, company, facilities, days, Utc::now().date_naive()).await?;
+            serde_json::to_value(report)?
+        }
+    })
+}

@@ -1,0 +1,103 @@
+//! The one error type of the HTTP edge. It owns the `{"error": "..."}` envelope and maps each
+//! kind of failure to its status. A 5xx is logged once with its cause chain; the client sees a
+//! generic message.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    PaymentRequired(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    MethodNotAllowed(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("rate limit exceeded: {limit} requests per minute; retry in {retry_after_secs} s")]
+    RateLimited { limit: u32, retry_after_secs: u64 },
+    #[error("service temporarily unavailable")]
+    Unavailable(#[source] anyhow::Error),
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+impl ApiError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::PaymentRequired(_) => StatusCode::PAYMENT_REQUIRED,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<jobs::Error> for ApiError {
+    fn from(e: jobs::Error) -> Self {
+        match e {
+            jobs::Error::Invalid(v) => Self::Invalid(v.to_string()),
+            jobs::Error::NotFound(m) => Self::NotFound(m),
+            jobs::Error::Conflict(m) => Self::Conflict(m),
+            jobs::Error::Database(db) => {
+                if matches!(db, sqlx::Error::PoolTimedOut | sqlx::Error::Io(_)) {
+                    Self::Unavailable(db.into())
+                } else {
+                    Self::Internal(db.into())
+                }
+            }
+        }
+    }
+}
+
+impl From<jobs::ValidationError> for ApiError {
+    fn from(e: jobs::ValidationError) -> Self {
+        Self::Invalid(e.to_string())
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> Self {
+        jobs::Error::Database(e).into()
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status.is_server_error() {
+            let cause = match &self {
+                Self::Internal(e) | Self::Unavailable(e) => format!("{e:#}"),
+                other => other.to_string(),
+            };
+            tracing::error!(status = status.as_u16(), cause, "request failed");
+        }
+        let mut response = (status, Json(json!({ "error": self.to_string() }))).into_response();
+        if let Self::RateLimited { retry_after_secs, .. } = self {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+        }
+        response
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

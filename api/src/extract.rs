@@ -1,0 +1,88 @@
+//! Extractors whose rejections go through the error envelope: JSON bodies (content type, size,
+//! parse errors with the field path), query strings and path ids.
+
+use crate::error::ApiError;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::{header, request::Parts, StatusCode};
+use serde::de::DeserializeOwned;
+use uuid::Uuid;
+
+/// Largest JSON body accepted (uploads have their own, larger limit).
+pub const JSON_BODY_LIMIT: usize = 1024 * 1024;
+
+fn is_json(parts_headers: &axum::http::HeaderMap) -> bool {
+    let Some(ct) = parts_headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let mime = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+}
+
+/// The raw bytes of a JSON body, after the content-type and size checks.
+pub struct JsonBytes(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for JsonBytes {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if !is_json(req.headers()) {
+            return Err(ApiError::UnsupportedMediaType(
+                "Content-Type must be application/json".to_owned(),
+            ));
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge(format!("body is larger than {JSON_BODY_LIMIT} bytes"))
+            } else {
+                ApiError::Invalid(format!("body: could not be read ({})", rejection.body_text()))
+            }
+        })?;
+        Ok(Self(bytes))
+    }
+}
+
+/// Parses JSON with the path of the first offending field in the error.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::Invalid("body: must be a JSON object, got an empty body".to_owned()));
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(jobs::ValidationError::from_serde)?;
+    de.end()
+        .map_err(|e| ApiError::Invalid(format!("body: trailing characters after the JSON value ({e})")))?;
+    Ok(value)
+}
+
+/// A JSON body parsed into `T`.
+pub struct Json<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let JsonBytes(bytes) = JsonBytes::from_request(req, state).await?;
+        parse_json(&bytes).map(Json)
+    }
+}
+
+/// A query string parsed into `T`; a bad parameter is a 422 naming it.
+pub struct Query<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or_default();
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        serde_path_to_error::deserialize(de)
+            .map(Query)
+            .map_err(|e| ApiError::Invalid(format!("query parameter {}: {}", e.path(), e.inner())))
+    }
+}
+
+/// Parses an id from a path segment; a malformed id names nothing, so it is a 404 like an
+/// unknown one.
+pub fn path_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound(format!("no {what} with id {raw}")))
+}

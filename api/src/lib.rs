@@ -1,0 +1,15 @@
+//! The HTTP process: routes, extractors, auth, rate limiting, the error envelope and the admin
+//! CLI. Handlers parse, check, call `jobs`, and answer; no durable work runs in a request task.
+
+pub mod auth;
+pub mod cli;
+pub mod error;
+pub mod extract;
+pub mod ratelimit;
+pub mod routes;
+pub mod server;
+pub mod state;
+pub mod telemetry;
+
+pub use routes::app;
+pub use state::AppState;

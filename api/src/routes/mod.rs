@@ -1,0 +1,79 @@
+//! The route tree. Each module exports its own `router()`.
+
+mod api_keys;
+mod facilities;
+mod health;
+mod status;
+mod sync;
+
+use crate::error::ApiError;
+use crate::extract::JSON_BODY_LIMIT;
+use crate::state::AppState;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{HeaderValue, Method, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use std::time::Instant;
+use tower_http::catch_panic::CatchPanicLayer;
+use tracing::Instrument as _;
+
+/// The whole application, ready to serve.
+pub fn app(state: AppState) -> Router {
+    let protected = Router::new()
+        .merge(sync::router())
+        .merge(facilities::router())
+        .merge(api_keys::router())
+        .merge(status::router())
+        .route_layer(middleware::from_fn_with_state(state.clone(), crate::auth::require_key));
+    Router::new()
+        .merge(protected)
+        .merge(health::router())
+        .fallback(unknown_route)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(DefaultBodyLimit::max(JSON_BODY_LIMIT))
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn(log_request))
+        .with_state(state)
+}
+
+async fn unknown_route(method: Method, uri: Uri) -> ApiError {
+    ApiError::NotFound(format!("no such endpoint: {method} {}", uri.path()))
+}
+
+async fn wrong_method(method: Method, uri: Uri) -> ApiError {
+    ApiError::MethodNotAllowed(format!("method {method} is not allowed on {}", uri.path()))
+}
+
+fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
+}
+
+/// One structured log line per request (method, route, company, status, latency), and an
+/// `x-request-id` on every response.
+async fn log_request(req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let request_id = uuid::Uuid::new_v4();
+    let span = tracing::info_span!(
+        "request",
+        %request_id,
+        method = %req.method(),
+        path = %req.uri().path(),
+        route = tracing::field::Empty,
+        company_id = tracing::field::Empty,
+    );
+    let mut response = next.run(req).instrument(span.clone()).await;
+    let status = response.status().as_u16();
+    let latency_ms = start.elapsed().as_secs_f64() * 1000.0;
+    span.in_scope(|| {
+        if status >= 500 {
+            tracing::error!(status, latency_ms, "request");
+        } else {
+            tracing::info!(status, latency_ms, "request");
+        }
+    });
+    if let Ok(v) = HeaderValue::from_str(&request_id.to_string()) {
+        response.headers_mut().insert("x-request-id", v);
+    }
+    response
+}

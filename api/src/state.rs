@@ -1,0 +1,48 @@
+//! The state every handler shares, built once at start-up.
+
+use crate::ratelimit::RateLimiter;
+use jobs::config::Config;
+use jobs::tenancy::KeyHasher;
+use redis::aio::ConnectionManager;
+use sqlx::PgPool;
+use std::sync::Arc;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub db: PgPool,
+    pub redis: ConnectionManager,
+    pub hasher: KeyHasher,
+    pub limiter: RateLimiter,
+}
+
+impl AppState {
+    /// Connects to Redis (lazily retried by the connection manager) and prepares the pool.
+    pub async fn connect(config: Config) -> anyhow::Result<Self> {
+        use anyhow::Context as _;
+        use secrecy::ExposeSecret as _;
+        let db = jobs::db::pool(&config.database_url, config.database_max_connections)
+            .context("DATABASE_URL could not be parsed")?;
+        let client = redis::Client::open(config.redis_url.expose_secret()).context("REDIS_URL could not be parsed")?;
+        let redis = ConnectionManager::new(client)
+            .await
+            .context("could not connect to Redis")?;
+        Ok(Self::new(config, db, redis))
+    }
+
+    pub fn new(config: Config, db: PgPool, redis: ConnectionManager) -> Self {
+        let limiter = RateLimiter::new(
+            redis.clone(),
+            &config.redis_key_prefix,
+            config.rate_limit_per_minute,
+            config.rate_limit_sync_per_minute,
+        );
+        Self {
+            hasher: KeyHasher::new(&config.master_key),
+            config: Arc::new(config),
+            db,
+            redis,
+            limiter,
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! Typed configuration, read and checked once at start-up (12-factor: everything from the
+//! environment). A missing or malformed variable stops the process with the variable's name.
+
+use base64::Engine as _;
+use secrecy::{ExposeSecret, SecretBox, SecretString};
+use std::fmt;
+
+/// Where the process runs; only `development` accepts the built-in development master key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppEnv {
+    Development,
+    Test,
+    Production,
+}
+
+/// A 32-byte key, kept out of `Debug` output.
+#[derive(Clone)]
+pub struct MasterKey(std::sync::Arc<SecretBox<[u8; 32]>>);
+
+impl MasterKey {
+    pub fn new(bytes: [u8; 32]) -> Self {
+        Self(std::sync::Arc::new(SecretBox::new(Box::new(bytes))))
+    }
+    pub fn bytes(&self) -> &[u8; 32] {
+        self.0.expose_secret()
+    }
+}
+
+impl fmt::Debug for MasterKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("MasterKey([redacted])")
+    }
+}
+
+/// The development-only master key. It is public, so it is refused outside `APP_ENV=development`.
+const DEVELOPMENT_MASTER_KEY: [u8; 32] = *b"development-only-master-key-0001";
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub app_env: AppEnv,
+    pub database_url: SecretString,
+    pub database_max_connections: u32,
+    pub redis_url: SecretString,
+    /// Prefix of every Redis key this service writes, so several deployments (or test runs) can
+    /// share one Redis.
+    pub redis_key_prefix: String,
+    pub port: u16,
+    pub public_base_url: String,
+    pub master_key: MasterKey,
+    pub rate_limit_per_minute: u32,
+    pub rate_limit_sync_per_minute: u32,
+    pub trial_days: u32,
+    pub log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    Json,
+    Pretty,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("configuration variable {name}: {problem}")]
+pub struct ConfigError {
+    pub name: &'static str,
+    pub problem: String,
+}
+
+fn err(name: &'static str, problem: impl Into<String>) -> ConfigError {
+    ConfigError {
+        name,
+        problem: problem.into(),
+    }
+}
+
+/// Reads a variable; `Ok(None)` when unset or empty.
+fn var(get: &dyn Fn(&str) -> Option<String>, name: &'static str) -> Option<String> {
+    get(name).filter(|v| !v.trim().is_empty())
+}
+
+fn parse_num<T: std::str::FromStr>(
+    get: &dyn Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: T,
+    valid: impl Fn(&T) -> bool,
+) -> Result<T, ConfigError> {
+    match var(get, name) {
+        None => Ok(default),
+        Some(raw) => match raw.trim().parse::<T>() {
+            Ok(v) if valid(&v) => Ok(v),
+            _ => Err(err(name, format!("'{raw}' is not an accepted value"))),
+        },
+    }
+}
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(&|name| std::env::var(name).ok())
+    }
+
+    /// Reads configuration through `get`, so tests can build one without touching the
+    /// process environment.
+    pub fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let app_env = match var(get, "APP_ENV").as_deref().map(str::trim) {
+            None | Some("production") => AppEnv::Production,
+            Some("development") => AppEnv::Development,
+            Some("test") => AppEnv::Test,
+            Some(other) => {
+                return Err(err(
+                    "APP_ENV",
+                    format!("'{other}' is not one of production, development, test"),
+                ))
+            }
+        };
+        let database_url = var(get, "DATABASE_URL").ok_or_else(|| err("DATABASE_URL", "is required"))?;
+        if !(database_url.starts_with("postgres://") || database_url.starts_with("postgresql://")) {
+            return Err(err("DATABASE_URL", "must be a postgres:// URL"));
+        }
+        let redis_url = match var(get, "REDIS_URL") {
+            Some(url) if url.starts_with("redis://") || url.starts_with("rediss://") => url,
+            Some(_) => return Err(err("REDIS_URL", "must be a redis:// or rediss:// URL")),
+            None if app_env == AppEnv::Production => return Err(err("REDIS_URL", "is required")),
+            None => "redis://127.0.0.1:6379".to_owned(),
+        };
+        let redis_key_prefix = var(get, "REDIS_KEY_PREFIX").unwrap_or_else(|| "ssp".to_owned());
+        if redis_key_prefix.len() > 64 || redis_key_prefix.contains(char::is_whitespace) {
+            return Err(err("REDIS_KEY_PREFIX", "must be at most 64 characters without spaces"));
+        }
+        let port = parse_num(get, "PORT", 8080u16, |_| true)?;
+        let public_base_url = var(get, "PUBLIC_BASE_URL")
+            .unwrap_or_else(|| format!("http://localhost:{port}"))
+            .trim_end_matches('/')
+            .to_owned();
+        if !(public_base_url.starts_with("http://") || public_base_url.starts_with("https://")) {
+            return Err(err("PUBLIC_BASE_URL", "must be an http(s) URL"));
+        }
+        let master_key = match var(get, "MASTER_KEY") {
+            Some(raw) => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(raw.trim())
+                    .map_err(|_| err("MASTER_KEY", "is not valid base64"))?;
+                let bytes: [u8; 32] = bytes
+                    .try_into()
+                    .map_err(|_| err("MASTER_KEY", "must decode to exactly 32 bytes"))?;
+                MasterKey::new(bytes)
+            }
+            None if app_env == AppEnv::Production => {
+                return Err(err(
+                    "MASTER_KEY",
+                    "is required (base64 of 32 random bytes: `openssl rand -base64 32`)",
+                ))
+            }
+            None => MasterKey::new(DEVELOPMENT_MASTER_KEY),
+        };
+        let per_minute = |v: &u32| (1..=1_000_000).contains(v);
+        let log_format = match var(get, "LOG_FORMAT").as_deref() {
+            None => {
+                if app_env == AppEnv::Production {
+                    LogFormat::Json
+                } else {
+                    LogFormat::Pretty
+                }
+            }
+            Some("json") => LogFormat::Json,
+            Some("pretty") => LogFormat::Pretty,
+            Some(other) => return Err(err("LOG_FORMAT", format!("'{other}' is not json or pretty"))),
+        };
+        Ok(Self {
+            app_env,
+            database_url: database_url.into(),
+            database_max_connections: parse_num(get, "DATABASE_MAX_CONNECTIONS", 10u32, |v| {
+                (1..=500).contains(v)
+            })?,
+            redis_url: redis_url.into(),
+            redis_key_prefix,
+            port,
+            public_base_url,
+            master_key,
+            rate_limit_per_minute: parse_num(get, "RATE_LIMIT_PER_MINUTE", 120u32, per_minute)?,
+            rate_limit_sync_per_minute: parse_num(get, "RATE_LIMIT_SYNC_PER_MINUTE", 60u32, per_minute)?,
+            trial_days: parse_num(get, "TRIAL_DAYS", 14u32, |v| *v <= 3650)?,
+            log_format,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> =
+            vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        Config::from_lookup(&move |k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn production_requires_master_key_and_redis() {
+        let e = config(&[("DATABASE_URL", "postgres://x/y"), ("REDIS_URL", "redis://h")]).unwrap_err();
+        assert_eq!(e.name, "MASTER_KEY");
+        let e = config(&[("DATABASE_URL", "postgres://x/y")]).unwrap_err();
+        assert_eq!(e.name, "REDIS_URL");
+    }
+
+    #[test]
+    fn development_defaults() {
+        let c = config(&[("DATABASE_URL", "postgres://x/y"), ("APP_ENV", "development")]).unwrap();
+        assert_eq!(c.port, 8080);
+        assert_eq!(c.rate_limit_per_minute, 120);
+        assert_eq!(c.rate_limit_sync_per_minute, 60);
+        assert_eq!(c.trial_days, 14);
+        assert_eq!(c.public_base_url, "http://localhost:8080");
+        assert!(!format!("{c:?}").contains("development-only"));
+    }
+
+    #[test]
+    fn bad_values_name_their_variable() {
+        for (name, value) in [
+            ("PORT", "eighty"),
+            ("RATE_LIMIT_PER_MINUTE", "0"),
+            ("MASTER_KEY", "c2hvcnQ="),
+            ("APP_ENV", "staging"),
+            ("LOG_FORMAT", "xml"),
+        ] {
+            let e = config(&[("DATABASE_URL", "postgres://x/y"), ("APP_ENV", "test"), (name, value)])
+                .map(|_| ())
+                .unwrap_err();
+            assert_eq!(e.name, name, "{value}");
+        }
+        let e = config(&[("DATABASE_URL", "mysql://x")]).unwrap_err();
+        assert_eq!(e.name, "DATABASE_URL");
+    }
+}

@@ -1,0 +1,3 @@
+//! Value types of the domain, each parsed once at the boundary.
+
+pub mod values;

@@ -1,0 +1,15 @@
+//! Everything the api and worker processes share: configuration, the domain (value types,
+//! sync payload, derived figures), data access, and (in later modules) job handlers.
+//!
+//! This crate must never depend on HTTP framework types: the api maps its errors to statuses.
+
+pub mod config;
+pub mod db;
+pub mod domain;
+pub mod error;
+pub mod facilities;
+pub mod seed;
+pub mod sync;
+pub mod tenancy;
+
+pub use error::{Error, Result, ValidationError};

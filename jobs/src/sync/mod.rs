@@ -1,0 +1,8 @@
+//! The daily snapshot: parsing (`payload`), derived figures (`derive`) and storage (`store`).
+
+pub mod derive;
+pub mod payload;
+pub mod store;
+
+pub use payload::{parse, Parsed, SyncPayload};
+pub use store::{ingest, Outcome, Source};
