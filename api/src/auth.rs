@@ -29,15 +29,15 @@ impl<S: Send + Sync> FromRequestParts<S> for Auth {
 }
 
 fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
-    let value = headers
-        .get(header::AUTHORIZATION)
-        .ok_or_else(|| ApiError::Unauthorized("missing API key: send Authorization: Bearer <key>".to_owned()))?;
+    let value = headers.get(header::AUTHORIZATION).ok_or_else(|| {
+        ApiError::Unauthorized("missing API key: send Authorization: Bearer <key>".to_owned())
+    })?;
     let value = value
         .to_str()
         .map_err(|_| ApiError::Unauthorized("malformed Authorization header".to_owned()))?;
-    let (scheme, token) = value
-        .split_once(' ')
-        .ok_or_else(|| ApiError::Unauthorized("malformed Authorization header: expected Bearer <key>".to_owned()))?;
+    let (scheme, token) = value.split_once(' ').ok_or_else(|| {
+        ApiError::Unauthorized("malformed Authorization header: expected Bearer <key>".to_owned())
+    })?;
     if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
         return Err(ApiError::Unauthorized(
             "malformed Authorization header: expected Bearer <key>".to_owned(),
@@ -50,7 +50,10 @@ fn rate_headers(response: &mut Response, d: &crate::ratelimit::Decision) {
     let h = response.headers_mut();
     h.insert("ratelimit-limit", HeaderValue::from(d.limit));
     h.insert("ratelimit-remaining", HeaderValue::from(d.remaining));
-    h.insert("ratelimit-reset", HeaderValue::from(d.reset_ms.div_ceil(1000)));
+    h.insert(
+        "ratelimit-reset",
+        HeaderValue::from(d.reset_ms.div_ceil(1000)),
+    );
 }
 
 pub async fn require_key(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
@@ -73,7 +76,11 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
     };
     let now = Utc::now();
     let month = now.format("%Y%m").to_string();
-    let decision = match state.limiter.check(principal.company_id, bucket, &month).await {
+    let decision = match state
+        .limiter
+        .check(principal.company_id, bucket, &month)
+        .await
+    {
         Ok(d) => Some(d),
         Err(e) => {
             // Fail open: a Redis outage must not take the API down with it.

@@ -10,7 +10,10 @@ use serde_json::json;
 use uuid::Uuid;
 
 #[derive(Parser)]
-#[command(name = "api", about = "Self-storage pricing service: HTTP API and administration")]
+#[command(
+    name = "api",
+    about = "Self-storage pricing service: HTTP API and administration"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -90,7 +93,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let port = config.port;
             let state = AppState::connect(config).await?;
             if !no_migrate {
-                jobs::db::migrate(&state.db).await.context("migrations failed")?;
+                jobs::db::migrate(&state.db)
+                    .await
+                    .context("migrations failed")?;
             }
             let listener = tokio::net::TcpListener::bind(("0.0.0.0", port))
                 .await
@@ -109,7 +114,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-async fn admin_command(config: &Config, db: &sqlx::PgPool, admin: Admin) -> anyhow::Result<serde_json::Value> {
+async fn admin_command(
+    config: &Config,
+    db: &sqlx::PgPool,
+    admin: Admin,
+) -> anyhow::Result<serde_json::Value> {
     let hasher = jobs::tenancy::KeyHasher::new(&config.master_key);
     Ok(match admin {
         Admin::CreateCompany {
@@ -156,7 +165,8 @@ async fn admin_command(config: &Config, db: &sqlx::PgPool, admin: Admin) -> anyh
             facilities,
             days,
         } => {
-            let report = jobs::seed::seed(db, company, facilities, days, Utc::now().date_naive()).await?;
+            let report =
+                jobs::seed::seed(db, company, facilities, days, Utc::now().date_naive()).await?;
             serde_json::to_value(report)?
         }
     })

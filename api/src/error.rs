@@ -91,7 +91,10 @@ impl IntoResponse for ApiError {
             tracing::error!(status = status.as_u16(), cause, "request failed");
         }
         let mut response = (status, Json(json!({ "error": self.to_string() }))).into_response();
-        if let Self::RateLimited { retry_after_secs, .. } = self {
+        if let Self::RateLimited {
+            retry_after_secs, ..
+        } = self
+        {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));

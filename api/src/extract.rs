@@ -12,10 +12,18 @@ use uuid::Uuid;
 pub const JSON_BODY_LIMIT: usize = 1024 * 1024;
 
 fn is_json(parts_headers: &axum::http::HeaderMap) -> bool {
-    let Some(ct) = parts_headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+    let Some(ct) = parts_headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
         return false;
     };
-    let mime = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let mime = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
 }
 
@@ -35,22 +43,27 @@ impl<S: Send + Sync> FromRequest<S> for JsonBytes {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::PayloadTooLarge(format!("body is larger than {JSON_BODY_LIMIT} bytes"))
             } else {
-                ApiError::Invalid(format!("body: could not be read ({})", rejection.body_text()))
+                ApiError::Invalid(format!(
+                    "body: could not be read ({})",
+                    rejection.body_text()
+                ))
             }
         })?;
         Ok(Self(bytes))
     }
 }
 
-/// Parses JSON with the path of the first offending field in the error.
+/// Parses a JSON object with the path of the first offending field in the error.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::Invalid("body: must be a JSON object, got an empty body".to_owned()));
-    }
+    jobs::error::require_object(bytes)?;
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(jobs::ValidationError::from_serde)?;
-    de.end()
-        .map_err(|e| ApiError::Invalid(format!("body: trailing characters after the JSON value ({e})")))?;
+    let value =
+        serde_path_to_error::deserialize(&mut de).map_err(jobs::ValidationError::from_serde)?;
+    de.end().map_err(|e| {
+        ApiError::Invalid(format!(
+            "body: trailing characters after the JSON value ({e})"
+        ))
+    })?;
     Ok(value)
 }
 

@@ -59,7 +59,12 @@ pub struct RateLimiter {
 }
 
 impl RateLimiter {
-    pub fn new(redis: ConnectionManager, prefix: &str, general_per_minute: u32, sync_per_minute: u32) -> Self {
+    pub fn new(
+        redis: ConnectionManager,
+        prefix: &str,
+        general_per_minute: u32,
+        sync_per_minute: u32,
+    ) -> Self {
         Self {
             redis,
             prefix: prefix.into(),
@@ -73,7 +78,12 @@ impl RateLimiter {
         format!("{prefix}:usage:{company_id}:{month}")
     }
 
-    pub async fn check(&self, company_id: Uuid, bucket: Bucket, month: &str) -> redis::RedisResult<Decision> {
+    pub async fn check(
+        &self,
+        company_id: Uuid,
+        bucket: Bucket,
+        month: &str,
+    ) -> redis::RedisResult<Decision> {
         let (name, limit) = match bucket {
             Bucket::General => ("general", self.general_per_minute),
             Bucket::Sync => ("sync", self.sync_per_minute),

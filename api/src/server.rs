@@ -11,7 +11,9 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, crate::app(state)).with_graceful_shutdown(shutdown).await
+    axum::serve(listener, crate::app(state))
+        .with_graceful_shutdown(shutdown)
+        .await
 }
 
 /// Resolves on SIGTERM (how platforms stop a process) or Ctrl-C.

@@ -23,7 +23,8 @@ impl AppState {
         use secrecy::ExposeSecret as _;
         let db = jobs::db::pool(&config.database_url, config.database_max_connections)
             .context("DATABASE_URL could not be parsed")?;
-        let client = redis::Client::open(config.redis_url.expose_secret()).context("REDIS_URL could not be parsed")?;
+        let client = redis::Client::open(config.redis_url.expose_secret())
+            .context("REDIS_URL could not be parsed")?;
         let redis = ConnectionManager::new(client)
             .await
             .context("could not connect to Redis")?;

@@ -113,7 +113,8 @@ impl Config {
                 ))
             }
         };
-        let database_url = var(get, "DATABASE_URL").ok_or_else(|| err("DATABASE_URL", "is required"))?;
+        let database_url =
+            var(get, "DATABASE_URL").ok_or_else(|| err("DATABASE_URL", "is required"))?;
         if !(database_url.starts_with("postgres://") || database_url.starts_with("postgresql://")) {
             return Err(err("DATABASE_URL", "must be a postgres:// URL"));
         }
@@ -125,7 +126,10 @@ impl Config {
         };
         let redis_key_prefix = var(get, "REDIS_KEY_PREFIX").unwrap_or_else(|| "ssp".to_owned());
         if redis_key_prefix.len() > 64 || redis_key_prefix.contains(char::is_whitespace) {
-            return Err(err("REDIS_KEY_PREFIX", "must be at most 64 characters without spaces"));
+            return Err(err(
+                "REDIS_KEY_PREFIX",
+                "must be at most 64 characters without spaces",
+            ));
         }
         let port = parse_num(get, "PORT", 8080u16, |_| true)?;
         let public_base_url = var(get, "PUBLIC_BASE_URL")
@@ -164,7 +168,12 @@ impl Config {
             }
             Some("json") => LogFormat::Json,
             Some("pretty") => LogFormat::Pretty,
-            Some(other) => return Err(err("LOG_FORMAT", format!("'{other}' is not json or pretty"))),
+            Some(other) => {
+                return Err(err(
+                    "LOG_FORMAT",
+                    format!("'{other}' is not json or pretty"),
+                ))
+            }
         };
         Ok(Self {
             app_env,
@@ -178,7 +187,12 @@ impl Config {
             public_base_url,
             master_key,
             rate_limit_per_minute: parse_num(get, "RATE_LIMIT_PER_MINUTE", 120u32, per_minute)?,
-            rate_limit_sync_per_minute: parse_num(get, "RATE_LIMIT_SYNC_PER_MINUTE", 60u32, per_minute)?,
+            rate_limit_sync_per_minute: parse_num(
+                get,
+                "RATE_LIMIT_SYNC_PER_MINUTE",
+                60u32,
+                per_minute,
+            )?,
             trial_days: parse_num(get, "TRIAL_DAYS", 14u32, |v| *v <= 3650)?,
             log_format,
         })
@@ -191,14 +205,20 @@ mod tests {
     use std::collections::HashMap;
 
     fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let map: HashMap<String, String> =
-            vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
         Config::from_lookup(&move |k| map.get(k).cloned())
     }
 
     #[test]
     fn production_requires_master_key_and_redis() {
-        let e = config(&[("DATABASE_URL", "postgres://x/y"), ("REDIS_URL", "redis://h")]).unwrap_err();
+        let e = config(&[
+            ("DATABASE_URL", "postgres://x/y"),
+            ("REDIS_URL", "redis://h"),
+        ])
+        .unwrap_err();
         assert_eq!(e.name, "MASTER_KEY");
         let e = config(&[("DATABASE_URL", "postgres://x/y")]).unwrap_err();
         assert_eq!(e.name, "REDIS_URL");
@@ -206,7 +226,11 @@ mod tests {
 
     #[test]
     fn development_defaults() {
-        let c = config(&[("DATABASE_URL", "postgres://x/y"), ("APP_ENV", "development")]).unwrap();
+        let c = config(&[
+            ("DATABASE_URL", "postgres://x/y"),
+            ("APP_ENV", "development"),
+        ])
+        .unwrap();
         assert_eq!(c.port, 8080);
         assert_eq!(c.rate_limit_per_minute, 120);
         assert_eq!(c.rate_limit_sync_per_minute, 60);
@@ -224,9 +248,13 @@ mod tests {
             ("APP_ENV", "staging"),
             ("LOG_FORMAT", "xml"),
         ] {
-            let e = config(&[("DATABASE_URL", "postgres://x/y"), ("APP_ENV", "test"), (name, value)])
-                .map(|_| ())
-                .unwrap_err();
+            let e = config(&[
+                ("DATABASE_URL", "postgres://x/y"),
+                ("APP_ENV", "test"),
+                (name, value),
+            ])
+            .map(|_| ())
+            .unwrap_err();
             assert_eq!(e.name, name, "{value}");
         }
         let e = config(&[("DATABASE_URL", "mysql://x")]).unwrap_err();

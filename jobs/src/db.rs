@@ -12,7 +12,8 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 /// Opens a pool; connections are made lazily so a process starts even while the database is
 /// briefly away (readiness reports it).
 pub fn pool(url: &secrecy::SecretString, max_connections: u32) -> Result<PgPool, sqlx::Error> {
-    let options = PgConnectOptions::from_str(url.expose_secret())?.application_name("self-storage-pricing");
+    let options =
+        PgConnectOptions::from_str(url.expose_secret())?.application_name("self-storage-pricing");
     Ok(PgPoolOptions::new()
         .max_connections(max_connections)
         .min_connections(0)

@@ -31,8 +31,15 @@ impl ValidationError {
             text.truncate(i);
         }
         let root = path == "." || path.is_empty();
-        if let Some(field) = text.strip_prefix("missing field `").and_then(|t| t.strip_suffix('`')) {
-            let full = if root { field.to_owned() } else { format!("{path}.{field}") };
+        if let Some(field) = text
+            .strip_prefix("missing field `")
+            .and_then(|t| t.strip_suffix('`'))
+        {
+            let full = if root {
+                field.to_owned()
+            } else {
+                format!("{path}.{field}")
+            };
             return Self::new(full, "is required");
         }
         if root && text.starts_with("invalid type") {
@@ -40,6 +47,52 @@ impl ValidationError {
         }
         Self::new(if root { "body".to_owned() } else { path }, text)
     }
+}
+
+/// Deepest nesting of arrays and objects accepted in a body. Real payloads nest four levels;
+/// the bound keeps ignored fields from smuggling structures that are costly to store.
+pub const MAX_JSON_DEPTH: usize = 32;
+
+/// Checks that a body is a non-empty JSON object (serde would accept an array for a struct)
+/// nested at most [`MAX_JSON_DEPTH`] levels, before it is parsed.
+pub fn require_object(body: &[u8]) -> Result<(), ValidationError> {
+    match body.iter().find(|b| !b.is_ascii_whitespace()) {
+        None => {
+            return Err(ValidationError::new(
+                "body",
+                "must be a JSON object, got an empty body",
+            ))
+        }
+        Some(b'{') => {}
+        Some(_) => return Err(ValidationError::new("body", "must be a JSON object")),
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in body {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > MAX_JSON_DEPTH {
+                    return Err(ValidationError::new(
+                        "body",
+                        format!("is nested deeper than {MAX_JSON_DEPTH} levels"),
+                    ));
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 impl fmt::Display for ValidationError {

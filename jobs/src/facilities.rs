@@ -120,18 +120,35 @@ pub async fn create(pool: &PgPool, company_id: Uuid, input: FacilityInput) -> Re
     get(pool, company_id, id).await
 }
 
-pub async fn update(pool: &PgPool, company_id: Uuid, id: Uuid, input: FacilityInput) -> Result<Facility> {
+pub async fn update(
+    pool: &PgPool,
+    company_id: Uuid,
+    id: Uuid,
+    input: FacilityInput,
+) -> Result<Facility> {
     if matches!(input.name, Some(None)) {
         return Err(ValidationError::new("name", "cannot be removed").into());
     }
     // For each field: whether the body names it, and the new value.
     let set = |v: &Option<Option<String>>| (v.is_some(), v.clone().flatten());
-    let to_s = |v: &Option<Option<Text<200>>>| v.as_ref().map(|o| o.as_ref().map(|t| t.as_str().to_owned()));
+    let to_s = |v: &Option<Option<Text<200>>>| {
+        v.as_ref()
+            .map(|o| o.as_ref().map(|t| t.as_str().to_owned()))
+    };
     let (ext_set, ext) = set(&to_s(&input.external_id));
-    let (src_set, src) = set(&input.source_system.as_ref().map(|o| o.as_ref().map(|t| t.as_str().to_owned())));
+    let (src_set, src) = set(&input
+        .source_system
+        .as_ref()
+        .map(|o| o.as_ref().map(|t| t.as_str().to_owned())));
     let (_, name) = set(&to_s(&input.name));
-    let (addr_set, addr) = set(&input.address.as_ref().map(|o| o.as_ref().map(|t| t.as_str().to_owned())));
-    let (url_set, url) = set(&input.website_url.as_ref().map(|o| o.as_ref().map(|u| u.as_str().to_owned())));
+    let (addr_set, addr) = set(&input
+        .address
+        .as_ref()
+        .map(|o| o.as_ref().map(|t| t.as_str().to_owned())));
+    let (url_set, url) = set(&input
+        .website_url
+        .as_ref()
+        .map(|o| o.as_ref().map(|u| u.as_str().to_owned())));
     let sqft_set = input.rentable_sqft.is_some();
     let sqft = input.rentable_sqft.flatten().map(Quantity::get);
     let updated = sqlx::query_scalar!(
@@ -170,9 +187,13 @@ pub async fn update(pool: &PgPool, company_id: Uuid, id: Uuid, input: FacilityIn
 
 /// Deletes a facility and, through the foreign keys, all of its data.
 pub async fn delete(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<()> {
-    let deleted = sqlx::query!("DELETE FROM facilities WHERE company_id = $1 AND id = $2", company_id, id)
-        .execute(pool)
-        .await?;
+    let deleted = sqlx::query!(
+        "DELETE FROM facilities WHERE company_id = $1 AND id = $2",
+        company_id,
+        id
+    )
+    .execute(pool)
+    .await?;
     if deleted.rows_affected() == 0 {
         return Err(not_found(id));
     }
@@ -265,10 +286,16 @@ async fn find_for_sync(
     name: Option<&str>,
 ) -> Result<Option<(Uuid, String)>> {
     if let Some(id) = id {
-        let row = sqlx::query!("SELECT id, name FROM facilities WHERE company_id = $1 AND id = $2", company_id, id)
-            .fetch_optional(&mut *conn)
-            .await?;
-        return row.map(|r| Some((r.id, r.name))).ok_or_else(|| not_found(id));
+        let row = sqlx::query!(
+            "SELECT id, name FROM facilities WHERE company_id = $1 AND id = $2",
+            company_id,
+            id
+        )
+        .fetch_optional(&mut *conn)
+        .await?;
+        return row
+            .map(|r| Some((r.id, r.name)))
+            .ok_or_else(|| not_found(id));
     }
     if let Some(ext) = ext {
         let row = sqlx::query!(
@@ -313,9 +340,11 @@ async fn update_from_sync(
     let url = r.website_url.as_ref().map(HttpUrl::as_str);
     let sqft = r.rentable_sqft.map(Quantity::get);
     if ext.is_none() && addr.is_none() && url.is_none() && sqft.is_none() {
-        return Ok(sqlx::query_scalar!("SELECT rentable_sqft FROM facilities WHERE id = $1", id)
-            .fetch_one(&mut *conn)
-            .await?);
+        return Ok(
+            sqlx::query_scalar!("SELECT rentable_sqft FROM facilities WHERE id = $1", id)
+                .fetch_one(&mut *conn)
+                .await?,
+        );
     }
     let row = sqlx::query!(
         r#"WITH cur AS (SELECT * FROM facilities WHERE id = $1),

@@ -34,13 +34,27 @@ const UNIT_MIX: [(&str, &str, f64, u32); 10] = [
     ("10x30", "drive-up", 259.0, 25),
     ("12x30", "drive-up", 299.0, 10),
 ];
-const COMPETITORS: [&str; 5] = ["Public Storage", "Extra Space", "CubeSmart", "Life Storage", "Local Lockers"];
+const COMPETITORS: [&str; 5] = [
+    "Public Storage",
+    "Extra Space",
+    "CubeSmart",
+    "Life Storage",
+    "Local Lockers",
+];
 const CHANNELS: [&str; 5] = ["web", "phone", "walk_in", "aggregator", "referral"];
 /// National move-in seasonality (index, January first): weakest in winter, peak in summer.
-const SEASON: [f64; 12] = [0.80, 0.85, 0.97, 1.05, 1.12, 1.18, 1.18, 1.12, 1.02, 0.95, 0.88, 0.82];
+const SEASON: [f64; 12] = [
+    0.80, 0.85, 0.97, 1.05, 1.12, 1.18, 1.18, 1.12, 1.02, 0.95, 0.88, 0.82,
+];
 
 /// One facility's snapshot for `date`, day `day` of the history (0-based).
-pub fn snapshot(facility: u32, day: u32, date: NaiveDate, rng: &mut StdRng, state: &mut FacilityState) -> Value {
+pub fn snapshot(
+    facility: u32,
+    day: u32,
+    date: NaiveDate,
+    rng: &mut StdRng,
+    state: &mut FacilityState,
+) -> Value {
     let season = SEASON[date.month0() as usize];
     let mtd_reset = date.day() == 1;
     if mtd_reset {
@@ -49,13 +63,16 @@ pub fn snapshot(facility: u32, day: u32, date: NaiveDate, rng: &mut StdRng, stat
     }
     // Occupancy drifts toward the facility's target; lease-up facilities climb from low.
     let drift = (state.target_occupancy - state.occupancy) * 0.01;
-    state.occupancy = (state.occupancy + drift + rng.gen_range(-0.3..0.3) + (season - 1.0) * 0.05).clamp(20.0, 99.0);
-    let move_ins = (f64::from(state.total_units) * 0.0035 * season * rng.gen_range(0.4..1.6)).round() as u32;
-    let move_outs = (f64::from(state.total_units) * 0.0030 * rng.gen_range(0.4..1.6)).round() as u32;
+    state.occupancy = (state.occupancy + drift + rng.gen_range(-0.3..0.3) + (season - 1.0) * 0.05)
+        .clamp(20.0, 99.0);
+    let move_ins =
+        (f64::from(state.total_units) * 0.0035 * season * rng.gen_range(0.4..1.6)).round() as u32;
+    let move_outs =
+        (f64::from(state.total_units) * 0.0030 * rng.gen_range(0.4..1.6)).round() as u32;
     state.move_ins_mtd += move_ins;
     state.move_outs_mtd += move_outs;
     // Street rates move a little every couple of weeks.
-    if day % 14 == 0 && day > 0 {
+    if day.is_multiple_of(14) && day > 0 {
         for r in &mut state.rates {
             *r = (*r * rng.gen_range(0.97..1.04)).round();
         }
@@ -135,10 +152,21 @@ impl FacilityState {
         // One facility in ten is a new build in lease-up.
         let lease_up = facility % 10 == 9;
         Self {
-            occupancy: if lease_up { 35.0 } else { rng.gen_range(78.0..95.0) },
-            target_occupancy: if lease_up { 80.0 } else { rng.gen_range(82.0..95.0) },
+            occupancy: if lease_up {
+                35.0
+            } else {
+                rng.gen_range(78.0..95.0)
+            },
+            target_occupancy: if lease_up {
+                80.0
+            } else {
+                rng.gen_range(82.0..95.0)
+            },
             total_units: UNIT_MIX.iter().map(|u| u.3).sum(),
-            rates: UNIT_MIX.iter().map(|u| (u.2 * rng.gen_range(0.9..1.15_f64)).round()).collect(),
+            rates: UNIT_MIX
+                .iter()
+                .map(|u| (u.2 * rng.gen_range(0.9..1.15_f64)).round())
+                .collect(),
             move_ins_mtd: 0,
             move_outs_mtd: 0,
         }
@@ -146,13 +174,22 @@ impl FacilityState {
 }
 
 /// Seeds `facilities` x `days` snapshots ending at `last_date`.
-pub async fn seed(pool: &PgPool, company_id: Uuid, facilities: u32, days: u32, last_date: NaiveDate) -> Result<SeedReport> {
+pub async fn seed(
+    pool: &PgPool,
+    company_id: Uuid,
+    facilities: u32,
+    days: u32,
+    last_date: NaiveDate,
+) -> Result<SeedReport> {
     crate::tenancy::company(pool, company_id).await?;
     let days = days.max(1);
     let first_date = last_date - Duration::days(i64::from(days) - 1);
     let mut records = 0;
     for f in 0..facilities {
-        let mut rng = StdRng::seed_from_u64(u64::from(f) ^ u64::from_le_bytes(company_id.as_bytes()[..8].try_into().unwrap_or_default()));
+        let mut rng = StdRng::seed_from_u64(
+            u64::from(f)
+                ^ u64::from_le_bytes(company_id.as_bytes()[..8].try_into().unwrap_or_default()),
+        );
         let mut state = FacilityState::new(f, &mut rng);
         for day in 0..days {
             let date = first_date + Duration::days(i64::from(day));

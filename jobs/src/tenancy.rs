@@ -26,7 +26,8 @@ pub struct KeyHasher {
 
 impl KeyHasher {
     pub fn new(master: &MasterKey) -> Self {
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(master.bytes()).expect("HMAC takes any key length");
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(master.bytes())
+            .expect("HMAC takes any key length");
         mac.update(b"api-key-pepper/v1");
         Self {
             pepper: mac.finalize().into_bytes().into(),
@@ -34,7 +35,8 @@ impl KeyHasher {
     }
 
     fn mac(&self, key: &str) -> Hmac<Sha256> {
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.pepper).expect("HMAC takes any key length");
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(&self.pepper).expect("HMAC takes any key length");
         mac.update(key.as_bytes());
         mac
     }
@@ -53,13 +55,19 @@ impl KeyHasher {
 pub fn generate_key() -> String {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
-    format!("{KEY_PREFIX}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    format!(
+        "{KEY_PREFIX}{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    )
 }
 
 /// Whether `key` has the shape of a key this service issues (checked before any database work).
 pub fn well_formed(key: &str) -> bool {
     key.strip_prefix(KEY_PREFIX).is_some_and(|rest| {
-        rest.len() == 43 && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        rest.len() == 43
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
     })
 }
 
@@ -68,10 +76,15 @@ fn shown_prefix(key: &str) -> String {
 }
 
 /// Subscription states of a company.
-pub const SUBSCRIPTION_STATES: [&str; 5] = ["trialing", "active", "past_due", "canceled", "expired"];
+pub const SUBSCRIPTION_STATES: [&str; 5] =
+    ["trialing", "active", "past_due", "canceled", "expired"];
 
 /// The state in force now: a trial whose end has passed counts as `expired`.
-pub fn effective_state(state: &str, trial_ends_at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> &str {
+pub fn effective_state(
+    state: &str,
+    trial_ends_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> &str {
     match (state, trial_ends_at) {
         ("trialing", Some(end)) if end <= now => "expired",
         _ => state,
@@ -100,22 +113,37 @@ pub struct CreatedCompany {
 
 fn hash_password(password: &str) -> Result<String> {
     if password.chars().count() < 8 {
-        return Err(crate::error::ValidationError::new("password", "must be at least 8 characters").into());
+        return Err(crate::error::ValidationError::new(
+            "password",
+            "must be at least 8 characters",
+        )
+        .into());
     }
     let salt = SaltString::generate(&mut OsRng);
     argon2::Argon2::default()
         .hash_password(password.as_bytes(), &salt)
         .map(|h| h.to_string())
-        .map_err(|e| crate::error::ValidationError::new("password", format!("cannot be hashed: {e}")).into())
+        .map_err(|e| {
+            crate::error::ValidationError::new("password", format!("cannot be hashed: {e}")).into()
+        })
 }
 
 /// Creates a company in trial with its first user and first API key, in one transaction.
-pub async fn create_company(pool: &PgPool, hasher: &KeyHasher, new: NewCompany<'_>) -> Result<CreatedCompany> {
+pub async fn create_company(
+    pool: &PgPool,
+    hasher: &KeyHasher,
+    new: NewCompany<'_>,
+) -> Result<CreatedCompany> {
     let name = crate::domain::values::Text::<200>::parse(new.name)
         .map_err(|m| crate::error::ValidationError::new("name", m))?;
     let email = new.email.trim();
-    if !(3..=254).contains(&email.len()) || !email.contains('@') || email.contains(char::is_whitespace) {
-        return Err(crate::error::ValidationError::new("email", "must be an e-mail address").into());
+    if !(3..=254).contains(&email.len())
+        || !email.contains('@')
+        || email.contains(char::is_whitespace)
+    {
+        return Err(
+            crate::error::ValidationError::new("email", "must be an e-mail address").into(),
+        );
     }
     let password_hash = new.password.map(hash_password).transpose()?;
     let trial_ends_at = Utc::now() + Duration::days(i64::from(new.trial_days));
@@ -189,12 +217,21 @@ async fn insert_key(
 }
 
 /// Creates a key for an existing company (404 when there is no such company).
-pub async fn create_api_key(pool: &PgPool, hasher: &KeyHasher, company_id: Uuid, name: &str) -> Result<CreatedKey> {
-    let name = crate::domain::values::Text::<100>::parse(name).map_err(|m| crate::error::ValidationError::new("name", m))?;
+pub async fn create_api_key(
+    pool: &PgPool,
+    hasher: &KeyHasher,
+    company_id: Uuid,
+    name: &str,
+) -> Result<CreatedKey> {
+    let name = crate::domain::values::Text::<100>::parse(name)
+        .map_err(|m| crate::error::ValidationError::new("name", m))?;
     let mut tx = pool.begin().await?;
-    let exists = sqlx::query_scalar!("SELECT id FROM companies WHERE id = $1 FOR SHARE", company_id)
-        .fetch_optional(&mut *tx)
-        .await?;
+    let exists = sqlx::query_scalar!(
+        "SELECT id FROM companies WHERE id = $1 FOR SHARE",
+        company_id
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
     if exists.is_none() {
         return Err(Error::not_found(format!("no company with id {company_id}")));
     }
@@ -226,7 +263,11 @@ pub async fn list_api_keys(pool: &PgPool, company_id: Uuid) -> Result<Vec<ApiKey
 
 /// Revokes a key. With `company_id` the key must belong to that company. Revoking twice is
 /// harmless; the first revocation time is kept.
-pub async fn revoke_api_key(pool: &PgPool, company_id: Option<Uuid>, id: Uuid) -> Result<ApiKeyInfo> {
+pub async fn revoke_api_key(
+    pool: &PgPool,
+    company_id: Option<Uuid>,
+    id: Uuid,
+) -> Result<ApiKeyInfo> {
     sqlx::query_as!(
         ApiKeyInfo,
         "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
@@ -257,7 +298,11 @@ impl Principal {
 
 /// Looks up a presented key; `None` for a malformed, unknown or revoked key. Marks the key as
 /// used at most once a minute, so the lookup stays a read on most requests.
-pub async fn authenticate(pool: &PgPool, hasher: &KeyHasher, key: &str) -> Result<Option<Principal>> {
+pub async fn authenticate(
+    pool: &PgPool,
+    hasher: &KeyHasher,
+    key: &str,
+) -> Result<Option<Principal>> {
     if !well_formed(key) {
         return Ok(None);
     }
@@ -278,12 +323,14 @@ pub async fn authenticate(pool: &PgPool, hasher: &KeyHasher, key: &str) -> Resul
     )
     .fetch_optional(pool)
     .await?;
-    Ok(row.filter(|r| hasher.verify(key, &r.key_hash)).map(|r| Principal {
-        company_id: r.company_id,
-        key_id: r.key_id,
-        subscription_state: r.subscription_state,
-        trial_ends_at: r.trial_ends_at,
-    }))
+    Ok(row
+        .filter(|r| hasher.verify(key, &r.key_hash))
+        .map(|r| Principal {
+            company_id: r.company_id,
+            key_id: r.key_id,
+            subscription_state: r.subscription_state,
+            trial_ends_at: r.trial_ends_at,
+        }))
 }
 
 /// Sets a company's subscription state (and optionally its trial end).
@@ -345,7 +392,11 @@ pub struct UsageCounts {
 }
 
 /// Usage counts for the status page; `month_start` is the first day of the current UTC month.
-pub async fn usage(pool: &PgPool, company_id: Uuid, month_start: chrono::NaiveDate) -> Result<UsageCounts> {
+pub async fn usage(
+    pool: &PgPool,
+    company_id: Uuid,
+    month_start: chrono::NaiveDate,
+) -> Result<UsageCounts> {
     let r = sqlx::query!(
         r#"SELECT
              (SELECT count(*) FROM facilities WHERE company_id = $1) AS "facilities!",
@@ -386,9 +437,18 @@ mod tests {
     #[test]
     fn trial_expiry_is_derived() {
         let now = Utc::now();
-        assert_eq!(effective_state("trialing", Some(now - Duration::seconds(1)), now), "expired");
-        assert_eq!(effective_state("trialing", Some(now + Duration::days(1)), now), "trialing");
-        assert_eq!(effective_state("active", Some(now - Duration::days(9)), now), "active");
+        assert_eq!(
+            effective_state("trialing", Some(now - Duration::seconds(1)), now),
+            "expired"
+        );
+        assert_eq!(
+            effective_state("trialing", Some(now + Duration::days(1)), now),
+            "trialing"
+        );
+        assert_eq!(
+            effective_state("active", Some(now - Duration::days(9)), now),
+            "active"
+        );
         assert!(has_access("past_due"));
         assert!(!has_access("expired"));
         assert!(!has_access("canceled"));

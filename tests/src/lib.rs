@@ -1,1 +1,405 @@
+//! Test harness: the real api on port 0 against a fresh PostgreSQL database (copied from a
+//! migrated template) and a private Redis key prefix per test.
+//!
+//! Environment: `TEST_DATABASE_URL` (server URL without a database name; default
+//! `postgres://postgres@127.0.0.1:5432`) and `TEST_REDIS_URL` (default `redis://127.0.0.1:6379`).
 
+use jobs::config::Config;
+use reqwest::{Method, RequestBuilder, Response};
+use serde_json::Value;
+use sqlx::postgres::PgPoolOptions;
+use sqlx::{Connection, Executor, PgConnection, PgPool};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+use uuid::Uuid;
+
+pub fn pg_server_url() -> String {
+    std::env::var("TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".to_owned())
+}
+
+pub fn redis_url() -> String {
+    std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
+}
+
+/// Name of the template database for the current set of migrations.
+fn template_name() -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for m in jobs::db::MIGRATOR.iter() {
+        m.version.hash(&mut h);
+        m.checksum.hash(&mut h);
+    }
+    format!("ssp_template_{:016x}", h.finish())
+}
+
+/// Creates (once per migration set, safely across processes) the migrated template database.
+async fn ensure_template() -> anyhow::Result<String> {
+    let name = template_name();
+    let mut admin = PgConnection::connect(&format!("{}/postgres", pg_server_url())).await?;
+    admin.execute("SELECT pg_advisory_lock(7212026)").await?;
+    let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM pg_database WHERE datname = $1")
+        .bind(&name)
+        .fetch_optional(&mut admin)
+        .await?;
+    let result = async {
+        if exists.is_none() {
+            admin
+                .execute(format!("CREATE DATABASE {name}").as_str())
+                .await?;
+            let pool = PgPoolOptions::new()
+                .max_connections(1)
+                .connect(&format!("{}/{name}", pg_server_url()))
+                .await?;
+            if let Err(e) = jobs::db::migrate(&pool).await {
+                pool.close().await;
+                admin
+                    .execute(format!("DROP DATABASE {name}").as_str())
+                    .await?;
+                return Err(anyhow::Error::from(e));
+            }
+            pool.close().await;
+        }
+        anyhow::Ok(())
+    }
+    .await;
+    admin.execute("SELECT pg_advisory_unlock(7212026)").await?;
+    result?;
+    Ok(name)
+}
+
+/// A fresh, migrated database; returns its name.
+pub async fn fresh_database() -> anyhow::Result<String> {
+    let template = ensure_template().await?;
+    let name = format!("ssp_test_{}", Uuid::new_v4().simple());
+    let mut admin = PgConnection::connect(&format!("{}/postgres", pg_server_url())).await?;
+    // Concurrent copies of one template can briefly collide; retry a few times.
+    let mut attempt = 0;
+    loop {
+        match admin
+            .execute(format!("CREATE DATABASE {name} TEMPLATE {template}").as_str())
+            .await
+        {
+            Ok(_) => return Ok(name),
+            Err(e) if attempt < 20 => {
+                attempt += 1;
+                let _ = e;
+                tokio::time::sleep(std::time::Duration::from_millis(50 * attempt)).await;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Drops a test database and deletes a Redis prefix; used on drop, off the async runtime.
+fn cleanup(db_name: String, redis_prefix: String) {
+    let work = std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async move {
+            if let Ok(mut admin) =
+                PgConnection::connect(&format!("{}/postgres", pg_server_url())).await
+            {
+                let _ = admin
+                    .execute(format!("DROP DATABASE IF EXISTS {db_name} WITH (FORCE)").as_str())
+                    .await;
+            }
+            if let Ok(client) = redis::Client::open(redis_url()) {
+                if let Ok(mut conn) = client.get_multiplexed_async_connection().await {
+                    let keys: Vec<String> = redis::cmd("KEYS")
+                        .arg(format!("{redis_prefix}:*"))
+                        .query_async(&mut conn)
+                        .await
+                        .unwrap_or_default();
+                    if !keys.is_empty() {
+                        let _: Result<(), _> =
+                            redis::cmd("DEL").arg(keys).query_async(&mut conn).await;
+                    }
+                }
+            }
+        });
+    });
+    let _ = work.join();
+}
+
+/// Builds a configuration for tests; `overrides` replace the defaults (rate limits are raised
+/// so they only bite in the tests about them).
+pub fn test_config(db_name: &str, redis_prefix: &str, overrides: &[(&str, &str)]) -> Config {
+    let mut vars: HashMap<String, String> = [
+        ("APP_ENV", "test".to_owned()),
+        ("DATABASE_URL", format!("{}/{db_name}", pg_server_url())),
+        ("REDIS_URL", redis_url()),
+        ("REDIS_KEY_PREFIX", redis_prefix.to_owned()),
+        ("RATE_LIMIT_PER_MINUTE", "100000".to_owned()),
+        ("RATE_LIMIT_SYNC_PER_MINUTE", "100000".to_owned()),
+        ("DATABASE_MAX_CONNECTIONS", "10".to_owned()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    for (k, v) in overrides {
+        vars.insert((*k).to_owned(), (*v).to_owned());
+    }
+    Config::from_lookup(&move |k| vars.get(k).cloned()).expect("test configuration is valid")
+}
+
+/// The shared parts of one test's world: database and Redis prefix, dropped at the end.
+pub struct World {
+    pub db_name: String,
+    pub redis_prefix: String,
+    pub db: PgPool,
+}
+
+impl World {
+    pub async fn new() -> Self {
+        let db_name = fresh_database()
+            .await
+            .expect("test database can be created");
+        let db = PgPoolOptions::new()
+            .max_connections(5)
+            .connect(&format!("{}/{db_name}", pg_server_url()))
+            .await
+            .expect("test database is reachable");
+        Self {
+            redis_prefix: format!("test:{}", Uuid::new_v4().simple()),
+            db_name,
+            db,
+        }
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        cleanup(self.db_name.clone(), self.redis_prefix.clone());
+    }
+}
+
+/// One running api process (in this test process, on its own port).
+pub struct Server {
+    pub base: String,
+    pub state: api::AppState,
+    stop: Option<oneshot::Sender<()>>,
+    handle: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl Server {
+    pub async fn start(world: &World, overrides: &[(&str, &str)]) -> Self {
+        let config = test_config(&world.db_name, &world.redis_prefix, overrides);
+        let state = api::AppState::connect(config)
+            .await
+            .expect("api state connects");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("port 0 binds");
+        let base = format!("http://{}", listener.local_addr().expect("bound address"));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let handle = tokio::spawn(api::server::serve(listener, state.clone(), async move {
+            let _ = stopped.await;
+        }));
+        Self {
+            base,
+            state,
+            stop: Some(stop),
+            handle: Some(handle),
+        }
+    }
+
+    /// Stops accepting, lets requests in flight finish, and waits.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(h) = self.handle.take() {
+            let _ = h.await;
+        }
+    }
+}
+
+/// A company with a working key.
+#[derive(Clone, Debug)]
+pub struct Tenant {
+    pub company_id: Uuid,
+    pub api_key: String,
+}
+
+/// The app under test: a world, one server, one tenant, and an HTTP client.
+pub struct TestApp {
+    pub server: Server,
+    pub tenant: Tenant,
+    pub http: reqwest::Client,
+    pub world: Arc<World>,
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(&[]).await
+}
+
+pub async fn spawn_app_with(overrides: &[(&str, &str)]) -> TestApp {
+    let world = Arc::new(World::new().await);
+    let server = Server::start(&world, overrides).await;
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client builds");
+    let mut app = TestApp {
+        server,
+        tenant: Tenant {
+            company_id: Uuid::nil(),
+            api_key: String::new(),
+        },
+        http,
+        world,
+    };
+    app.tenant = app.create_tenant("Acme Storage").await;
+    app
+}
+
+impl TestApp {
+    pub fn db(&self) -> &PgPool {
+        &self.world.db
+    }
+
+    pub async fn create_tenant(&self, name: &str) -> Tenant {
+        let created = jobs::tenancy::create_company(
+            self.db(),
+            &self.server.state.hasher,
+            jobs::tenancy::NewCompany {
+                name,
+                email: &format!("{}@example.com", Uuid::new_v4().simple()),
+                password: Some("correct horse battery"),
+                trial_days: 14,
+            },
+        )
+        .await
+        .expect("company is created");
+        Tenant {
+            company_id: created.company_id,
+            api_key: created.api_key,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.server.base)
+    }
+
+    /// A request with this app's tenant key.
+    pub fn req(&self, method: Method, path: &str) -> RequestBuilder {
+        self.http
+            .request(method, self.url(path))
+            .bearer_auth(&self.tenant.api_key)
+    }
+
+    pub fn req_as(&self, tenant: &Tenant, method: Method, path: &str) -> RequestBuilder {
+        self.http
+            .request(method, self.url(path))
+            .bearer_auth(&tenant.api_key)
+    }
+
+    pub async fn get(&self, path: &str) -> Response {
+        self.req(Method::GET, path)
+            .send()
+            .await
+            .expect("request is sent")
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> Response {
+        self.req(Method::POST, path)
+            .json(body)
+            .send()
+            .await
+            .expect("request is sent")
+    }
+
+    pub async fn put(&self, path: &str, body: &Value) -> Response {
+        self.req(Method::PUT, path)
+            .json(body)
+            .send()
+            .await
+            .expect("request is sent")
+    }
+
+    pub async fn delete(&self, path: &str) -> Response {
+        self.req(Method::DELETE, path)
+            .send()
+            .await
+            .expect("request is sent")
+    }
+
+    pub async fn sync(&self, body: &Value) -> Response {
+        self.post("/api/v1/sync", body).await
+    }
+
+    /// Number of rows of a table (for "nothing was written" assertions).
+    pub async fn count(&self, table: &str) -> i64 {
+        sqlx::query_scalar(&format!("SELECT count(*) FROM {table}"))
+            .fetch_one(self.db())
+            .await
+            .expect("count query runs")
+    }
+}
+
+/// Reads a response as (status, JSON body); a non-JSON body is returned as a JSON string.
+pub async fn status_json(r: Response) -> (u16, Value) {
+    let status = r.status().as_u16();
+    let text = r.text().await.unwrap_or_default();
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, body)
+}
+
+/// A realistic daily payload: `unit_types` unit types, `competitors` competitor rates and
+/// `rents` tenant-rent rows.
+pub fn payload(
+    facility_name: &str,
+    date: &str,
+    unit_types: usize,
+    competitors: usize,
+    rents: usize,
+) -> Value {
+    let sizes = [
+        "5x5", "5x10", "10x10", "10x15", "10x20", "10x30", "7.5x10", "10x25", "12x30", "15x20",
+    ];
+    let tiers = ["climate", "drive-up"];
+    let ut: Vec<Value> = (0..unit_types)
+        .map(|i| {
+            serde_json::json!({
+                "size": sizes[i % sizes.len()], "tier": format!("{}-{}", tiers[i % 2], i / sizes.len()),
+                "street_rate": 60.0 + 10.0 * i as f64, "occupancy_pct": 85.0 + (i % 10) as f64,
+                "move_ins_mtd": i % 5, "total_units": 40 + i, "occupied_units": 30 + i,
+            })
+        })
+        .collect();
+    let comps: Vec<Value> = (0..competitors)
+        .map(|i| {
+            serde_json::json!({
+                "competitor": format!("Competitor {}", i % 5), "size": sizes[i % 3 + 1],
+                "rate": 100.0 + i as f64, "promo": if i % 3 == 0 { Value::from("First month free") } else { Value::Null },
+                "source_url": "https://example.com/rates",
+            })
+        })
+        .collect();
+    let tr: Vec<Value> = (0..rents)
+        .map(|i| {
+            serde_json::json!({
+                "size": sizes[i % sizes.len()], "avg_rent": 90.0 + i as f64, "tenant_count": 10 + i,
+                "months_since_last_increase": 8, "original_rent": 80,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "facility": { "name": facility_name },
+        "date": date,
+        "occupancy_pct": 88.5,
+        "move_ins": { "daily": 2, "mtd": 21, "target_monthly": 40 },
+        "move_outs": { "daily": 1, "mtd": 15 },
+        "unit_types": ut,
+        "promotions": [{ "name": "First month free", "depth_pct": 100, "applies_to": "10x10" }],
+        "competitor_rates": comps,
+        "tenant_rents": tr,
+        "leads": [{ "channel": "web", "count": 4 }, { "channel": "phone", "count": 2 }],
+    })
+}

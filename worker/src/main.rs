@@ -18,7 +18,10 @@ async fn run() -> anyhow::Result<()> {
     let config = jobs::config::Config::from_env()?;
     worker::telemetry(config.log_format);
     let db = jobs::db::pool(&config.database_url, config.database_max_connections)?;
-    sqlx::query("SELECT 1").execute(&db).await.context("PostgreSQL is not reachable")?;
+    sqlx::query("SELECT 1")
+        .execute(&db)
+        .await
+        .context("PostgreSQL is not reachable")?;
     tracing::info!("worker started");
     worker::shutdown_signal().await;
     db.close().await;

@@ -39,7 +39,13 @@ async fn create(
     Ok((StatusCode::CREATED, axum::Json(key)))
 }
 
-async fn revoke(State(state): State<AppState>, Auth(who): Auth, Path(id): Path<String>) -> ApiResult<axum::Json<ApiKeyInfo>> {
+async fn revoke(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<ApiKeyInfo>> {
     let id = path_id(&id, "API key")?;
-    Ok(axum::Json(tenancy::revoke_api_key(&state.db, Some(who.company_id), id).await?))
+    Ok(axum::Json(
+        tenancy::revoke_api_key(&state.db, Some(who.company_id), id).await?,
+    ))
 }

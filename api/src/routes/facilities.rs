@@ -14,12 +14,17 @@ use serde_json::{json, Value};
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/v1/facilities", get(list).post(create))
-        .route("/api/v1/facilities/{id}", get(read).put(update).delete(remove))
+        .route(
+            "/api/v1/facilities/{id}",
+            get(read).put(update).delete(remove),
+        )
 }
 
 async fn list(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<axum::Json<Value>> {
     let items = facilities::list(&state.db, who.company_id).await?;
-    Ok(axum::Json(json!({ "facilities": items, "count": items.len() })))
+    Ok(axum::Json(
+        json!({ "facilities": items, "count": items.len() }),
+    ))
 }
 
 async fn create(
@@ -31,9 +36,15 @@ async fn create(
     Ok((StatusCode::CREATED, axum::Json(f)))
 }
 
-async fn read(State(state): State<AppState>, Auth(who): Auth, Path(id): Path<String>) -> ApiResult<axum::Json<Facility>> {
+async fn read(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<Facility>> {
     let id = path_id(&id, "facility")?;
-    Ok(axum::Json(facilities::get(&state.db, who.company_id, id).await?))
+    Ok(axum::Json(
+        facilities::get(&state.db, who.company_id, id).await?,
+    ))
 }
 
 async fn update(
@@ -43,10 +54,16 @@ async fn update(
     Json(input): Json<FacilityInput>,
 ) -> ApiResult<axum::Json<Facility>> {
     let id = path_id(&id, "facility")?;
-    Ok(axum::Json(facilities::update(&state.db, who.company_id, id, input).await?))
+    Ok(axum::Json(
+        facilities::update(&state.db, who.company_id, id, input).await?,
+    ))
 }
 
-async fn remove(State(state): State<AppState>, Auth(who): Auth, Path(id): Path<String>) -> ApiResult<StatusCode> {
+async fn remove(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
     let id = path_id(&id, "facility")?;
     facilities::delete(&state.db, who.company_id, id).await?;
     Ok(StatusCode::NO_CONTENT)

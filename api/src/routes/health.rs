@@ -9,7 +9,9 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/healthz", get(healthz)).route("/readyz", get(readyz))
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
 }
 
 async fn healthz() -> Json<Value> {
@@ -22,10 +24,15 @@ async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     let pg = tokio::time::timeout(limit, sqlx::query("SELECT 1").execute(&state.db)).await;
     let pg_ok = matches!(pg, Ok(Ok(_)));
     let mut conn = state.redis.clone();
-    let redis = tokio::time::timeout(limit, redis::cmd("PING").query_async::<String>(&mut conn)).await;
+    let redis =
+        tokio::time::timeout(limit, redis::cmd("PING").query_async::<String>(&mut conn)).await;
     let redis_ok = matches!(redis, Ok(Ok(_)));
     let word = |ok: bool| if ok { "ok" } else { "unreachable" };
-    let status = if pg_ok && redis_ok { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    let status = if pg_ok && redis_ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
     (
         status,
         Json(json!({

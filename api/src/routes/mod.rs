@@ -25,7 +25,10 @@ pub fn app(state: AppState) -> Router {
         .merge(facilities::router())
         .merge(api_keys::router())
         .merge(status::router())
-        .route_layer(middleware::from_fn_with_state(state.clone(), crate::auth::require_key));
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::require_key,
+        ));
     Router::new()
         .merge(protected)
         .merge(health::router())

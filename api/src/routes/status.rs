@@ -16,7 +16,8 @@ pub fn router() -> Router<AppState> {
 
 async fn status(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Json<Value>> {
     let now = Utc::now();
-    let month_start = NaiveDate::from_ymd_opt(now.year(), now.month(), 1).unwrap_or_else(|| now.date_naive());
+    let month_start =
+        NaiveDate::from_ymd_opt(now.year(), now.month(), 1).unwrap_or_else(|| now.date_naive());
     let company = jobs::tenancy::company(&state.db, who.company_id).await?;
     let usage = jobs::tenancy::usage(&state.db, who.company_id, month_start).await?;
     let api_calls = crate::ratelimit::api_calls_this_month(
@@ -28,11 +29,18 @@ async fn status(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Jso
     .await
     .map_err(|e| tracing::warn!(error = %e, "usage counter unavailable"))
     .ok();
-    let effective = jobs::tenancy::effective_state(&company.subscription_state, company.trial_ends_at, now);
+    let effective =
+        jobs::tenancy::effective_state(&company.subscription_state, company.trial_ends_at, now);
     let trial_days_left = company
         .trial_ends_at
         .filter(|_| company.subscription_state == "trialing")
-        .map(|end| (end - now).num_seconds().max(0).unsigned_abs().div_ceil(86_400));
+        .map(|end| {
+            (end - now)
+                .num_seconds()
+                .max(0)
+                .unsigned_abs()
+                .div_ceil(86_400)
+        });
     Ok(Json(json!({
         "company": { "id": company.id, "name": company.name, "time_zone": company.time_zone },
         "plan": company.plan,

@@ -15,11 +15,23 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/api/v1/sync", post(sync))
 }
 
-async fn sync(State(state): State<AppState>, Auth(who): Auth, JsonBytes(body): JsonBytes) -> ApiResult<Json<Value>> {
+async fn sync(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    JsonBytes(body): JsonBytes,
+) -> ApiResult<Json<Value>> {
     let parsed = jobs::sync::parse(&body, Utc::now().date_naive())?;
     // The parser accepted the body, so it is UTF-8; the check keeps that an invariant.
-    let raw = std::str::from_utf8(&body).map_err(|_| ApiError::Invalid("body: is not UTF-8".to_owned()))?;
-    let outcome = jobs::sync::ingest(&state.db, who.company_id, &parsed.payload, raw, Source::Push).await?;
+    let raw = std::str::from_utf8(&body)
+        .map_err(|_| ApiError::Invalid("body: is not UTF-8".to_owned()))?;
+    let outcome = jobs::sync::ingest(
+        &state.db,
+        who.company_id,
+        &parsed.payload,
+        raw,
+        Source::Push,
+    )
+    .await?;
     Ok(Json(json!({
         "ok": true,
         "idempotent": outcome.idempotent,

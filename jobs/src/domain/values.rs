@@ -158,7 +158,8 @@ impl UnitSize {
 
     pub fn parse(raw: &str) -> Result<Self, String> {
         let shown: String = raw.chars().take(40).collect();
-        let bad = || format!("must be a size like 10x10 or 5x7.5 (width x depth in feet), got '{shown}'");
+        let bad =
+            || format!("must be a size like 10x10 or 5x7.5 (width x depth in feet), got '{shown}'");
         if raw.len() > 40 {
             return Err(bad());
         }
@@ -171,7 +172,10 @@ impl UnitSize {
             }
             let v: f64 = s.parse().map_err(|_| bad())?;
             if v <= 0.0 || v > Self::MAX_SIDE_FT {
-                return Err(format!("sides must be more than 0 and at most {} ft, got '{shown}'", Self::MAX_SIDE_FT));
+                return Err(format!(
+                    "sides must be more than 0 and at most {} ft, got '{shown}'",
+                    Self::MAX_SIDE_FT
+                ));
             }
             Ok(v)
         };
@@ -258,9 +262,13 @@ impl HttpUrl {
     pub fn parse(raw: &str) -> Result<Self, String> {
         let raw = raw.trim();
         if raw.len() > Self::MAX_LEN {
-            return Err(format!("must be a URL of at most {} characters", Self::MAX_LEN));
+            return Err(format!(
+                "must be a URL of at most {} characters",
+                Self::MAX_LEN
+            ));
         }
-        let url = url::Url::parse(raw).map_err(|e| format!("must be an absolute http(s) URL ({e})"))?;
+        let url =
+            url::Url::parse(raw).map_err(|e| format!("must be an absolute http(s) URL ({e})"))?;
         if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
             return Err("must be an absolute http(s) URL".to_owned());
         }
@@ -291,7 +299,9 @@ mod tests {
         assert_eq!(UnitSize::parse("10x10").unwrap().to_string(), "10x10");
         assert_eq!(UnitSize::parse(" 5 X 7.5 ").unwrap().to_string(), "5x7.5");
         assert_eq!(UnitSize::parse("10x30").unwrap().area_sqft(), 300.0);
-        for bad in ["10", "x10", "10x", "0x10", "-5x10", "10x10x10", "ax b", "1e3x10", "10x1001", ""] {
+        for bad in [
+            "10", "x10", "10x", "0x10", "-5x10", "10x10x10", "ax b", "1e3x10", "10x1001", "",
+        ] {
             assert!(UnitSize::parse(bad).is_err(), "{bad}");
         }
     }

@@ -144,7 +144,12 @@ mod tests {
     use chrono::NaiveDate;
 
     fn payload(json: &str) -> SyncPayload {
-        parse(json.as_bytes(), NaiveDate::from_ymd_opt(2026, 11, 22).unwrap()).unwrap().payload
+        parse(
+            json.as_bytes(),
+            NaiveDate::from_ymd_opt(2026, 11, 22).unwrap(),
+        )
+        .unwrap()
+        .payload
     }
 
     #[test]
@@ -180,8 +185,20 @@ mod tests {
                 {"size":"5x5","street_rate":50}]}"#,
         );
         let d = derive(&p, Some(12_500.0));
-        assert_eq!(d.per_type[0], TypeCounts { total_units: Some(100), occupied_units: Some(90) });
-        assert_eq!(d.per_type[1], TypeCounts { total_units: Some(100), occupied_units: Some(80) });
+        assert_eq!(
+            d.per_type[0],
+            TypeCounts {
+                total_units: Some(100),
+                occupied_units: Some(90)
+            }
+        );
+        assert_eq!(
+            d.per_type[1],
+            TypeCounts {
+                total_units: Some(100),
+                occupied_units: Some(80)
+            }
+        );
         assert!(d.units_estimated);
         assert_eq!(d.gross_potential_rent, Some(15_000.0));
         assert_eq!(d.actual_rent, Some(13_000.0));
@@ -192,7 +209,9 @@ mod tests {
 
     #[test]
     fn unknown_without_counts_or_area() {
-        let p = payload(r#"{"date":"2026-11-01","unit_types":[{"size":"10x10","street_rate":100}],"leads":[{"channel":"web","count":3},{"channel":"phone","count":2}]}"#);
+        let p = payload(
+            r#"{"date":"2026-11-01","unit_types":[{"size":"10x10","street_rate":100}],"leads":[{"channel":"web","count":3},{"channel":"phone","count":2}]}"#,
+        );
         let d = derive(&p, None);
         assert_eq!(d.total_units, None);
         assert_eq!(d.gross_potential_rent, None);

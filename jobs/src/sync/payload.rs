@@ -25,11 +25,17 @@ impl SnapshotDate {
     pub fn parse(raw: &str) -> Result<Self, String> {
         let shown: String = raw.chars().take(30).collect();
         let well_formed = raw.len() == 10
-            && raw
-                .char_indices()
-                .all(|(i, c)| if i == 4 || i == 7 { c == '-' } else { c.is_ascii_digit() });
+            && raw.char_indices().all(|(i, c)| {
+                if i == 4 || i == 7 {
+                    c == '-'
+                } else {
+                    c.is_ascii_digit()
+                }
+            });
         if !well_formed {
-            return Err(format!("must be a date in the form YYYY-MM-DD, got '{shown}'"));
+            return Err(format!(
+                "must be a date in the form YYYY-MM-DD, got '{shown}'"
+            ));
         }
         NaiveDate::parse_from_str(raw, "%Y-%m-%d")
             .map(Self)
@@ -168,9 +174,7 @@ const MAX_WARNINGS: usize = 50;
 /// Parses and validates a JSON body. `today` is the server's current UTC date: a snapshot may
 /// be dated at most one day ahead of it (time zones east of UTC are already on the next day).
 pub fn parse(body: &[u8], today: NaiveDate) -> Result<Parsed, ValidationError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(ValidationError::new("body", "must be a JSON object, got an empty body"));
-    }
+    crate::error::require_object(body)?;
     let mut ignored = Vec::new();
     let mut de = serde_json::Deserializer::from_slice(body);
     let payload: SyncPayload = {
@@ -178,7 +182,12 @@ pub fn parse(body: &[u8], today: NaiveDate) -> Result<Parsed, ValidationError> {
         let tracked = serde_ignored::Deserializer::new(&mut de, &mut note);
         serde_path_to_error::deserialize(tracked).map_err(ValidationError::from_serde)?
     };
-    de.end().map_err(|e| ValidationError::new("body", format!("trailing characters after the JSON object ({e})")))?;
+    de.end().map_err(|e| {
+        ValidationError::new(
+            "body",
+            format!("trailing characters after the JSON object ({e})"),
+        )
+    })?;
     payload.check(today)?;
     let mut warnings: Vec<String> = ignored
         .iter()
@@ -186,7 +195,10 @@ pub fn parse(body: &[u8], today: NaiveDate) -> Result<Parsed, ValidationError> {
         .map(|p| format!("{}: unknown field, ignored", display_path(p)))
         .collect();
     if ignored.len() > MAX_WARNINGS {
-        warnings.push(format!("{} more unknown fields ignored", ignored.len() - MAX_WARNINGS));
+        warnings.push(format!(
+            "{} more unknown fields ignored",
+            ignored.len() - MAX_WARNINGS
+        ));
     }
     Ok(Parsed { payload, warnings })
 }
@@ -216,11 +228,17 @@ impl SyncPayload {
         if self.date.0 > latest {
             return Err(ValidationError::new(
                 "date",
-                format!("{} is in the future (latest accepted: {latest})", self.date.0),
+                format!(
+                    "{} is in the future (latest accepted: {latest})",
+                    self.date.0
+                ),
             ));
         }
         if self.date.0 < EARLIEST_DATE {
-            return Err(ValidationError::new("date", format!("must not be before {EARLIEST_DATE}")));
+            return Err(ValidationError::new(
+                "date",
+                format!("must not be before {EARLIEST_DATE}"),
+            ));
         }
         for (name, len) in [
             ("unit_types", self.unit_types.len()),
@@ -230,7 +248,10 @@ impl SyncPayload {
             ("leads", self.leads.len()),
         ] {
             if len > MAX_ITEMS {
-                return Err(ValidationError::new(name, format!("at most {MAX_ITEMS} entries, got {len}")));
+                return Err(ValidationError::new(
+                    name,
+                    format!("at most {MAX_ITEMS} entries, got {len}"),
+                ));
             }
         }
         let mut seen = HashSet::new();
@@ -245,7 +266,11 @@ impl SyncPayload {
                 if occupied > total {
                     return Err(ValidationError::new(
                         format!("unit_types[{i}].occupied_units"),
-                        format!("{} is more than total_units {}", occupied.get(), total.get()),
+                        format!(
+                            "{} is more than total_units {}",
+                            occupied.get(),
+                            total.get()
+                        ),
                     ));
                 }
             }
@@ -290,7 +315,10 @@ mod tests {
         assert_eq!(parsed.payload.unit_types[0].street_rate.get(), 130.0);
         assert_eq!(
             parsed.warnings,
-            vec!["facility.colour: unknown field, ignored", "unit_types[0].extra: unknown field, ignored"]
+            vec![
+                "facility.colour: unknown field, ignored",
+                "unit_types[0].extra: unknown field, ignored"
+            ]
         );
     }
 
@@ -298,10 +326,22 @@ mod tests {
     fn errors_name_the_path() {
         let cases: &[(&[u8], &str)] = &[
             (br#"{}"#, "date: is required"),
-            (br#"{"date": "2026-02-30"}"#, "date: is not a real calendar date"),
-            (br#"{"date": "2026-11-21", "occupancy_pct": 101}"#, "occupancy_pct: must be a percentage"),
-            (br#"{"date": "2026-11-21", "unit_types": [{"size": "10", "street_rate": 1}]}"#, "unit_types[0].size:"),
-            (br#"{"date": "2026-11-24"}"#, "date: 2026-11-24 is in the future"),
+            (
+                br#"{"date": "2026-02-30"}"#,
+                "date: is not a real calendar date",
+            ),
+            (
+                br#"{"date": "2026-11-21", "occupancy_pct": 101}"#,
+                "occupancy_pct: must be a percentage",
+            ),
+            (
+                br#"{"date": "2026-11-21", "unit_types": [{"size": "10", "street_rate": 1}]}"#,
+                "unit_types[0].size:",
+            ),
+            (
+                br#"{"date": "2026-11-24"}"#,
+                "date: 2026-11-24 is in the future",
+            ),
             (br#"{"date": "2026-11-21"} x"#, "body: trailing characters"),
         ];
         for (body, want) in cases {

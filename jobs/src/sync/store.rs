@@ -47,7 +47,10 @@ pub struct Outcome {
 /// `\u0000` is valid JSON but cannot be stored in a jsonb column; refuse it up front.
 fn check_storable(raw_json: &str) -> Result<(), ValidationError> {
     if raw_json.contains("\\u0000") {
-        return Err(ValidationError::new("body", "contains the escape \\u0000, which cannot be stored"));
+        return Err(ValidationError::new(
+            "body",
+            "contains the escape \\u0000, which cannot be stored",
+        ));
     }
     Ok(())
 }
@@ -69,8 +72,10 @@ pub async fn ingest(
     let d = derive(p, facility.rentable_sqft);
     let to_i32 = |v: Option<u32>| v.map(|v| i32::try_from(v).unwrap_or(i32::MAX));
     let count = |c: Option<crate::domain::values::Count>| c.map(|c| c.as_i32());
-    let promotions = serde_json::to_value(&p.promotions).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-    let tenant_rents = serde_json::to_value(&p.tenant_rents).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    let promotions =
+        serde_json::to_value(&p.promotions).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    let tenant_rents =
+        serde_json::to_value(&p.tenant_rents).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
     let mi = p.move_ins.clone().unwrap_or_default();
     let mo = p.move_outs.clone().unwrap_or_default();
     let new_id = Uuid::now_v7();
@@ -139,12 +144,24 @@ pub async fn ingest(
         let sizes: Vec<String> = p.unit_types.iter().map(|u| u.size.to_string()).collect();
         let widths: Vec<f64> = p.unit_types.iter().map(|u| u.size.width_ft()).collect();
         let depths: Vec<f64> = p.unit_types.iter().map(|u| u.size.depth_ft()).collect();
-        let tiers: Vec<String> = p.unit_types.iter().map(|u| u.tier_str().to_owned()).collect();
+        let tiers: Vec<String> = p
+            .unit_types
+            .iter()
+            .map(|u| u.tier_str().to_owned())
+            .collect();
         let rates: Vec<f64> = p.unit_types.iter().map(|u| u.street_rate.get()).collect();
-        let occ: Vec<Option<f64>> = p.unit_types.iter().map(|u| u.occupancy_pct.map(|v| v.get())).collect();
+        let occ: Vec<Option<f64>> = p
+            .unit_types
+            .iter()
+            .map(|u| u.occupancy_pct.map(|v| v.get()))
+            .collect();
         let mtd: Vec<Option<i32>> = p.unit_types.iter().map(|u| count(u.move_ins_mtd)).collect();
         let totals: Vec<Option<i32>> = d.per_type.iter().map(|t| to_i32(t.total_units)).collect();
-        let occupied: Vec<Option<i32>> = d.per_type.iter().map(|t| to_i32(t.occupied_units)).collect();
+        let occupied: Vec<Option<i32>> = d
+            .per_type
+            .iter()
+            .map(|t| to_i32(t.occupied_units))
+            .collect();
         sqlx::query!(
             "INSERT INTO sync_unit_types (sync_id, facility_id, snapshot_date, size, width_ft, depth_ft, tier,
                  street_rate, occupancy_pct, move_ins_mtd, total_units, occupied_units)
@@ -167,7 +184,11 @@ pub async fn ingest(
         .await?;
     }
     if !p.leads.is_empty() {
-        let channels: Vec<String> = p.leads.iter().map(|l| l.channel.as_str().to_lowercase()).collect();
+        let channels: Vec<String> = p
+            .leads
+            .iter()
+            .map(|l| l.channel.as_str().to_lowercase())
+            .collect();
         let counts: Vec<i32> = p.leads.iter().map(|l| l.count.as_i32()).collect();
         sqlx::query!(
             "INSERT INTO sync_leads (sync_id, facility_id, snapshot_date, channel, lead_count)
@@ -186,8 +207,14 @@ pub async fn ingest(
         let names: Vec<String> = c.iter().map(|r| r.competitor.as_str().to_owned()).collect();
         let sizes: Vec<String> = c.iter().map(|r| r.size.to_string()).collect();
         let rates: Vec<f64> = c.iter().map(|r| r.rate.get()).collect();
-        let promos: Vec<Option<String>> = c.iter().map(|r| r.promo.as_ref().map(|t| t.as_str().to_owned())).collect();
-        let urls: Vec<Option<String>> = c.iter().map(|r| r.source_url.as_ref().map(|u| u.as_str().to_owned())).collect();
+        let promos: Vec<Option<String>> = c
+            .iter()
+            .map(|r| r.promo.as_ref().map(|t| t.as_str().to_owned()))
+            .collect();
+        let urls: Vec<Option<String>> = c
+            .iter()
+            .map(|r| r.source_url.as_ref().map(|u| u.as_str().to_owned()))
+            .collect();
         sqlx::query!(
             "INSERT INTO competitor_rates (company_id, facility_id, sync_id, observed_on, source,
                  competitor, size, rate, promo, source_url)

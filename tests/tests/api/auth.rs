@@ -1,0 +1,137 @@
+use chrono::{Duration, Utc};
+use e2e::{spawn_app, status_json};
+use reqwest::Method;
+use serde_json::json;
+
+#[tokio::test]
+async fn missing_malformed_and_unknown_keys_are_401() {
+    let app = spawn_app().await;
+    let url = app.url("/api/v1/facilities");
+    let unknown = jobs::tenancy::generate_key();
+    let cases: Vec<(&str, Option<String>)> = vec![
+        ("no header", None),
+        ("basic scheme", Some("Basic dXNlcjpwYXNz".to_owned())),
+        ("bearer without key", Some("Bearer ".to_owned())),
+        ("not our key shape", Some("Bearer abc123".to_owned())),
+        ("well-formed but unknown", Some(format!("Bearer {unknown}"))),
+        (
+            "a key with one character changed",
+            Some(format!(
+                "Bearer {}x",
+                &app.tenant.api_key[..app.tenant.api_key.len() - 1]
+            )),
+        ),
+    ];
+    for (name, header) in cases {
+        let mut req = app.http.get(&url);
+        if let Some(h) = header {
+            req = req.header("authorization", h);
+        }
+        let (status, body) = status_json(req.send().await.unwrap()).await;
+        assert_eq!(status, 401, "{name}: {body}");
+        assert!(
+            body["error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{name}: {body}"
+        );
+    }
+    // Every protected route answers 401 without a key, including sync.
+    let r = app
+        .http
+        .post(app.url("/api/v1/sync"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    assert_eq!(app.count("sync_records").await, 0);
+    // And the real key works.
+    assert_eq!(app.get("/api/v1/facilities").await.status(), 200);
+}
+
+#[tokio::test]
+async fn a_revoked_key_is_refused_at_once() {
+    let app = spawn_app().await;
+    let (s, created) = status_json(
+        app.post("/api/v1/api-keys", &json!({ "name": "nightly sync" }))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 201, "{created}");
+    let second = created["api_key"].as_str().unwrap().to_owned();
+    let r = app
+        .http
+        .get(app.url("/api/v1/status"))
+        .bearer_auth(&second)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+
+    let (s, revoked) = status_json(
+        app.delete(&format!(
+            "/api/v1/api-keys/{}",
+            created["id"].as_str().unwrap()
+        ))
+        .await,
+    )
+    .await;
+    assert_eq!(s, 200, "{revoked}");
+    assert!(revoked["revoked_at"].is_string());
+    let r = app
+        .http
+        .get(app.url("/api/v1/status"))
+        .bearer_auth(&second)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    // The key used to revoke is unaffected.
+    assert_eq!(app.get("/api/v1/status").await.status(), 200);
+}
+
+#[tokio::test]
+async fn an_expired_trial_gets_402_except_on_status() {
+    let app = spawn_app().await;
+    jobs::tenancy::set_subscription(
+        app.db(),
+        app.tenant.company_id,
+        "trialing",
+        Some(Utc::now() - Duration::minutes(1)),
+    )
+    .await
+    .unwrap();
+    for (method, path) in [
+        (Method::GET, "/api/v1/facilities"),
+        (Method::POST, "/api/v1/sync"),
+        (Method::GET, "/api/v1/api-keys"),
+    ] {
+        let (status, body) = status_json(
+            app.req(method.clone(), path)
+                .json(&json!({"date": "2026-11-01", "facility": {"name": "X"}}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, 402, "{method} {path}: {body}");
+        assert!(
+            body["error"].as_str().unwrap().contains("expired"),
+            "{body}"
+        );
+    }
+    assert_eq!(app.count("sync_records").await, 0);
+    let (status, body) = status_json(app.get("/api/v1/status").await).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["subscription"]["state"], "expired");
+    assert_eq!(body["subscription"]["api_access"], false);
+
+    // Paying restores access at once; cancelling takes it away.
+    jobs::tenancy::set_subscription(app.db(), app.tenant.company_id, "active", None)
+        .await
+        .unwrap();
+    assert_eq!(app.get("/api/v1/facilities").await.status(), 200);
+    jobs::tenancy::set_subscription(app.db(), app.tenant.company_id, "canceled", None)
+        .await
+        .unwrap();
+    assert_eq!(app.get("/api/v1/facilities").await.status(), 402);
+}

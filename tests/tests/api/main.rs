@@ -1,0 +1,12 @@
+//! End-to-end tests of the api: real server on port 0, real PostgreSQL (a fresh database per
+//! test) and real Redis (a private key prefix per test).
+
+mod api_keys;
+mod auth;
+mod bad_input;
+mod envelope;
+mod facilities;
+mod health;
+mod rate_limit;
+mod status;
+mod sync;
