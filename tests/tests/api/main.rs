@@ -4,6 +4,7 @@
 mod api_keys;
 mod auth;
 mod bad_input;
+mod cli;
 mod envelope;
 mod facilities;
 mod health;

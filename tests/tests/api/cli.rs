@@ -1,0 +1,278 @@
+//! The operations contract: `api migrate`, `api serve` (graceful on SIGTERM) and the `api admin`
+//! commands with their one-line JSON output, run as the real binary.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The `api` binary built next to this test binary (cargo builds every binary of the workspace
+/// before running its tests).
+fn api_bin() -> PathBuf {
+    let mut dir = std::env::current_exe().unwrap();
+    dir.pop();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let bin = dir.join("api");
+    assert!(
+        bin.exists(),
+        "{} not built: run the tests through cargo",
+        bin.display()
+    );
+    bin
+}
+
+fn api(db_url: &str, args: &[&str]) -> Output {
+    Command::new(api_bin())
+        .args(args)
+        .env_clear()
+        .env("APP_ENV", "test")
+        .env("DATABASE_URL", db_url)
+        .env("REDIS_URL", e2e::redis_url())
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap()
+}
+
+fn json_line(out: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "failed: {stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one line: {stdout}");
+    serde_json::from_str(lines[0]).unwrap()
+}
+
+#[tokio::test]
+async fn migrate_then_admin_commands_print_one_json_line() {
+    // An empty database, not the migrated template: `migrate` must build the schema itself.
+    let world = e2e::World::new().await;
+    let name = format!("{}_empty", world.db_name);
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&world.db)
+        .await
+        .unwrap();
+    let url = format!("{}/{name}", e2e::pg_server_url());
+    for _ in 0..2 {
+        let out = api(&url, &["migrate"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    let created = json_line(&api(
+        &url,
+        &[
+            "admin",
+            "create-company",
+            "--name",
+            "CLI Co",
+            "--email",
+            "ops@example.com",
+            "--password",
+            "long enough pw",
+            "--trial-days",
+            "30",
+        ],
+    ));
+    let company = created["company_id"].as_str().unwrap().to_owned();
+    assert!(created["user_id"].is_string());
+    let first_key = created["api_key"].as_str().unwrap().to_owned();
+
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let config = e2e::test_config(&name, "unused", &[]);
+    let hasher = jobs::tenancy::KeyHasher::new(&config.master_key);
+    let who = jobs::tenancy::authenticate(&pool, &hasher, &first_key)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(who.company_id.to_string(), company);
+    let trial_days: f64 = sqlx::query_scalar(
+        "SELECT (extract(epoch FROM trial_ends_at - now()) / 86400)::float8 FROM companies",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert!((29.9..=30.0).contains(&trial_days), "{trial_days}");
+
+    let key = json_line(&api(
+        &url,
+        &["admin", "create-key", "--company", &company, "--name", "ci"],
+    ));
+    let second = key["api_key"].as_str().unwrap();
+    assert!(jobs::tenancy::authenticate(&pool, &hasher, second)
+        .await
+        .unwrap()
+        .is_some());
+    let revoked = json_line(&api(
+        &url,
+        &["admin", "revoke-key", "--id", key["id"].as_str().unwrap()],
+    ));
+    assert!(revoked["revoked_at"].is_string());
+    assert!(jobs::tenancy::authenticate(&pool, &hasher, second)
+        .await
+        .unwrap()
+        .is_none());
+
+    let sub = json_line(&api(
+        &url,
+        &[
+            "admin",
+            "set-subscription",
+            "--company",
+            &company,
+            "--state",
+            "expired",
+            "--trial-ends",
+            "2026-01-31",
+        ],
+    ));
+    assert_eq!(sub["subscription_state"], "expired");
+    assert_eq!(sub["trial_ends_at"], "2026-01-31T23:59:59Z");
+    let bad = api(
+        &url,
+        &[
+            "admin",
+            "set-subscription",
+            "--company",
+            &company,
+            "--state",
+            "gold",
+        ],
+    );
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("state: must be one of"));
+
+    let seeded = json_line(&api(
+        &url,
+        &[
+            "admin",
+            "seed",
+            "--company",
+            &company,
+            "--facilities",
+            "2",
+            "--days",
+            "3",
+        ],
+    ));
+    assert_eq!(seeded["records"], 6);
+    let records: i64 = sqlx::query_scalar("SELECT count(*) FROM sync_records")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(records, 6);
+
+    // Duplicate e-mail: a clear error, no second company.
+    let dup = api(
+        &url,
+        &[
+            "admin",
+            "create-company",
+            "--name",
+            "Again",
+            "--email",
+            "OPS@example.com",
+        ],
+    );
+    assert!(!dup.status.success());
+    assert!(String::from_utf8_lossy(&dup.stderr).contains("already exists"));
+    pool.close().await;
+    sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .execute(&world.db)
+        .await
+        .unwrap();
+}
+
+#[test]
+fn missing_configuration_names_the_variable() {
+    let out = Command::new(api_bin())
+        .arg("migrate")
+        .env_clear()
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("DATABASE_URL"));
+    let out = Command::new(api_bin())
+        .arg("migrate")
+        .env_clear()
+        .env("DATABASE_URL", "postgres://x/y")
+        .env("REDIS_URL", "redis://127.0.0.1")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("MASTER_KEY"),
+        "production needs a real key"
+    );
+}
+
+#[tokio::test]
+async fn serve_stops_cleanly_on_sigterm() {
+    let world = e2e::World::new().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new(api_bin())
+        .args(["serve", "--no-migrate"])
+        .env_clear()
+        .env("APP_ENV", "test")
+        .env("PORT", port.to_string())
+        .env(
+            "DATABASE_URL",
+            format!("{}/{}", e2e::pg_server_url(), world.db_name),
+        )
+        .env("REDIS_URL", e2e::redis_url())
+        .env("REDIS_KEY_PREFIX", &world.redis_prefix)
+        .env("LOG_FORMAT", "json")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(r) = http
+            .get(format!("http://127.0.0.1:{port}/readyz"))
+            .send()
+            .await
+        {
+            if r.status() == 200 {
+                break;
+            }
+        }
+        assert!(Instant::now() < deadline, "api did not become ready");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = tokio::task::spawn_blocking(move || {
+        let status = child.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        (status, err)
+    })
+    .await
+    .unwrap();
+    assert!(status.0.success(), "{}", status.1);
+    // One structured JSON line per request, with route, status and latency.
+    let request_line = status
+        .1
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["message"] == "request")
+        .expect("a request log line");
+    assert_eq!(request_line["status"], 200);
+    assert_eq!(request_line["span"]["path"], "/readyz");
+    assert!(request_line["latency_ms"].is_number());
+    assert!(status.1.contains("api stopped"));
+}
