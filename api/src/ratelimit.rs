@@ -122,3 +122,23 @@ pub async fn api_calls_this_month(
         .await?;
     Ok(n.unwrap_or(0))
 }
+
+/// Counts an event in a fixed window of `window_secs` that opens with its first event; returns
+/// the count including this one. For silent limits where a plain counter is enough.
+pub async fn count_in_window(
+    redis: &ConnectionManager,
+    key: &str,
+    window_secs: u64,
+) -> redis::RedisResult<u64> {
+    let (count,): (u64,) = redis::pipe()
+        .cmd("INCR")
+        .arg(key)
+        .cmd("EXPIRE")
+        .arg(key)
+        .arg(window_secs)
+        .arg("NX")
+        .ignore()
+        .query_async(&mut redis.clone())
+        .await?;
+    Ok(count)
+}

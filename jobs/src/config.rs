@@ -51,6 +51,10 @@ pub struct Config {
     pub rate_limit_sync_per_minute: u32,
     pub trial_days: u32,
     pub log_format: LogFormat,
+    /// SMTP server for outgoing mail; without it mail is written to `mail_dir`.
+    pub smtp_url: Option<SecretString>,
+    pub mail_from: String,
+    pub mail_dir: std::path::PathBuf,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,6 +199,18 @@ impl Config {
             )?,
             trial_days: parse_num(get, "TRIAL_DAYS", 14u32, |v| *v <= 3650)?,
             log_format,
+            smtp_url: match var(get, "SMTP_URL") {
+                Some(url) if url.starts_with("smtp://") || url.starts_with("smtps://") => {
+                    Some(url.into())
+                }
+                Some(_) => return Err(err("SMTP_URL", "must be an smtp:// or smtps:// URL")),
+                None => None,
+            },
+            mail_from: var(get, "MAIL_FROM")
+                .unwrap_or_else(|| "Self-Storage Pricing <no-reply@localhost>".to_owned()),
+            mail_dir: var(get, "MAIL_DIR")
+                .unwrap_or_else(|| ".local/mail".to_owned())
+                .into(),
         })
     }
 }

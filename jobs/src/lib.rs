@@ -8,6 +8,8 @@ pub mod db;
 pub mod domain;
 pub mod error;
 pub mod facilities;
+pub mod mail;
+pub mod password_reset;
 pub mod seed;
 pub mod sync;
 pub mod tenancy;

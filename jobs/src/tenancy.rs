@@ -111,7 +111,7 @@ pub struct CreatedCompany {
     pub api_key: String,
 }
 
-fn hash_password(password: &str) -> Result<String> {
+pub fn hash_password(password: &str) -> Result<String> {
     if password.chars().count() < 8 {
         return Err(crate::error::ValidationError::new(
             "password",
@@ -126,6 +126,29 @@ fn hash_password(password: &str) -> Result<String> {
         .map_err(|e| {
             crate::error::ValidationError::new("password", format!("cannot be hashed: {e}")).into()
         })
+}
+
+/// Checks a user's e-mail and password; the user's id and company when they match.
+pub async fn verify_password(
+    pool: &PgPool,
+    email: &str,
+    password: &str,
+) -> Result<Option<(Uuid, Uuid)>> {
+    use argon2::password_hash::{PasswordHash, PasswordVerifier};
+    let row = sqlx::query!(
+        "SELECT id, company_id, password_hash FROM users WHERE lower(email) = lower($1)",
+        email.trim()
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.and_then(|r| {
+        let stored = r.password_hash?;
+        let parsed = PasswordHash::new(&stored).ok()?;
+        argon2::Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .ok()
+            .map(|()| (r.id, r.company_id))
+    }))
 }
 
 /// Creates a company in trial with its first user and first API key, in one transaction.

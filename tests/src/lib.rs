@@ -225,6 +225,8 @@ impl Server {
 pub struct Tenant {
     pub company_id: Uuid,
     pub api_key: String,
+    /// The first user's login e-mail (password `correct horse battery`).
+    pub email: String,
 }
 
 /// The app under test: a world, one server, one tenant, and an HTTP client.
@@ -251,6 +253,7 @@ pub async fn spawn_app_with(overrides: &[(&str, &str)]) -> TestApp {
         tenant: Tenant {
             company_id: Uuid::nil(),
             api_key: String::new(),
+            email: String::new(),
         },
         http,
         world,
@@ -265,12 +268,13 @@ impl TestApp {
     }
 
     pub async fn create_tenant(&self, name: &str) -> Tenant {
+        let email = format!("{}@example.com", Uuid::new_v4().simple());
         let created = jobs::tenancy::create_company(
             self.db(),
             &self.server.state.hasher,
             jobs::tenancy::NewCompany {
                 name,
-                email: &format!("{}@example.com", Uuid::new_v4().simple()),
+                email: &email,
                 password: Some("correct horse battery"),
                 trial_days: 14,
             },
@@ -280,6 +284,7 @@ impl TestApp {
         Tenant {
             company_id: created.company_id,
             api_key: created.api_key,
+            email,
         }
     }
 

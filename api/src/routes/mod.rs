@@ -3,6 +3,7 @@
 mod api_keys;
 mod facilities;
 mod health;
+mod password;
 mod status;
 mod sync;
 
@@ -10,7 +11,7 @@ use crate::error::ApiError;
 use crate::extract::JSON_BODY_LIMIT;
 use crate::state::AppState;
 use axum::extract::{DefaultBodyLimit, Request};
-use axum::http::{HeaderValue, Method, Uri};
+use axum::http::{header, HeaderValue, Method, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -32,10 +33,12 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .merge(protected)
         .merge(health::router())
+        .merge(password::router())
         .fallback(unknown_route)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(JSON_BODY_LIMIT))
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn(envelope_errors))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
 }
@@ -50,6 +53,37 @@ async fn wrong_method(method: Method, uri: Uri) -> ApiError {
 
 fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
+}
+
+/// Wraps any error answer that is not JSON yet (rejections of framework extractors, say) in the
+/// `{"error": "..."}` envelope, keeping its status and headers.
+async fn envelope_errors(req: Request, next: Next) -> Response {
+    let response = next.run(req).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 16 * 1024)
+        .await
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_owned();
+    let message = if text.is_empty() || status.is_server_error() {
+        status.canonical_reason().unwrap_or("error").to_lowercase()
+    } else {
+        text
+    };
+    let mut wrapped = (status, axum::Json(serde_json::json!({ "error": message }))).into_response();
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            wrapped.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    wrapped
 }
 
 /// One structured log line per request (method, route, company, status, latency), and an

@@ -18,6 +18,8 @@ async fn framework_level_errors_use_the_envelope() {
             404,
         ),
         (Method::DELETE, "/api/v1/api-keys/xyz", 404),
+        // Not UTF-8 once decoded: the path extractor's own rejection, wrapped.
+        (Method::GET, "/api/v1/facilities/%FF", 400),
     ];
     for (method, path, want) in cases {
         let r = app.req(method.clone(), path).send().await.unwrap();

@@ -1,0 +1,135 @@
+//! Outgoing mail: queued in PostgreSQL (`mail_outbox`) by the code that causes it, delivered by
+//! the worker over SMTP, or into a folder as `.eml` files when no SMTP server is configured
+//! (development).
+
+use crate::error::Result;
+use chrono::{Duration, Utc};
+use lettre::message::Mailbox;
+use lettre::{AsyncFileTransport, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use sqlx::{PgConnection, PgPool};
+use std::path::PathBuf;
+use uuid::Uuid;
+
+/// Deliveries tried per mail before it is marked failed.
+pub const MAX_ATTEMPTS: i32 = 8;
+
+pub async fn queue(conn: &mut PgConnection, to: &str, subject: &str, body: &str) -> Result<Uuid> {
+    let id = Uuid::now_v7();
+    sqlx::query!(
+        "INSERT INTO mail_outbox (id, to_address, subject, body) VALUES ($1, $2, $3, $4)",
+        id,
+        to,
+        subject,
+        body
+    )
+    .execute(conn)
+    .await?;
+    Ok(id)
+}
+
+#[derive(Clone)]
+pub enum Transport {
+    Smtp(AsyncSmtpTransport<Tokio1Executor>),
+    Folder(PathBuf),
+}
+
+#[derive(Clone)]
+pub struct Mailer {
+    from: Mailbox,
+    transport: Transport,
+}
+
+impl Mailer {
+    /// From configuration: SMTP when `smtp_url` is set (`smtp://user:pass@host:587` uses
+    /// STARTTLS, `smtps://` implicit TLS), otherwise `.eml` files in `folder`.
+    pub fn new(smtp_url: Option<&str>, from: &str, folder: PathBuf) -> anyhow::Result<Self> {
+        let from: Mailbox = from
+            .parse()
+            .map_err(|e| anyhow::anyhow!("MAIL_FROM is not a mailbox: {e}"))?;
+        let transport = match smtp_url {
+            Some(url) => Transport::Smtp(
+                AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
+                    .map_err(|e| anyhow::anyhow!("SMTP_URL is not usable: {e}"))?
+                    .timeout(Some(std::time::Duration::from_secs(20)))
+                    .build(),
+            ),
+            None => Transport::Folder(folder),
+        };
+        Ok(Self { from, transport })
+    }
+
+    async fn send(&self, to: &str, subject: &str, body: &str) -> anyhow::Result<()> {
+        let to: Mailbox = to.parse()?;
+        let message = Message::builder()
+            .from(self.from.clone())
+            .to(to)
+            .subject(subject)
+            .body(body.to_owned())?;
+        match &self.transport {
+            Transport::Smtp(t) => {
+                t.send(message).await?;
+            }
+            Transport::Folder(dir) => {
+                tokio::fs::create_dir_all(dir).await?;
+                AsyncFileTransport::<Tokio1Executor>::new(dir)
+                    .send(message)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Delivers up to `batch` due mails; each is claimed with `SKIP LOCKED`, so any number of
+/// workers can run this at once without sending a mail twice. Returns how many were sent.
+pub async fn deliver_due(pool: &PgPool, mailer: &Mailer, batch: i64) -> Result<usize> {
+    let mut sent = 0;
+    for _ in 0..batch {
+        let mut tx = pool.begin().await?;
+        let Some(mail) = sqlx::query!(
+            "SELECT id, to_address, subject, body, attempts FROM mail_outbox
+             WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
+             ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED"
+        )
+        .fetch_optional(&mut *tx)
+        .await?
+        else {
+            break;
+        };
+        let attempts = mail.attempts + 1;
+        match mailer
+            .send(&mail.to_address, &mail.subject, &mail.body)
+            .await
+        {
+            Ok(()) => {
+                sqlx::query!(
+                    "UPDATE mail_outbox SET sent_at = now(), attempts = $2, last_error = NULL WHERE id = $1",
+                    mail.id,
+                    attempts
+                )
+                .execute(&mut *tx)
+                .await?;
+                sent += 1;
+            }
+            Err(e) => {
+                tracing::warn!(mail_id = %mail.id, attempts, error = %e, "mail delivery failed");
+                let retry_at =
+                    Utc::now() + Duration::seconds(30 * 2_i64.pow(attempts.clamp(0, 10) as u32));
+                sqlx::query!(
+                    "UPDATE mail_outbox SET attempts = $2, last_error = $3, next_attempt_at = $4,
+                         failed_at = CASE WHEN $2::int4 >= $5::int4 THEN now() END
+                     WHERE id = $1",
+                    mail.id,
+                    attempts,
+                    e.to_string(),
+                    retry_at,
+                    MAX_ATTEMPTS
+                )
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        tx.commit().await?;
+    }
+    Ok(sent)
+}
