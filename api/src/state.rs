@@ -14,6 +14,7 @@ pub struct AppState {
     pub redis: ConnectionManager,
     pub hasher: KeyHasher,
     pub limiter: RateLimiter,
+    pub queues: jobs::queue::Queues,
 }
 
 impl AppState {
@@ -38,12 +39,28 @@ impl AppState {
             config.rate_limit_per_minute,
             config.rate_limit_sync_per_minute,
         );
+        let queues = jobs::queue::Queues::new(
+            redis.clone(),
+            &config.redis_key_prefix,
+            config.jobs.heartbeat,
+        );
         Self {
+            queues,
             hasher: KeyHasher::new(&config.master_key),
             config: Arc::new(config),
             db,
             redis,
             limiter,
+        }
+    }
+}
+
+impl AppState {
+    /// Pushes a committed job to its queue. A failure is only logged: the row is in PostgreSQL
+    /// and the worker's sweeper pushes it again.
+    pub async fn push_after_commit(&self, kind: jobs::queue::Kind, id: uuid::Uuid) {
+        if let Err(e) = self.queues.push(kind, &[id]).await {
+            tracing::warn!(error = %e, job_id = %id, "job push failed; the sweeper will push it");
         }
     }
 }

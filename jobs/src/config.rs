@@ -4,6 +4,7 @@
 use base64::Engine as _;
 use secrecy::{ExposeSecret, SecretBox, SecretString};
 use std::fmt;
+use std::time::Duration;
 
 /// Where the process runs; only `development` accepts the built-in development master key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +36,33 @@ impl fmt::Debug for MasterKey {
 /// The development-only master key. It is public, so it is refused outside `APP_ENV=development`.
 const DEVELOPMENT_MASTER_KEY: [u8; 32] = *b"development-only-master-key-0001";
 
+/// Settings of the job platform (worker and the api's pushes).
+#[derive(Clone, Debug)]
+pub struct JobSettings {
+    /// How long a claimed job may run before another worker may take it over.
+    pub lease: Duration,
+    /// Backoff base of a failed job (doubles per attempt, at most an hour).
+    pub retry_base: Duration,
+    /// How often the sweeper looks for due, lost or stuck jobs.
+    pub sweep_interval: Duration,
+    /// How long a queued job may wait after its push before the sweeper pushes it again.
+    pub repush_after: Duration,
+    /// How long finished jobs are kept (PostgreSQL rows and Redis task data).
+    pub retention: Duration,
+    /// How often an idle worker polls Redis for new work.
+    pub poll_interval: Duration,
+    /// apalis worker heartbeat; a worker silent for three heartbeats has its tasks handed on.
+    pub heartbeat: Duration,
+    /// Jobs run at once per queue per worker process.
+    pub concurrency: usize,
+    /// How long SIGTERM waits for running jobs.
+    pub shutdown_timeout: Duration,
+    /// How often the cron schedule is checked.
+    pub cron_interval: Duration,
+    /// Port of the worker's Prometheus metrics (`None`: off).
+    pub metrics_port: Option<u16>,
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub app_env: AppEnv,
@@ -55,6 +83,7 @@ pub struct Config {
     pub smtp_url: Option<SecretString>,
     pub mail_from: String,
     pub mail_dir: std::path::PathBuf,
+    pub jobs: JobSettings,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,6 +240,34 @@ impl Config {
             mail_dir: var(get, "MAIL_DIR")
                 .unwrap_or_else(|| ".local/mail".to_owned())
                 .into(),
+            jobs: JobSettings::from_lookup(get)?,
+        })
+    }
+}
+
+impl JobSettings {
+    fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let ms = |name: &'static str, default: u64, min: u64| -> Result<Duration, ConfigError> {
+            parse_num(get, name, default, |v| *v >= min && *v <= 86_400_000 * 365)
+                .map(Duration::from_millis)
+        };
+        let secs = |name: &'static str, default: u64| -> Result<Duration, ConfigError> {
+            parse_num(get, name, default, |v| *v >= 1 && *v <= 86_400 * 3650)
+                .map(Duration::from_secs)
+        };
+        let metrics_port = parse_num(get, "METRICS_PORT", 9464u16, |_| true)?;
+        Ok(Self {
+            lease: secs("JOB_LEASE_SECS", 60)?,
+            retry_base: ms("JOB_RETRY_BASE_MS", 10_000, 1)?,
+            sweep_interval: ms("SWEEP_INTERVAL_MS", 2_000, 10)?,
+            repush_after: ms("JOB_REPUSH_AFTER_MS", 30_000, 10)?,
+            retention: secs("JOB_RETENTION_SECS", 14 * 86_400)?,
+            poll_interval: ms("WORKER_POLL_INTERVAL_MS", 100, 10)?,
+            heartbeat: secs("WORKER_HEARTBEAT_SECS", 5)?,
+            concurrency: parse_num(get, "WORKER_CONCURRENCY", 4usize, |v| (1..=256).contains(v))?,
+            shutdown_timeout: secs("WORKER_SHUTDOWN_TIMEOUT_SECS", 30)?,
+            cron_interval: ms("CRON_INTERVAL_MS", 1_000, 10)?,
+            metrics_port: (metrics_port != 0).then_some(metrics_port),
         })
     }
 }

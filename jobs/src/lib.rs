@@ -4,12 +4,19 @@
 //! This crate must never depend on HTTP framework types: the api maps its errors to statuses.
 
 pub mod config;
+pub mod cron;
+pub mod crypto;
+pub mod data_sources;
 pub mod db;
 pub mod domain;
 pub mod error;
 pub mod facilities;
+pub mod handlers;
+pub mod lease_up;
 pub mod mail;
 pub mod password_reset;
+pub mod queue;
+pub mod runs;
 pub mod seed;
 pub mod sync;
 pub mod tenancy;

@@ -408,3 +408,169 @@ pub fn payload(
         "leads": [{ "channel": "web", "count": 4 }, { "channel": "phone", "count": 2 }],
     })
 }
+
+/// A binary of the workspace, built next to the running test binary (cargo builds every binary
+/// before it runs the tests).
+pub fn workspace_bin(name: &str) -> std::path::PathBuf {
+    let mut dir = std::env::current_exe().expect("test binary path");
+    dir.pop();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let bin = dir.join(name);
+    assert!(
+        bin.exists(),
+        "{} is not built: run the tests through cargo",
+        bin.display()
+    );
+    bin
+}
+
+/// Settings that make the job platform quick enough to test: short leases, frequent sweeps.
+pub const FAST_JOBS: [(&str, &str); 8] = [
+    ("JOB_LEASE_SECS", "3"),
+    ("SWEEP_INTERVAL_MS", "200"),
+    ("JOB_REPUSH_AFTER_MS", "2000"),
+    ("WORKER_HEARTBEAT_SECS", "1"),
+    ("WORKER_POLL_INTERVAL_MS", "50"),
+    ("CRON_INTERVAL_MS", "200"),
+    ("JOB_RETRY_BASE_MS", "200"),
+    ("METRICS_PORT", "0"),
+];
+
+/// A real `worker` process on this test's database and Redis prefix.
+pub struct WorkerProcess {
+    child: std::process::Child,
+    pub log: std::path::PathBuf,
+}
+
+impl WorkerProcess {
+    pub fn start(world: &World, overrides: &[(&str, &str)]) -> Self {
+        let log = std::env::temp_dir().join(format!("worker-{}.log", Uuid::new_v4().simple()));
+        let file = std::fs::File::create(&log).expect("log file");
+        let mut cmd = std::process::Command::new(workspace_bin("worker"));
+        cmd.env_clear()
+            .env("APP_ENV", "test")
+            .env(
+                "DATABASE_URL",
+                format!("{}/{}", pg_server_url(), world.db_name),
+            )
+            .env("REDIS_URL", redis_url())
+            .env("REDIS_KEY_PREFIX", &world.redis_prefix)
+            .env("LOG_FORMAT", "json")
+            .env("RUST_LOG", "info,sqlx=warn")
+            .env("DATABASE_MAX_CONNECTIONS", "8");
+        for (k, v) in FAST_JOBS.iter().chain(overrides) {
+            cmd.env(k, v);
+        }
+        let child = cmd
+            .stdout(std::process::Stdio::null())
+            .stderr(file)
+            .spawn()
+            .expect("worker starts");
+        Self { child, log }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL: no chance to clean up.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn sigterm(&self) {
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+    }
+
+    /// Waits for the process to exit (at most `limit`); its exit status.
+    pub async fn wait(&mut self, limit: std::time::Duration) -> std::process::ExitStatus {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "worker did not exit; log: {}",
+                self.log_text()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+/// Polls `check` every 50 ms until it holds; fails the test with `what` after `limit`. This is a
+/// deadline for a test that would otherwise hang, not a performance assertion.
+pub async fn wait_until<F, Fut>(what: &str, limit: std::time::Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + limit;
+    while !check().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Job rows by status, as (status, count).
+pub async fn job_statuses(db: &PgPool) -> Vec<(String, i64)> {
+    sqlx::query_as("SELECT status, count(*) FROM job_runs GROUP BY status ORDER BY status")
+        .fetch_all(db)
+        .await
+        .expect("job status query")
+}
+
+/// Whether every job row is finished (succeeded or failed).
+pub async fn all_jobs_finished(db: &PgPool) -> bool {
+    let open: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM job_runs WHERE status IN ('queued', 'running')")
+            .fetch_one(db)
+            .await
+            .expect("open jobs query");
+    open == 0
+}
+
+/// Deletes every Redis key of a deployment prefix: for that deployment, the same as FLUSHALL,
+/// without touching the other tests that share the Redis server.
+pub async fn wipe_redis_prefix(prefix: &str) {
+    let client = redis::Client::open(redis_url()).expect("redis url");
+    let mut conn = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("redis connects");
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}:*"))
+        .query_async(&mut conn)
+        .await
+        .expect("KEYS");
+    if !keys.is_empty() {
+        let _: () = redis::cmd("DEL")
+            .arg(keys)
+            .query_async(&mut conn)
+            .await
+            .expect("DEL");
+    }
+}

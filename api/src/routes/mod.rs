@@ -1,6 +1,7 @@
 //! The route tree. Each module exports its own `router()`.
 
 mod api_keys;
+mod data_sources;
 mod facilities;
 mod health;
 mod password;
@@ -25,6 +26,7 @@ pub fn app(state: AppState) -> Router {
         .merge(sync::router())
         .merge(facilities::router())
         .merge(api_keys::router())
+        .merge(data_sources::router())
         .merge(status::router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),

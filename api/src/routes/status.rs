@@ -29,6 +29,8 @@ async fn status(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Jso
     .await
     .map_err(|e| tracing::warn!(error = %e, "usage counter unavailable"))
     .ok();
+    let jobs = jobs::runs::company_counts(&state.db, who.company_id).await?;
+    let failures = jobs::runs::recent_failures(&state.db, who.company_id, 5).await?;
     let effective =
         jobs::tenancy::effective_state(&company.subscription_state, company.trial_ends_at, now);
     let trial_days_left = company
@@ -58,6 +60,13 @@ async fn status(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Jso
             "sync_records_this_month": usage.sync_records_this_month,
             "api_calls_this_month": api_calls,
             "active_api_keys": usage.active_api_keys,
+        },
+        "jobs": {
+            "queued": jobs.queued,
+            "running": jobs.running,
+            "failed": jobs.failed,
+            "succeeded": jobs.succeeded,
+            "recent_failures": failures,
         },
         "limits": {
             "requests_per_minute": state.config.rate_limit_per_minute,

@@ -39,5 +39,6 @@ async fn sync(
         "sync_id": outcome.sync_id,
         "date": outcome.date,
         "warnings": parsed.warnings,
+        "job": { "id": outcome.job_id, "kind": "ingest" },
     })))
 }

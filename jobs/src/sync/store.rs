@@ -42,6 +42,8 @@ pub struct Outcome {
     /// `created` or `updated`.
     pub idempotent: &'static str,
     pub facility: FacilityOutcome,
+    /// The `ingest` job recorded with the snapshot; push it once committed.
+    pub job_id: Uuid,
 }
 
 /// `\u0000` is valid JSON but cannot be stored in a jsonb column; refuse it up front.
@@ -232,8 +234,19 @@ pub async fn ingest(
         .execute(&mut *tx)
         .await?;
     }
+    let job_id = crate::runs::insert(
+        &mut tx,
+        crate::runs::NewJob::new(
+            crate::queue::Kind::Ingest,
+            Some(company_id),
+            serde_json::json!({ "sync_id": sync_id, "facility_id": facility.id, "date": p.date.0 }),
+        ),
+    )
+    .await?
+    .ok_or_else(|| crate::Error::Conflict("the ingest job could not be recorded".to_owned()))?;
     tx.commit().await?;
     Ok(Outcome {
+        job_id,
         sync_id,
         date: p.date.0,
         idempotent: if row.created { "created" } else { "updated" },

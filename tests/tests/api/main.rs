@@ -8,6 +8,7 @@ mod cli;
 mod envelope;
 mod facilities;
 mod health;
+mod jobs;
 mod password;
 mod rate_limit;
 mod status;

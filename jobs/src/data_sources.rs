@@ -1,0 +1,167 @@
+//! Connected CRMs: a provider, where to reach it, a sealed credential (only a masked hint is ever
+//! shown) and a pull schedule. Pulls run as `crm_pull` jobs, on demand or from the cron tick.
+
+use crate::config::MasterKey;
+use crate::crypto;
+use crate::domain::values::{HttpUrl, Text};
+use crate::error::{Error, Result, ValidationError};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use std::str::FromStr;
+use uuid::Uuid;
+
+/// Providers with a live adapter.
+pub const LIVE_PROVIDERS: [&str; 1] = ["generic_json"];
+/// Providers announced, without an adapter yet.
+pub const COMING_SOON: [&str; 6] = [
+    "storedge",
+    "sitelink",
+    "storman",
+    "webselfstorage",
+    "hummingbird",
+    "stora",
+];
+/// Nightly at 02:00 in the company's time zone (cron with seconds).
+pub const DEFAULT_SCHEDULE: &str = "0 0 2 * * *";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewDataSource {
+    pub provider: String,
+    pub name: Option<Text<200>>,
+    pub base_url: HttpUrl,
+    /// The CRM's read-only API key.
+    pub api_key: Text<500>,
+    /// Cron expression with seconds (`sec min hour day month weekday`).
+    pub schedule: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DataSource {
+    pub id: Uuid,
+    pub provider: String,
+    pub name: String,
+    pub base_url: String,
+    pub credential_hint: String,
+    pub schedule: String,
+    pub enabled: bool,
+    pub last_pull_at: Option<DateTime<Utc>>,
+    pub last_pull_status: Option<String>,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+pub fn parse_schedule(raw: &str) -> Result<cron::Schedule, ValidationError> {
+    cron::Schedule::from_str(raw.trim()).map_err(|e| {
+        ValidationError::new(
+            "schedule",
+            format!("is not a cron expression with seconds ({e})"),
+        )
+    })
+}
+
+pub async fn create(
+    pool: &PgPool,
+    key: &MasterKey,
+    company_id: Uuid,
+    new: NewDataSource,
+) -> Result<DataSource> {
+    let provider = new.provider.trim().to_lowercase();
+    if COMING_SOON.contains(&provider.as_str()) {
+        return Err(ValidationError::new(
+            "provider",
+            format!("the {provider} adapter is coming soon"),
+        )
+        .into());
+    }
+    if !LIVE_PROVIDERS.contains(&provider.as_str()) {
+        return Err(ValidationError::new(
+            "provider",
+            format!(
+                "must be one of {} (coming soon: {})",
+                LIVE_PROVIDERS.join(", "),
+                COMING_SOON.join(", ")
+            ),
+        )
+        .into());
+    }
+    let schedule = new.schedule.unwrap_or_else(|| DEFAULT_SCHEDULE.to_owned());
+    parse_schedule(&schedule)?;
+    let id = Uuid::now_v7();
+    let sealed = crypto::seal(key, id.as_bytes(), new.api_key.as_str().as_bytes());
+    let name = new.name.map_or_else(|| provider.clone(), Text::into_string);
+    sqlx::query!(
+        "INSERT INTO data_sources (id, company_id, provider, name, base_url, credentials_sealed, credential_hint, schedule)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        id,
+        company_id,
+        provider,
+        name,
+        new.base_url.as_str().trim_end_matches('/'),
+        sealed,
+        crypto::hint(new.api_key.as_str()),
+        schedule.trim()
+    )
+    .execute(pool)
+    .await?;
+    get(pool, company_id, id).await
+}
+
+pub async fn list(pool: &PgPool, company_id: Uuid) -> Result<Vec<DataSource>> {
+    Ok(sqlx::query_as!(
+        DataSource,
+        "SELECT id, provider, name, base_url, credential_hint, schedule, enabled, last_pull_at, last_pull_status,
+                last_error, created_at
+         FROM data_sources WHERE company_id = $1 ORDER BY created_at",
+        company_id
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+pub async fn get(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<DataSource> {
+    sqlx::query_as!(
+        DataSource,
+        "SELECT id, provider, name, base_url, credential_hint, schedule, enabled, last_pull_at, last_pull_status,
+                last_error, created_at
+         FROM data_sources WHERE company_id = $1 AND id = $2",
+        company_id,
+        id
+    )
+    .fetch_optional(pool)
+    .await?
+    .ok_or_else(|| Error::not_found(format!("no data source with id {id}")))
+}
+
+pub async fn delete(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<()> {
+    let done = sqlx::query!(
+        "DELETE FROM data_sources WHERE company_id = $1 AND id = $2",
+        company_id,
+        id
+    )
+    .execute(pool)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(Error::not_found(format!("no data source with id {id}")));
+    }
+    Ok(())
+}
+
+/// Records a pull request as a `crm_pull` job; returns the job id.
+pub async fn request_pull(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<Uuid> {
+    get(pool, company_id, id).await?;
+    let mut tx = pool.begin().await?;
+    let job = crate::runs::insert(
+        &mut tx,
+        crate::runs::NewJob::new(
+            crate::queue::Kind::CrmPull,
+            Some(company_id),
+            serde_json::json!({ "source_id": id, "trigger": "on_demand" }),
+        ),
+    )
+    .await?
+    .ok_or_else(|| Error::Conflict("the pull could not be recorded".to_owned()))?;
+    tx.commit().await?;
+    Ok(job)
+}

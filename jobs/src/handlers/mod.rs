@@ -1,0 +1,165 @@
+//! Job handlers and the one path every job takes: claim the row, run the handler, record the
+//! outcome, push follow-up work. A handler does its effects and `runs::succeed` in one
+//! transaction, so a job delivered twice (a duplicate push, a sweep racing a live worker, a
+//! worker killed mid-job) has its effects once.
+
+pub mod crm_pull;
+pub mod ingest;
+pub mod pricing_run;
+
+use crate::config::{JobSettings, MasterKey};
+use crate::queue::{Kind, Queues};
+use crate::runs::{self, Claimed, Failure};
+use sqlx::PgPool;
+use std::sync::Arc;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// What handlers share.
+#[derive(Clone)]
+pub struct JobContext {
+    pub db: PgPool,
+    pub queues: Queues,
+    /// The process's worker name, recorded as `claimed_by`.
+    pub worker: Arc<str>,
+    pub settings: JobSettings,
+    pub master_key: MasterKey,
+    pub http: reqwest::Client,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// Worth another attempt later (a database or network blip).
+    #[error(transparent)]
+    Retryable(#[from] anyhow::Error),
+    /// Will fail the same way every time: marked failed at once.
+    #[error("{0}")]
+    Permanent(String),
+    /// The lease expired and another worker took the job; this run's effects were rolled back.
+    #[error("claim lost")]
+    ClaimLost,
+}
+
+impl From<crate::Error> for JobError {
+    fn from(e: crate::Error) -> Self {
+        match e {
+            crate::Error::Database(db) => Self::Retryable(db.into()),
+            other => Self::Permanent(other.to_string()),
+        }
+    }
+}
+
+impl From<sqlx::Error> for JobError {
+    fn from(e: sqlx::Error) -> Self {
+        Self::Retryable(e.into())
+    }
+}
+
+/// Work a handler created, to push once its transaction has committed.
+pub type FollowUps = Vec<(Kind, Uuid)>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Succeeded,
+    Retrying,
+    Failed,
+    /// Nothing to do: finished already, held by a live lease, or not due.
+    Skipped,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Succeeded => "succeeded",
+            Self::Retrying => "retrying",
+            Self::Failed => "failed",
+            Self::Skipped => "skipped",
+        }
+    }
+}
+
+/// Backoff before attempt `attempts + 1`: base x 2^(attempts - 1), at most an hour.
+pub fn retry_delay(base: Duration, attempts: i32) -> Duration {
+    let exp = u32::try_from(attempts.clamp(1, 12) - 1).unwrap_or(0);
+    (base * 2u32.pow(exp)).min(Duration::from_secs(3600))
+}
+
+async fn dispatch(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError> {
+    match job.kind {
+        Kind::Ingest => ingest::run(ctx, job).await,
+        Kind::PricingRun => pricing_run::run(ctx, job).await,
+        Kind::CrmPull => crm_pull::run(ctx, job).await,
+        Kind::WebhookDelivery => Err(JobError::Permanent(
+            "webhook delivery is not available in this version".to_owned(),
+        )),
+    }
+}
+
+/// Runs the job with row id `id`, start to finish.
+pub async fn execute(ctx: &JobContext, id: Uuid) -> crate::Result<Outcome> {
+    let Some(job) = runs::claim(&ctx.db, id, &ctx.worker, ctx.settings.lease).await? else {
+        return Ok(Outcome::Skipped);
+    };
+    let span = tracing::info_span!("job", job_id = %job.id, kind = job.kind.as_str(), attempt = job.attempts);
+    let _enter = span.enter();
+    drop(_enter);
+    match dispatch(ctx, &job).await {
+        Ok(follow_ups) => {
+            for (kind, ids) in group(follow_ups) {
+                // A failed push is repaired by the sweeper; the rows are committed.
+                if let Err(e) = ctx.queues.push(kind, &ids).await {
+                    tracing::warn!(parent: &span, error = %e, "follow-up push failed; the sweeper will push it");
+                }
+            }
+            tracing::info!(parent: &span, "job succeeded");
+            Ok(Outcome::Succeeded)
+        }
+        Err(JobError::ClaimLost) => {
+            tracing::warn!(parent: &span, "job claim lost to another worker; effects rolled back");
+            Ok(Outcome::Skipped)
+        }
+        Err(e) => {
+            let permanent = matches!(e, JobError::Permanent(_));
+            let message = format!("{e:#}");
+            let delay = retry_delay(ctx.settings.retry_base, job.attempts);
+            Ok(
+                match runs::fail(&ctx.db, &job, &message, delay, permanent).await? {
+                    Failure::RetryAt(at) => {
+                        tracing::warn!(parent: &span, error = message, retry_at = %at, "job failed; will retry");
+                        Outcome::Retrying
+                    }
+                    Failure::GaveUp => {
+                        tracing::error!(parent: &span, error = message, "job failed for good");
+                        Outcome::Failed
+                    }
+                    Failure::ClaimLost => Outcome::Skipped,
+                },
+            )
+        }
+    }
+}
+
+fn group(follow_ups: FollowUps) -> Vec<(Kind, Vec<Uuid>)> {
+    let mut out: Vec<(Kind, Vec<Uuid>)> = Vec::new();
+    for (kind, id) in follow_ups {
+        match out.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, ids)) => ids.push(id),
+            None => out.push((kind, vec![id])),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let base = Duration::from_secs(10);
+        assert_eq!(retry_delay(base, 1), Duration::from_secs(10));
+        assert_eq!(retry_delay(base, 2), Duration::from_secs(20));
+        assert_eq!(retry_delay(base, 4), Duration::from_secs(80));
+        assert_eq!(retry_delay(base, 40), Duration::from_secs(3600));
+    }
+}
