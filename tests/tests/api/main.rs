@@ -5,6 +5,7 @@ mod api_keys;
 mod auth;
 mod bad_input;
 mod cli;
+mod data_sources;
 mod envelope;
 mod facilities;
 mod health;
