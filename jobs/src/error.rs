@@ -134,3 +134,37 @@ pub fn conflict_on_unique(e: sqlx::Error, message: impl FnOnce(&str) -> String) 
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_must_be_shallow_objects() {
+        assert!(
+            require_object(br#" {"a": [1, {"b": "[[[["}]}"#).is_ok(),
+            "brackets in strings do not count"
+        );
+        assert!(require_object(b"[]").is_err());
+        assert!(require_object(b"  ").is_err());
+        let deep = format!(
+            "{{\"a\": {}{}}}",
+            "[".repeat(MAX_JSON_DEPTH),
+            "]".repeat(MAX_JSON_DEPTH)
+        );
+        assert!(require_object(deep.as_bytes())
+            .unwrap_err()
+            .message
+            .contains("nested deeper"));
+        let ok = format!(
+            "{{\"a\": {}{}}}",
+            "[".repeat(MAX_JSON_DEPTH - 1),
+            "]".repeat(MAX_JSON_DEPTH - 1)
+        );
+        assert!(require_object(ok.as_bytes()).is_ok());
+        assert!(
+            require_object(br#"{"a": "\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}"#).is_ok(),
+            "escaped quotes stay in the string"
+        );
+    }
+}

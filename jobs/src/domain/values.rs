@@ -329,4 +329,35 @@ mod tests {
         assert!(HttpUrl::parse("ftp://example.com").is_err());
         assert!(HttpUrl::parse("example.com").is_err());
     }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn size_parsing_never_panics(raw in ".{0,60}") {
+                let _ = UnitSize::parse(&raw);
+            }
+
+            #[test]
+            fn sizes_round_trip(w in 1u32..=400, d in 1u32..=400, half in any::<bool>()) {
+                let width = f64::from(w) + if half { 0.5 } else { 0.0 };
+                let size = UnitSize::parse(&format!("{width} X {d}")).unwrap();
+                let shown = size.to_string();
+                prop_assert_eq!(UnitSize::parse(&shown).unwrap(), size.clone());
+                prop_assert_eq!(size.area_sqft(), width * f64::from(d));
+            }
+
+            #[test]
+            fn numbers_accept_exactly_their_range(v in -1.0e7f64..1.0e7) {
+                prop_assert_eq!(Percent::new(v).is_ok(), (0.0..=100.0).contains(&v));
+                prop_assert_eq!(Money::new(v).is_ok(), (0.0..=MONEY_MAX).contains(&v));
+                if let Ok(m) = Money::new(v) {
+                    prop_assert!((m.get() - v).abs() <= 0.005 + 1e-9);
+                }
+                prop_assert_eq!(Count::new(v).is_ok(), v >= 0.0 && v.fract() == 0.0 && v <= f64::from(COUNT_MAX));
+            }
+        }
+    }
 }
