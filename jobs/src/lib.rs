@@ -3,6 +3,7 @@
 //!
 //! This crate must never depend on HTTP framework types: the api maps its errors to statuses.
 
+pub mod competitors;
 pub mod config;
 pub mod cron;
 pub mod crypto;
@@ -15,10 +16,12 @@ pub mod handlers;
 pub mod lease_up;
 pub mod mail;
 pub mod password_reset;
+pub mod pricing;
 pub mod queue;
 pub mod runs;
 pub mod seed;
 pub mod sync;
 pub mod tenancy;
+pub mod upload;
 
 pub use error::{Error, Result, ValidationError};
