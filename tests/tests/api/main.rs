@@ -11,6 +11,7 @@ mod facilities;
 mod health;
 mod jobs;
 mod password;
+mod pricing;
 mod rate_limit;
 mod status;
 mod sync;
