@@ -15,3 +15,4 @@ mod pricing;
 mod rate_limit;
 mod status;
 mod sync;
+mod upload;
