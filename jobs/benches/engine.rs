@@ -1,0 +1,88 @@
+//! The pricing engine on one facility: 20 unit types and 30 competitor rates (the shape the
+//! issue names), in stabilized and lease-up mode, plus the competitor band alone.
+
+use chrono::NaiveDate;
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use jobs::pricing::engine::{PromotionInput, UnitTypeInput};
+use jobs::pricing::seasonality::SeasonalIndex;
+use jobs::pricing::{
+    competitor_band, recommend, CompetitorObservation, FacilityInput, Mode, PricingSettings,
+};
+
+const SIZES: [&str; 10] = [
+    "5x5", "5x10", "10x10", "10x15", "10x20", "10x30", "7.5x10", "10x25", "12x30", "15x20",
+];
+
+fn facility(mode: Mode) -> FacilityInput {
+    let as_of: NaiveDate = "2026-11-15".parse().unwrap();
+    FacilityInput {
+        as_of,
+        mode,
+        occupancy_pct: Some(88.5),
+        move_ins_mtd: Some(21.0),
+        move_ins_target_monthly: Some(40.0),
+        seasonality: SeasonalIndex {
+            index: 0.92,
+            own_data: true,
+        },
+        history_days: 365,
+        unit_types: (0..20)
+            .map(|i| UnitTypeInput {
+                size: SIZES[i % 10].into(),
+                tier: if i < 10 {
+                    "climate".into()
+                } else {
+                    "drive-up".into()
+                },
+                street_rate: 60.0 + 10.0 * i as f64,
+                occupancy_pct: Some(80.0 + (i % 15) as f64),
+                total_units: Some(40 + i as u32),
+                last_rate_change: Some(as_of - chrono::Days::new((i * 3) as u64)),
+            })
+            .collect(),
+        promotions: vec![PromotionInput {
+            name: "First month free".into(),
+            depth_pct: 100.0,
+            applies_to: "10x10".into(),
+        }],
+        competitors: (0..30)
+            .map(|i| {
+                (
+                    SIZES[i % 10].to_string(),
+                    CompetitorObservation {
+                        competitor: format!("Competitor {}", i / 10),
+                        rate: 70.0 + 9.0 * i as f64,
+                        promo: (i % 3 == 0).then(|| "First month free".to_owned()),
+                        observed_on: as_of - chrono::Days::new((i % 20) as u64),
+                    },
+                )
+            })
+            .collect(),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let settings = PricingSettings::default();
+    let stabilized = facility(Mode::Stabilized);
+    let lease_up = facility(Mode::LeaseUp);
+    c.bench_function(
+        "engine: 20 unit types, 30 competitor rates, stabilized",
+        |b| b.iter(|| recommend(black_box(&stabilized), black_box(&settings))),
+    );
+    c.bench_function(
+        "engine: 20 unit types, 30 competitor rates, lease-up",
+        |b| b.iter(|| recommend(black_box(&lease_up), black_box(&settings))),
+    );
+    let obs: Vec<CompetitorObservation> = stabilized
+        .competitors
+        .iter()
+        .map(|(_, o)| o.clone())
+        .collect();
+    let band = settings.band();
+    c.bench_function("competitor band: 30 observations", |b| {
+        b.iter(|| competitor_band(black_box(&obs), stabilized.as_of, black_box(&band)))
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
