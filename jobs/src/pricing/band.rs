@@ -158,6 +158,7 @@ pub fn competitor_band(
     settings: &BandSettings,
 ) -> Option<CompetitorBand> {
     // Most recent observation per competitor.
+    let mut keys: Vec<String> = Vec::new();
     let mut latest: Vec<&CompetitorObservation> = Vec::new();
     for o in observations {
         if !(o.rate.is_finite() && o.rate > 0.0) {
@@ -168,13 +169,13 @@ pub fn competitor_band(
             continue;
         }
         let key = o.competitor.trim().to_lowercase();
-        match latest
-            .iter_mut()
-            .find(|l| l.competitor.trim().to_lowercase() == key)
-        {
-            Some(slot) if slot.observed_on <= o.observed_on => *slot = o,
+        match keys.iter().position(|k| *k == key) {
+            Some(i) if latest[i].observed_on <= o.observed_on => latest[i] = o,
             Some(_) => {}
-            None => latest.push(o),
+            None => {
+                keys.push(key);
+                latest.push(o);
+            }
         }
     }
     if latest.is_empty() {

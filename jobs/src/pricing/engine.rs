@@ -113,18 +113,27 @@ pub fn size_key(size: &str) -> String {
 /// Runs the engine: one recommendation per unit type, in input order. Never panics.
 pub fn recommend(input: &FacilityInput, s: &PricingSettings) -> Vec<Recommendation> {
     let band_settings = s.band();
+    // Observations by size, and one band per size (unit types of two tiers share it).
+    let mut by_size: std::collections::HashMap<String, Vec<CompetitorObservation>> =
+        std::collections::HashMap::new();
+    for (size, o) in &input.competitors {
+        by_size.entry(size_key(size)).or_default().push(o.clone());
+    }
+    let mut bands: std::collections::HashMap<String, Option<CompetitorBand>> =
+        std::collections::HashMap::new();
     input
         .unit_types
         .iter()
         .map(|ut| {
             let key = size_key(&ut.size);
-            let observations: Vec<CompetitorObservation> = input
-                .competitors
-                .iter()
-                .filter(|(size, _)| size_key(size) == key)
-                .map(|(_, o)| o.clone())
-                .collect();
-            let band = competitor_band(&observations, input.as_of, &band_settings);
+            let band = bands
+                .entry(key)
+                .or_insert_with_key(|k| {
+                    by_size
+                        .get(k)
+                        .and_then(|obs| competitor_band(obs, input.as_of, &band_settings))
+                })
+                .clone();
             recommend_one(input, ut, band, s)
         })
         .collect()
