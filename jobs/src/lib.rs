@@ -20,5 +20,6 @@ pub mod runs;
 pub mod seed;
 pub mod sync;
 pub mod tenancy;
+pub mod webhooks;
 
 pub use error::{Error, Result, ValidationError};

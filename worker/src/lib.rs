@@ -19,7 +19,12 @@ use tracing_subscriber::EnvFilter;
 pub use metrics::Metrics;
 
 /// The queues this version has handlers for.
-pub const QUEUES: [Kind; 3] = [Kind::Ingest, Kind::PricingRun, Kind::CrmPull];
+pub const QUEUES: [Kind; 4] = [
+    Kind::Ingest,
+    Kind::PricingRun,
+    Kind::CrmPull,
+    Kind::WebhookDelivery,
+];
 
 /// How long a queued job of an idle queue may wait after its push before the sweeper pushes it
 /// again (docs/jobs.md, pick-up).
@@ -98,6 +103,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .build()?;
+    let webhooks = jobs::webhooks::client::WebhookClient::new(&config.webhooks)
+        .context("the webhook client could not be built (WEBHOOK_CA_FILE)")?;
     let ctx = JobContext {
         db: db.clone(),
         queues: queues.clone(),
@@ -105,6 +112,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         settings: settings.clone(),
         master_key: config.master_key.clone(),
         http,
+        webhooks,
     };
     let metrics = Arc::new(Metrics::default());
     let mailer = jobs::mail::Mailer::new(

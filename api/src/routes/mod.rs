@@ -7,6 +7,7 @@ mod health;
 mod password;
 mod status;
 mod sync;
+mod webhooks;
 
 use crate::error::ApiError;
 use crate::extract::JSON_BODY_LIMIT;
@@ -28,6 +29,7 @@ pub fn app(state: AppState) -> Router {
         .merge(api_keys::router())
         .merge(data_sources::router())
         .merge(status::router())
+        .merge(webhooks::router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             crate::auth::require_key,

@@ -14,3 +14,4 @@ mod password;
 mod rate_limit;
 mod status;
 mod sync;
+mod webhooks;
