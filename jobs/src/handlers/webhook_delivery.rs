@@ -175,11 +175,15 @@ async fn conclude(
     result: &AttemptResult,
 ) -> Result<FollowUps, JobError> {
     let http_status = result.http_status.map(i32::from);
-    let duration_ms = i32::try_from(result.duration.as_millis()).unwrap_or(i32::MAX);
+    // An interrupted attempt's duration is unknown.
+    let duration_ms = attempt
+        .interrupted_at
+        .is_none()
+        .then(|| i32::try_from(result.duration.as_millis()).unwrap_or(i32::MAX));
     let error: Option<String> = result
         .error
         .as_ref()
-        .map(|e| e.chars().take(2000).collect());
+        .map(|e| e.chars().filter(|c| *c != '\0').take(2000).collect());
     let mut tx = ctx.db.begin().await?;
     sqlx::query!(
         "UPDATE webhook_attempts SET finished_at = now(), duration_ms = $3, http_status = $4, error = $5,

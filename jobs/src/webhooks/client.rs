@@ -159,8 +159,9 @@ impl WebhookClient {
             }
         }
         excerpt.truncate(RESPONSE_EXCERPT_BYTES);
-        let response_excerpt =
-            (!excerpt.is_empty()).then(|| String::from_utf8_lossy(&excerpt).into_owned());
+        // PostgreSQL text cannot hold NUL characters; a receiver may send them.
+        let response_excerpt = (!excerpt.is_empty())
+            .then(|| String::from_utf8_lossy(&excerpt).replace('\0', "\u{fffd}"));
         let delivered = status.is_success();
         let error = if delivered {
             // The receiver accepted the delivery; a broken answer body does not undo that.

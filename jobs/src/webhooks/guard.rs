@@ -35,14 +35,13 @@ impl PrivateTargets {
         }
         let mut nets = Vec::new();
         for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let net = match part.parse::<IpNet>() {
-                Ok(net) => net,
-                Err(_) => match part.parse::<IpAddr>() {
-                    Ok(ip) => IpNet::from(ip),
-                    Err(_) => return Err(format!(
-                        "'{part}' is not true, false, an IP address or a network like 10.0.0.0/8"
-                    )),
-                },
+            let net = match (part.parse::<IpNet>(), part.parse::<IpAddr>()) {
+                (Ok(net), _) => net,
+                (_, Ok(ip)) => IpNet::from(ip),
+                _ => {
+                    let expected = "true, false, an IP address or a network like 10.0.0.0/8";
+                    return Err(format!("'{part}' is not {expected}"));
+                }
             };
             nets.push(net.trunc());
         }

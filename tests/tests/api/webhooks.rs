@@ -648,7 +648,12 @@ async fn webhook_test_pings_and_deleted_subscriptions() {
     let env = hook_env(&ca, "2s,300ms,300ms,300ms");
     let app = spawn_app_with(&borrowed(&env)).await;
     let failing = Receiver::start(&ca, |_, _| Reply::status(500)).await;
-    let healthy = Receiver::start(&ca, |_, _| Reply::status(200)).await;
+    // Its answer carries a NUL character, which PostgreSQL text cannot store.
+    let healthy = Receiver::start(&ca, |_, _| Reply {
+        body: "accepted\0".to_owned(),
+        ..Reply::status(200)
+    })
+    .await;
     let (gone, _) = subscribe(&app, &failing.url("/in")).await;
     let (kept, _) = subscribe(&app, &healthy.url("/in")).await;
     let worker = WorkerProcess::start(&app.world, &borrowed(&env));
@@ -722,12 +727,16 @@ async fn webhook_test_pings_and_deleted_subscriptions() {
     .await;
     wait_until("all jobs finished", LIMIT, || all_jobs_finished(app.db())).await;
     assert_eq!(failing.count(), 1);
-    assert_eq!(
-        deliveries(&app, &format!("?subscription_id={kept}"))
-            .await
-            .len(),
-        4
-    );
+    let kept_log = deliveries(&app, &format!("?subscription_id={kept}")).await;
+    assert_eq!(kept_log.len(), 4);
+    for d in &kept_log {
+        assert_eq!(
+            (d["status"].as_str(), d["attempts"].as_i64()),
+            (Some("complete"), Some(1)),
+            "{d}"
+        );
+        assert_eq!(d["attempt_log"][0]["response_body"], "accepted\u{fffd}");
+    }
     drop(worker);
 }
 
@@ -877,6 +886,16 @@ async fn webhook_client_refuses_internal_targets_and_redirects() {
     assert_eq!((r.delivered, r.http_status), (false, Some(302)));
     assert_eq!(redirector.count(), 2);
     assert_eq!(v4.count(), 2, "the redirect target was never called");
+
+    // Only the first KiB of an answer is kept.
+    let chatty = Receiver::start(&ca, |_, _| Reply {
+        body: "x".repeat(5000),
+        ..Reply::status(500)
+    })
+    .await;
+    let r = send(&open, &chatty.url("/g")).await;
+    assert_eq!(r.http_status, Some(500));
+    assert_eq!(r.response_excerpt.unwrap().len(), 1024);
 
     // Plain http is never sent, and an untrusted certificate fails the attempt.
     let r = send(&open, &format!("http://127.0.0.1:{port}/e")).await;
