@@ -84,6 +84,117 @@ pub struct Config {
     pub mail_from: String,
     pub mail_dir: std::path::PathBuf,
     pub jobs: JobSettings,
+    pub webhooks: WebhookSettings,
+}
+
+/// Settings of outbound webhook deliveries.
+#[derive(Clone, Debug)]
+pub struct WebhookSettings {
+    /// Waits between a delivery's attempts: one fewer than the attempts (the interface's 5).
+    pub retry_schedule: Vec<Duration>,
+    /// Internal addresses deliveries may reach anyway (on-premises receivers, tests).
+    pub private_targets: crate::webhooks::guard::PrivateTargets,
+    /// Extra trusted root certificates (PEM), already checked to hold at least one.
+    pub extra_roots_pem: Option<Vec<u8>>,
+    /// Limit of one attempt, connection to last byte read.
+    pub timeout: Duration,
+}
+
+impl WebhookSettings {
+    /// The interface's waits between attempts: 1 min, 5 min, 30 min, 2 h.
+    pub const DEFAULT_SCHEDULE: &'static str = "1m,5m,30m,2h";
+    /// The interface's bound on attempts per delivery.
+    pub const MAX_ATTEMPTS: usize = 5;
+
+    /// Attempts per delivery: the first plus one per wait.
+    pub fn max_attempts(&self) -> i32 {
+        i32::try_from(self.retry_schedule.len() + 1).unwrap_or(i32::MAX)
+    }
+
+    /// The wait after failed attempt `attempt` (1-based), or `None` after the last.
+    pub fn wait_after(&self, attempt: i32) -> Option<Duration> {
+        let i = usize::try_from(attempt).ok()?.checked_sub(1)?;
+        self.retry_schedule.get(i).copied()
+    }
+
+    fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let schedule_raw =
+            var(get, "WEBHOOK_RETRY_SCHEDULE").unwrap_or_else(|| Self::DEFAULT_SCHEDULE.to_owned());
+        let retry_schedule = parse_schedule(&schedule_raw)
+            .map_err(|problem| err("WEBHOOK_RETRY_SCHEDULE", problem))?;
+        let private_targets = crate::webhooks::guard::PrivateTargets::parse(
+            &var(get, "WEBHOOK_ALLOW_PRIVATE_TARGETS").unwrap_or_default(),
+        )
+        .map_err(|problem| err("WEBHOOK_ALLOW_PRIVATE_TARGETS", problem))?;
+        let extra_roots_pem = match var(get, "WEBHOOK_CA_FILE") {
+            None => None,
+            Some(path) => {
+                let pem = std::fs::read(path.trim())
+                    .map_err(|e| err("WEBHOOK_CA_FILE", format!("cannot read {path}: {e}")))?;
+                match reqwest::Certificate::from_pem_bundle(&pem) {
+                    Ok(certs) if !certs.is_empty() => Some(pem),
+                    Ok(_) => {
+                        return Err(err(
+                            "WEBHOOK_CA_FILE",
+                            format!("{path} holds no PEM certificate"),
+                        ))
+                    }
+                    Err(e) => {
+                        return Err(err(
+                            "WEBHOOK_CA_FILE",
+                            format!("{path} is not a PEM certificate bundle: {e}"),
+                        ))
+                    }
+                }
+            }
+        };
+        let timeout = parse_num(get, "WEBHOOK_TIMEOUT_MS", 10_000u64, |v| {
+            (100..=120_000).contains(v)
+        })
+        .map(Duration::from_millis)?;
+        Ok(Self {
+            retry_schedule,
+            private_targets,
+            extra_roots_pem,
+            timeout,
+        })
+    }
+}
+
+/// Parses a retry schedule such as `1m,5m,30m,2h` (units `ms`, `s`, `m`, `h`): exactly one wait
+/// fewer than [`WebhookSettings::MAX_ATTEMPTS`], each from 1 ms to 7 days.
+fn parse_schedule(raw: &str) -> Result<Vec<Duration>, String> {
+    let mut waits = Vec::new();
+    for part in raw.split(',').map(str::trim) {
+        let split = part
+            .find(|c: char| !c.is_ascii_digit())
+            .ok_or_else(|| format!("'{part}' has no unit (ms, s, m or h)"))?;
+        let (digits, unit) = part.split_at(split);
+        let n: u64 = digits
+            .parse()
+            .map_err(|_| format!("'{part}' does not start with a whole number"))?;
+        let ms_per = match unit.trim() {
+            "ms" => 1,
+            "s" => 1_000,
+            "m" => 60_000,
+            "h" => 3_600_000,
+            other => return Err(format!("'{other}' in '{part}' is not ms, s, m or h")),
+        };
+        let ms = n.saturating_mul(ms_per);
+        if ms == 0 || ms > 7 * 86_400_000 {
+            return Err(format!("'{part}' must be from 1 ms to 7 days"));
+        }
+        waits.push(Duration::from_millis(ms));
+    }
+    if waits.len() != WebhookSettings::MAX_ATTEMPTS - 1 {
+        return Err(format!(
+            "must list exactly {} waits (a delivery has at most {} attempts), got {}",
+            WebhookSettings::MAX_ATTEMPTS - 1,
+            WebhookSettings::MAX_ATTEMPTS,
+            waits.len()
+        ));
+    }
+    Ok(waits)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -241,6 +352,7 @@ impl Config {
                 .unwrap_or_else(|| ".local/mail".to_owned())
                 .into(),
             jobs: JobSettings::from_lookup(get)?,
+            webhooks: WebhookSettings::from_lookup(get)?,
         })
     }
 }
@@ -320,6 +432,12 @@ mod tests {
             ("MASTER_KEY", "c2hvcnQ="),
             ("APP_ENV", "staging"),
             ("LOG_FORMAT", "xml"),
+            ("WEBHOOK_RETRY_SCHEDULE", "1m,5m,30m"),
+            ("WEBHOOK_RETRY_SCHEDULE", "1m,5m,30m,2d"),
+            ("WEBHOOK_RETRY_SCHEDULE", "1m,0s,30m,2h"),
+            ("WEBHOOK_ALLOW_PRIVATE_TARGETS", "sometimes"),
+            ("WEBHOOK_CA_FILE", "/nonexistent/ca.pem"),
+            ("WEBHOOK_TIMEOUT_MS", "0"),
         ] {
             let e = config(&[
                 ("DATABASE_URL", "postgres://x/y"),
@@ -332,5 +450,44 @@ mod tests {
         }
         let e = config(&[("DATABASE_URL", "mysql://x")]).unwrap_err();
         assert_eq!(e.name, "DATABASE_URL");
+    }
+
+    #[test]
+    fn webhook_settings() {
+        let base = [("DATABASE_URL", "postgres://x/y"), ("APP_ENV", "test")];
+        let c = config(&base).unwrap();
+        let min = Duration::from_secs(60);
+        assert_eq!(
+            c.webhooks.retry_schedule,
+            vec![min, 5 * min, 30 * min, 120 * min]
+        );
+        assert_eq!(c.webhooks.max_attempts(), 5);
+        assert_eq!(c.webhooks.wait_after(1), Some(min));
+        assert_eq!(c.webhooks.wait_after(4), Some(120 * min));
+        assert_eq!(c.webhooks.wait_after(5), None);
+        assert_eq!(c.webhooks.timeout, Duration::from_secs(10));
+        assert_eq!(
+            c.webhooks.private_targets,
+            crate::webhooks::guard::PrivateTargets::Refused
+        );
+        let c = config(&[
+            base[0],
+            base[1],
+            ("WEBHOOK_RETRY_SCHEDULE", "200ms, 1s,2s ,3s"),
+        ])
+        .unwrap();
+        assert_eq!(c.webhooks.wait_after(2), Some(Duration::from_secs(1)));
+        // A file that is not PEM is refused with the variable's name.
+        let path = std::env::temp_dir().join(format!("not-pem-{}.txt", std::process::id()));
+        std::fs::write(&path, "hello").unwrap();
+        let e = config(&[
+            base[0],
+            base[1],
+            ("WEBHOOK_CA_FILE", path.to_str().unwrap()),
+        ])
+        .map(|_| ())
+        .unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(e.name, "WEBHOOK_CA_FILE");
     }
 }

@@ -23,5 +23,6 @@ pub mod seed;
 pub mod sync;
 pub mod tenancy;
 pub mod upload;
+pub mod webhooks;
 
 pub use error::{Error, Result, ValidationError};

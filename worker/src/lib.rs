@@ -19,7 +19,12 @@ use tracing_subscriber::EnvFilter;
 pub use metrics::Metrics;
 
 /// The queues this version has handlers for.
-pub const QUEUES: [Kind; 3] = [Kind::Ingest, Kind::PricingRun, Kind::CrmPull];
+pub const QUEUES: [Kind; 4] = [
+    Kind::Ingest,
+    Kind::PricingRun,
+    Kind::CrmPull,
+    Kind::WebhookDelivery,
+];
 
 /// Advisory lock key that makes one replica at a time the sweeper.
 const SWEEPER_LOCK: i64 = 0x0053_5745_4550_4552;
@@ -94,6 +99,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .build()?;
+    let webhooks = jobs::webhooks::client::WebhookClient::new(&config.webhooks)
+        .context("the webhook client could not be built (WEBHOOK_CA_FILE)")?;
     let ctx = JobContext {
         db: db.clone(),
         queues: queues.clone(),
@@ -101,6 +108,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         settings: settings.clone(),
         master_key: config.master_key.clone(),
         http,
+        webhooks,
     };
     let metrics = Arc::new(Metrics::default());
     let mailer = jobs::mail::Mailer::new(

@@ -9,6 +9,7 @@ mod pricing;
 mod status;
 mod sync;
 mod upload;
+mod webhooks;
 
 use crate::error::ApiError;
 use crate::extract::JSON_BODY_LIMIT;
@@ -32,6 +33,7 @@ pub fn app(state: AppState) -> Router {
         .merge(status::router())
         .merge(pricing::router())
         .merge(upload::router())
+        .merge(webhooks::router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             crate::auth::require_key,

@@ -72,7 +72,7 @@ async fn recommendations(
             })?;
         return Ok(Json(run));
     }
-    let run = store::run_and_store(
+    let stored = store::run_and_store(
         &mut tx,
         who.company_id,
         facility_id,
@@ -81,7 +81,16 @@ async fn recommendations(
     )
     .await?;
     tx.commit().await.map_err(jobs::Error::from)?;
-    Ok(Json(run))
+    if !stored.delivery_jobs.is_empty() {
+        if let Err(e) = state
+            .queues
+            .push(jobs::queue::Kind::WebhookDelivery, &stored.delivery_jobs)
+            .await
+        {
+            tracing::warn!(error = %e, "webhook delivery push failed; the sweeper will push it");
+        }
+    }
+    Ok(Json(stored.run))
 }
 
 async fn read_settings(

@@ -6,6 +6,7 @@
 pub mod crm_pull;
 pub mod ingest;
 pub mod pricing_run;
+pub mod webhook_delivery;
 
 use crate::config::{JobSettings, MasterKey};
 use crate::queue::{Kind, Queues};
@@ -25,6 +26,8 @@ pub struct JobContext {
     pub settings: JobSettings,
     pub master_key: MasterKey,
     pub http: reqwest::Client,
+    /// The guarded client and schedule of webhook deliveries.
+    pub webhooks: crate::webhooks::client::WebhookClient,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +41,10 @@ pub enum JobError {
     /// The lease expired and another worker took the job; this run's effects were rolled back.
     #[error("claim lost")]
     ClaimLost,
+    /// The handler recorded the outcome itself, in its own transaction (a webhook delivery keeps
+    /// its own retry schedule): nothing more to write.
+    #[error("{message}")]
+    Recorded { outcome: Outcome, message: String },
 }
 
 impl From<crate::Error> for JobError {
@@ -89,9 +96,7 @@ async fn dispatch(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError
         Kind::Ingest => ingest::run(ctx, job).await,
         Kind::PricingRun => pricing_run::run(ctx, job).await,
         Kind::CrmPull => crm_pull::run(ctx, job).await,
-        Kind::WebhookDelivery => Err(JobError::Permanent(
-            "webhook delivery is not available in this version".to_owned(),
-        )),
+        Kind::WebhookDelivery => webhook_delivery::run(ctx, job).await,
     }
 }
 
@@ -117,6 +122,18 @@ pub async fn execute(ctx: &JobContext, id: Uuid) -> crate::Result<Outcome> {
         Err(JobError::ClaimLost) => {
             tracing::warn!(parent: &span, "job claim lost to another worker; effects rolled back");
             Ok(Outcome::Skipped)
+        }
+        Err(JobError::Recorded { outcome, message }) => {
+            match outcome {
+                Outcome::Failed => {
+                    tracing::error!(parent: &span, error = message, "job failed for good")
+                }
+                Outcome::Retrying => {
+                    tracing::warn!(parent: &span, error = message, "job failed; will retry")
+                }
+                _ => tracing::info!(parent: &span, message, "job recorded its outcome"),
+            }
+            Ok(outcome)
         }
         Err(e) => {
             let permanent = matches!(e, JobError::Permanent(_));

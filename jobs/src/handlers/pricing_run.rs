@@ -1,8 +1,10 @@
 //! `pricing_run`: runs the pricing engine on the facility's latest snapshot and stores the run.
-//! The run's id is the job's id, so a job delivered twice stores one run.
+//! The run's id is the job's id, so a job delivered twice stores one run. The run records a
+//! `recommendations.ready` delivery per webhook subscription, pushed as follow-up work.
 
 use super::{FollowUps, JobContext, JobError};
 use crate::pricing::store::{self, Trigger};
+use crate::queue::Kind;
 use crate::runs::{self, Claimed};
 use serde_json::json;
 use uuid::Uuid;
@@ -18,15 +20,22 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
         .company_id
         .ok_or_else(|| JobError::Permanent("job has no company".to_owned()))?;
     let mut tx = ctx.db.begin().await?;
-    let run = store::run_and_store(&mut tx, company_id, facility_id, job.id, Trigger::Sync).await?;
+    let stored =
+        store::run_and_store(&mut tx, company_id, facility_id, job.id, Trigger::Sync).await?;
+    let run = &stored.run;
     let result = json!({
         "recommendation_id": run.recommendation_id,
         "per_size_count": run.per_size_count,
         "snapshot_date": run.snapshot_date,
+        "webhook_deliveries": stored.delivery_jobs.len(),
     });
     if !runs::succeed(&mut tx, job, &result).await? {
         return Err(JobError::ClaimLost);
     }
     tx.commit().await?;
-    Ok(vec![])
+    Ok(stored
+        .delivery_jobs
+        .into_iter()
+        .map(|id| (Kind::WebhookDelivery, id))
+        .collect())
 }

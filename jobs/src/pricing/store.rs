@@ -287,15 +287,23 @@ pub async fn load(conn: &mut PgConnection, company_id: Uuid, facility_id: Uuid) 
     })
 }
 
+/// A stored run and the webhook delivery jobs it recorded (to push after commit).
+pub struct Stored {
+    pub run: Run,
+    pub delivery_jobs: Vec<Uuid>,
+}
+
 /// Runs the engine on the facility's latest snapshot and stores the run, in the caller's
-/// transaction. `id` is the run id (a job's id, so a job delivered twice stores one run).
+/// transaction, with a `recommendations.ready` delivery per subscription of the company.
+/// `id` is the run id (a job's id, so a job delivered twice stores one run and its
+/// deliveries once).
 pub async fn run_and_store(
     conn: &mut PgConnection,
     company_id: Uuid,
     facility_id: Uuid,
     id: Uuid,
     trigger: Trigger,
-) -> Result<Run> {
+) -> Result<Stored> {
     let loaded = load(conn, company_id, facility_id).await?;
     let recs = engine::recommend(&loaded.input, &loaded.settings);
     let recommendations =
@@ -327,7 +335,19 @@ pub async fn run_and_store(
     )
     .fetch_one(&mut *conn)
     .await?;
-    Ok(Run {
+    let delivery_jobs = crate::webhooks::record_recommendations_ready(
+        conn,
+        &crate::webhooks::RecommendationsReady {
+            company_id,
+            facility_id,
+            facility_name: loaded.facility_name.clone(),
+            recommendation_id: id,
+            generated_at,
+            per_size_count,
+        },
+    )
+    .await?;
+    let run = Run {
         recommendation_id: id,
         facility_id,
         facility_name: loaded.facility_name,
@@ -340,7 +360,8 @@ pub async fn run_and_store(
         recommendations,
         inputs: loaded.summary,
         settings,
-    })
+    };
+    Ok(Stored { run, delivery_jobs })
 }
 
 /// The latest stored run of a facility; `None` when it has none.

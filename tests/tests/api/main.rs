@@ -16,3 +16,4 @@ mod rate_limit;
 mod status;
 mod sync;
 mod upload;
+mod webhooks;

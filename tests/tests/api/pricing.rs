@@ -352,3 +352,49 @@ async fn competitor_rates_are_added_listed_with_freshness_and_checked() {
     assert_eq!(r.status(), 404);
     assert_eq!(app.count("competitor_rates").await, before);
 }
+
+#[tokio::test]
+async fn each_new_run_records_a_recommendations_ready_delivery_per_subscription() {
+    let app = spawn_app().await;
+    let id = facility(&app, "Main Street").await;
+    for url in ["https://hooks.example.com/a", "https://hooks.example.com/b"] {
+        let (s, body) =
+            status_json(app.post("/api/v1/webhooks", &json!({ "url": url })).await).await;
+        assert_eq!(s, 201, "{body}");
+    }
+    // Another company's subscription must not hear of this company's runs.
+    let other = app.create_tenant("Rival Storage").await;
+    let r = app
+        .req_as(&other, Method::POST, "/api/v1/webhooks")
+        .json(&json!({ "url": "https://hooks.example.com/rival" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+
+    let path = format!("/api/v1/facilities/{id}/recommendations");
+    let (_, run) = status_json(app.get(&path).await).await;
+    let deliveries: Vec<(String, String, Option<String>)> = sqlx::query_as(
+        "SELECT d.event, s.url, d.recommendation_id::text FROM webhook_deliveries d
+         JOIN webhook_subscriptions s ON s.id = d.subscription_id ORDER BY s.url",
+    )
+    .fetch_all(app.db())
+    .await
+    .unwrap();
+    let run_id = run["recommendation_id"].as_str().unwrap();
+    assert_eq!(deliveries.len(), 2, "{deliveries:?}");
+    for (d, url) in deliveries
+        .iter()
+        .zip(["https://hooks.example.com/a", "https://hooks.example.com/b"])
+    {
+        assert_eq!(
+            (d.0.as_str(), d.1.as_str(), d.2.as_deref()),
+            ("recommendations.ready", url, Some(run_id))
+        );
+    }
+    // Reading the latest run is not a new run: no new deliveries. A new run: two more.
+    let _ = app.get(&format!("{path}?regenerate=0")).await;
+    assert_eq!(app.count("webhook_deliveries").await, 2);
+    let _ = app.get(&path).await;
+    assert_eq!(app.count("webhook_deliveries").await, 4);
+}

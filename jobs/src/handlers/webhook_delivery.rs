@@ -1,0 +1,360 @@
+//! `webhook_delivery`: one attempt of a signed webhook delivery per claim.
+//!
+//! The delivery row is the truth of its schedule: `attempts` (finished attempts) and
+//! `next_attempt_at`. The job row only wakes the delivery up: after a failed attempt it goes back
+//! to `queued` with `run_at` at the next attempt (the sweeper pushes it when due), after the last
+//! one it ends `failed`, after a 2xx `succeeded`. An attempt row is written before the request,
+//! so an attempt cut off by a dying worker is counted (and logged as interrupted) by the worker
+//! that takes the job over, and the schedule goes on from it.
+
+use super::{FollowUps, JobContext, JobError, Outcome};
+use crate::crypto;
+use crate::runs::{self, Claimed};
+use crate::webhooks::client::{AttemptResult, Outgoing};
+use chrono::{DateTime, Utc};
+use secrecy::SecretString;
+use serde_json::{json, Value};
+use sqlx::PgConnection;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// Lease of a job while its request is in flight: the request's timeout plus this margin.
+const LEASE_MARGIN: Duration = Duration::from_secs(30);
+
+pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError> {
+    let delivery_id: Uuid = job
+        .payload
+        .get("delivery_id")
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| JobError::Permanent("payload has no delivery_id".to_owned()))?;
+    let Some(d) = sqlx::query!(
+        r#"SELECT d.subscription_id, d.event, d.url, d.body, d.status, d.attempts, d.max_attempts,
+                  coalesce(d.next_attempt_at > now(), false) AS "early!",
+                  d.next_attempt_at, s.secret_sealed AS "secret_sealed?"
+           FROM webhook_deliveries d LEFT JOIN webhook_subscriptions s ON s.id = d.subscription_id
+           WHERE d.id = $1"#,
+        delivery_id
+    )
+    .fetch_optional(&ctx.db)
+    .await?
+    else {
+        return finish(
+            ctx,
+            job,
+            json!({ "skipped": "the delivery no longer exists" }),
+        )
+        .await;
+    };
+    if d.status == "complete" || d.status == "failed" {
+        return finish(
+            ctx,
+            job,
+            json!({ "skipped": "the delivery is finished", "status": d.status }),
+        )
+        .await;
+    }
+    let Some(sealed) = d.secret_sealed else {
+        return close(ctx, job, delivery_id, "the subscription was deleted").await;
+    };
+    // An attempt a dead worker started and never finished counts as a failed attempt.
+    if let Some(open) = sqlx::query!(
+        "SELECT attempt, started_at FROM webhook_attempts
+         WHERE delivery_id = $1 AND finished_at IS NULL ORDER BY attempt DESC LIMIT 1",
+        delivery_id
+    )
+    .fetch_optional(&ctx.db)
+    .await?
+    {
+        let result = AttemptResult {
+            delivered: false,
+            http_status: None,
+            error: Some(
+                "interrupted: the worker making this attempt stopped before it finished \
+                 (the receiver may have received it; the delivery id tells a repeat)"
+                    .to_owned(),
+            ),
+            response_excerpt: None,
+            duration: Duration::ZERO,
+        };
+        let attempt = Attempt {
+            delivery_id,
+            number: open.attempt,
+            max_attempts: d.max_attempts,
+            interrupted_at: Some(open.started_at),
+        };
+        return conclude(ctx, job, &attempt, &result).await;
+    }
+    if d.early {
+        // Woken before the delivery's next attempt is due (the job row was changed by hand,
+        // say): wait for it again without an attempt.
+        let at = d.next_attempt_at.unwrap_or_else(Utc::now);
+        let mut tx = ctx.db.begin().await?;
+        if !reschedule(&mut tx, job, at, "waiting for the next attempt").await? {
+            return Err(JobError::ClaimLost);
+        }
+        tx.commit().await?;
+        return Err(JobError::Recorded {
+            outcome: Outcome::Skipped,
+            message: format!("next attempt at {at}"),
+        });
+    }
+    let secret = match crypto::open(&ctx.master_key, d.subscription_id.as_bytes(), &sealed)
+        .ok()
+        .and_then(|s| String::from_utf8(s).ok())
+    {
+        Some(s) => SecretString::from(s),
+        None => {
+            return close(
+                ctx,
+                job,
+                delivery_id,
+                "the subscription's secret does not open with the master key",
+            )
+            .await
+        }
+    };
+    let number = d.attempts + 1;
+    // Mark the attempt started (and hold the job for the whole request) before sending.
+    let lease = ctx.webhooks.settings().timeout + LEASE_MARGIN;
+    let mut tx = ctx.db.begin().await?;
+    let held = sqlx::query!(
+        "UPDATE job_runs SET lease_expires_at = greatest(lease_expires_at, now() + make_interval(secs => $3))
+         WHERE id = $1 AND claimed_by = $2 AND status = 'running'",
+        job.id,
+        job.worker,
+        lease.as_secs_f64()
+    )
+    .execute(&mut *tx)
+    .await?;
+    if held.rows_affected() != 1 {
+        return Err(JobError::ClaimLost);
+    }
+    sqlx::query!(
+        "INSERT INTO webhook_attempts (delivery_id, attempt, started_at, worker) VALUES ($1, $2, now(), $3)",
+        delivery_id,
+        number,
+        job.worker
+    )
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+
+    let result = ctx
+        .webhooks
+        .send(&Outgoing {
+            url: &d.url,
+            event: &d.event,
+            delivery_id,
+            body: &d.body,
+            secret: &secret,
+        })
+        .await;
+    let attempt = Attempt {
+        delivery_id,
+        number,
+        max_attempts: d.max_attempts,
+        interrupted_at: None,
+    };
+    conclude(ctx, job, &attempt, &result).await
+}
+
+struct Attempt {
+    delivery_id: Uuid,
+    number: i32,
+    max_attempts: i32,
+    /// When the attempt was an interrupted one: when it started (its wait counts from then).
+    interrupted_at: Option<DateTime<Utc>>,
+}
+
+/// Records an attempt's outcome, the delivery's new state and the job's, in one transaction.
+async fn conclude(
+    ctx: &JobContext,
+    job: &Claimed,
+    attempt: &Attempt,
+    result: &AttemptResult,
+) -> Result<FollowUps, JobError> {
+    let http_status = result.http_status.map(i32::from);
+    // An interrupted attempt's duration is unknown.
+    let duration_ms = attempt
+        .interrupted_at
+        .is_none()
+        .then(|| i32::try_from(result.duration.as_millis()).unwrap_or(i32::MAX));
+    let error: Option<String> = result
+        .error
+        .as_ref()
+        .map(|e| e.chars().filter(|c| *c != '\0').take(2000).collect());
+    let mut tx = ctx.db.begin().await?;
+    sqlx::query!(
+        "UPDATE webhook_attempts SET finished_at = now(), duration_ms = $3, http_status = $4, error = $5,
+                response_excerpt = $6
+         WHERE delivery_id = $1 AND attempt = $2 AND finished_at IS NULL",
+        attempt.delivery_id,
+        attempt.number,
+        duration_ms,
+        http_status,
+        error,
+        result.response_excerpt
+    )
+    .execute(&mut *tx)
+    .await?;
+    let span = tracing::Span::current();
+    if result.delivered {
+        let updated = sqlx::query!(
+            "UPDATE webhook_deliveries SET status = 'complete', attempts = $2, last_http_status = $3,
+                    last_error = NULL, next_attempt_at = NULL, finished_at = now(), updated_at = now()
+             WHERE id = $1 AND status IN ('queued', 'retrying')",
+            attempt.delivery_id,
+            attempt.number,
+            http_status
+        )
+        .execute(&mut *tx)
+        .await?;
+        let outcome = json!({
+            "delivery_id": attempt.delivery_id,
+            "attempt": attempt.number,
+            "http_status": http_status,
+            "delivery_open": updated.rows_affected() == 1,
+        });
+        if !runs::succeed(&mut tx, job, &outcome).await? {
+            return Err(JobError::ClaimLost);
+        }
+        tx.commit().await?;
+        tracing::info!(parent: &span, delivery_id = %attempt.delivery_id, attempt = attempt.number, http_status, "webhook delivered");
+        return Ok(vec![]);
+    }
+    let error = error.unwrap_or_else(|| "the attempt failed".to_owned());
+    let wait = (attempt.number < attempt.max_attempts)
+        .then(|| ctx.webhooks.settings().wait_after(attempt.number))
+        .flatten();
+    match wait {
+        Some(wait) => {
+            // The wait counts from the end of the attempt (from the start of an interrupted one,
+            // whose end is unknown), never before now.
+            let next: Option<DateTime<Utc>> = sqlx::query_scalar!(
+                r#"UPDATE webhook_deliveries SET status = 'retrying', attempts = $2, last_http_status = $3,
+                        last_error = $4, updated_at = now(),
+                        next_attempt_at = greatest(now(), coalesce($5, now()) + make_interval(secs => $6))
+                   WHERE id = $1 AND status IN ('queued', 'retrying')
+                   RETURNING next_attempt_at AS "next!""#,
+                attempt.delivery_id,
+                attempt.number,
+                http_status,
+                error,
+                attempt.interrupted_at,
+                wait.as_secs_f64()
+            )
+            .fetch_optional(&mut *tx)
+            .await?;
+            let Some(next) = next else {
+                // Closed meanwhile (its subscription was deleted): nothing more to send.
+                let outcome = json!({ "skipped": "the delivery was closed during the attempt" });
+                if !runs::succeed(&mut tx, job, &outcome).await? {
+                    return Err(JobError::ClaimLost);
+                }
+                tx.commit().await?;
+                return Ok(vec![]);
+            };
+            if !reschedule(&mut tx, job, next, &error).await? {
+                return Err(JobError::ClaimLost);
+            }
+            tx.commit().await?;
+            Err(JobError::Recorded {
+                outcome: Outcome::Retrying,
+                message: format!(
+                    "webhook attempt {} of {} failed ({error}); next attempt at {next}",
+                    attempt.number, attempt.max_attempts
+                ),
+            })
+        }
+        None => {
+            sqlx::query!(
+                "UPDATE webhook_deliveries SET status = 'failed', attempts = $2, last_http_status = $3,
+                        last_error = $4, next_attempt_at = NULL, finished_at = now(), updated_at = now()
+                 WHERE id = $1 AND status IN ('queued', 'retrying')",
+                attempt.delivery_id,
+                attempt.number,
+                http_status,
+                error
+            )
+            .execute(&mut *tx)
+            .await?;
+            let ended = sqlx::query!(
+                "UPDATE job_runs SET status = 'failed', finished_at = now(), last_error = $3,
+                        claimed_by = NULL, lease_expires_at = NULL, enqueued_at = NULL
+                 WHERE id = $1 AND claimed_by = $2 AND status = 'running'",
+                job.id,
+                job.worker,
+                error
+            )
+            .execute(&mut *tx)
+            .await?;
+            if ended.rows_affected() != 1 {
+                return Err(JobError::ClaimLost);
+            }
+            tx.commit().await?;
+            Err(JobError::Recorded {
+                outcome: Outcome::Failed,
+                message: format!(
+                    "webhook delivery failed after {} attempts ({error})",
+                    attempt.number
+                ),
+            })
+        }
+    }
+}
+
+/// Puts a claimed job back to `queued` until `at` without counting a failure: the delivery keeps
+/// its own count. `false` when the claim was lost.
+async fn reschedule(
+    conn: &mut PgConnection,
+    job: &Claimed,
+    at: DateTime<Utc>,
+    note: &str,
+) -> Result<bool, JobError> {
+    let done = sqlx::query!(
+        "UPDATE job_runs SET status = 'queued', run_at = $3, enqueued_at = NULL, claimed_by = NULL,
+                lease_expires_at = NULL, last_error = $4
+         WHERE id = $1 AND claimed_by = $2 AND status = 'running'",
+        job.id,
+        job.worker,
+        at,
+        note
+    )
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Closes a delivery that cannot be sent any more as failed, and finishes its job.
+async fn close(
+    ctx: &JobContext,
+    job: &Claimed,
+    delivery_id: Uuid,
+    why: &str,
+) -> Result<FollowUps, JobError> {
+    let mut tx = ctx.db.begin().await?;
+    sqlx::query!(
+        "UPDATE webhook_deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL,
+                finished_at = now(), updated_at = now()
+         WHERE id = $1 AND status IN ('queued', 'retrying')",
+        delivery_id,
+        why
+    )
+    .execute(&mut *tx)
+    .await?;
+    if !runs::succeed(&mut tx, job, &json!({ "skipped": why })).await? {
+        return Err(JobError::ClaimLost);
+    }
+    tx.commit().await?;
+    Ok(vec![])
+}
+
+async fn finish(ctx: &JobContext, job: &Claimed, result: Value) -> Result<FollowUps, JobError> {
+    let mut tx = ctx.db.begin().await?;
+    if !runs::succeed(&mut tx, job, &result).await? {
+        return Err(JobError::ClaimLost);
+    }
+    tx.commit().await?;
+    Ok(vec![])
+}
