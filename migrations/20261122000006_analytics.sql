@@ -185,3 +185,132 @@ CREATE TRIGGER competitor_rates_latest_del AFTER DELETE ON competitor_rates
 
 SELECT analytics_refresh_competitor_latest(array_agg(facility_id), array_agg(size), array_agg(k))
 FROM (SELECT DISTINCT facility_id, size, lower(btrim(competitor)) AS k FROM competitor_rates) existing;
+
+-- Daily totals per company for the company-wide lead funnel (30 or 90 days of every facility
+-- would otherwise sum up to 450,000 lead rows per request). Kept by statement-level triggers as
+-- deltas: an insert adds, a delete subtracts, an update does both, whatever deletes the rows
+-- (a re-sent day, a deleted facility). Writers of one company and date are serialised by a
+-- transaction-scoped advisory lock taken in (company, date) order, so concurrent syncs can
+-- neither lose an update nor deadlock on these rows.
+-- sync_leads carries its record's company so a delete can be attributed after the record is gone.
+ALTER TABLE sync_leads ADD COLUMN company_id uuid;
+UPDATE sync_leads l SET company_id = s.company_id FROM sync_records s WHERE s.id = l.sync_id;
+
+CREATE FUNCTION sync_leads_set_company() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.company_id IS NULL THEN
+        SELECT s.company_id INTO NEW.company_id FROM sync_records s WHERE s.id = NEW.sync_id;
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER sync_leads_company BEFORE INSERT ON sync_leads
+    FOR EACH ROW EXECUTE FUNCTION sync_leads_set_company();
+
+CREATE TABLE company_days (
+    company_id              uuid NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
+    snapshot_date           date NOT NULL,
+    snapshots               bigint NOT NULL,
+    snapshots_with_move_ins bigint NOT NULL,
+    move_ins_daily_sum      bigint NOT NULL,
+    PRIMARY KEY (company_id, snapshot_date)
+);
+
+CREATE TABLE company_lead_days (
+    company_id    uuid NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
+    snapshot_date date NOT NULL,
+    channel       text NOT NULL,
+    leads         bigint NOT NULL,
+    PRIMARY KEY (company_id, snapshot_date, channel)
+);
+
+-- Applies signed deltas (one row per changed source row) to company_days.
+CREATE FUNCTION analytics_company_days_apply(d jsonb) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('company_days'), hashtext(k.c || k.d))
+    FROM (SELECT DISTINCT x->>'c' AS c, x->>'d' AS d FROM jsonb_array_elements(d) x ORDER BY 1, 2) k;
+    INSERT INTO company_days AS t (company_id, snapshot_date, snapshots, snapshots_with_move_ins, move_ins_daily_sum)
+    SELECT (x->>'c')::uuid, (x->>'d')::date, sum((x->>'n')::bigint), sum((x->>'w')::bigint), sum((x->>'m')::bigint)
+    FROM jsonb_array_elements(d) x
+    WHERE EXISTS (SELECT 1 FROM companies co WHERE co.id = (x->>'c')::uuid)
+    GROUP BY 1, 2 ORDER BY 1, 2
+    ON CONFLICT (company_id, snapshot_date) DO UPDATE SET
+        snapshots = t.snapshots + EXCLUDED.snapshots,
+        snapshots_with_move_ins = t.snapshots_with_move_ins + EXCLUDED.snapshots_with_move_ins,
+        move_ins_daily_sum = t.move_ins_daily_sum + EXCLUDED.move_ins_daily_sum;
+END $$;
+
+CREATE FUNCTION sync_records_company_days() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    d jsonb;
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        SELECT jsonb_agg(jsonb_build_object('c', company_id, 'd', snapshot_date, 'n', 1,
+                   'w', (move_ins_daily IS NOT NULL)::int, 'm', coalesce(move_ins_daily, 0)))
+        INTO d FROM changed_new;
+    ELSIF TG_OP = 'UPDATE' THEN
+        SELECT jsonb_agg(x) INTO d FROM (
+            SELECT jsonb_build_object('c', company_id, 'd', snapshot_date, 'n', 1,
+                   'w', (move_ins_daily IS NOT NULL)::int, 'm', coalesce(move_ins_daily, 0)) AS x FROM changed_new
+            UNION ALL
+            SELECT jsonb_build_object('c', company_id, 'd', snapshot_date, 'n', -1,
+                   'w', -(move_ins_daily IS NOT NULL)::int, 'm', -coalesce(move_ins_daily, 0)) FROM changed_old) u;
+    ELSE
+        SELECT jsonb_agg(jsonb_build_object('c', company_id, 'd', snapshot_date, 'n', -1,
+                   'w', -(move_ins_daily IS NOT NULL)::int, 'm', -coalesce(move_ins_daily, 0)))
+        INTO d FROM changed_old;
+    END IF;
+    IF d IS NOT NULL THEN
+        PERFORM analytics_company_days_apply(d);
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER sync_records_company_days_ins AFTER INSERT ON sync_records
+    REFERENCING NEW TABLE AS changed_new
+    FOR EACH STATEMENT EXECUTE FUNCTION sync_records_company_days();
+CREATE TRIGGER sync_records_company_days_upd AFTER UPDATE ON sync_records
+    REFERENCING NEW TABLE AS changed_new OLD TABLE AS changed_old
+    FOR EACH STATEMENT EXECUTE FUNCTION sync_records_company_days();
+CREATE TRIGGER sync_records_company_days_del AFTER DELETE ON sync_records
+    REFERENCING OLD TABLE AS changed_old
+    FOR EACH STATEMENT EXECUTE FUNCTION sync_records_company_days();
+
+CREATE FUNCTION sync_leads_company_lead_days() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        PERFORM pg_advisory_xact_lock(hashtext('company_days'), hashtext(k.c || k.d))
+        FROM (SELECT DISTINCT company_id::text AS c, snapshot_date::text AS d FROM changed_new ORDER BY 1, 2) k;
+        INSERT INTO company_lead_days AS t (company_id, snapshot_date, channel, leads)
+        SELECT company_id, snapshot_date, channel, sum(lead_count) FROM changed_new n
+        WHERE company_id IS NOT NULL AND EXISTS (SELECT 1 FROM companies co WHERE co.id = n.company_id)
+        GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+        ON CONFLICT (company_id, snapshot_date, channel) DO UPDATE SET leads = t.leads + EXCLUDED.leads;
+    END IF;
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        PERFORM pg_advisory_xact_lock(hashtext('company_days'), hashtext(k.c || k.d))
+        FROM (SELECT DISTINCT company_id::text AS c, snapshot_date::text AS d FROM changed_old ORDER BY 1, 2) k;
+        UPDATE company_lead_days t SET leads = t.leads - o.leads
+        FROM (SELECT company_id, snapshot_date, channel, sum(lead_count) AS leads FROM changed_old
+              WHERE company_id IS NOT NULL GROUP BY 1, 2, 3) o
+        WHERE t.company_id = o.company_id AND t.snapshot_date = o.snapshot_date AND t.channel = o.channel;
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER sync_leads_days_ins AFTER INSERT ON sync_leads
+    REFERENCING NEW TABLE AS changed_new
+    FOR EACH STATEMENT EXECUTE FUNCTION sync_leads_company_lead_days();
+CREATE TRIGGER sync_leads_days_upd AFTER UPDATE ON sync_leads
+    REFERENCING NEW TABLE AS changed_new OLD TABLE AS changed_old
+    FOR EACH STATEMENT EXECUTE FUNCTION sync_leads_company_lead_days();
+CREATE TRIGGER sync_leads_days_del AFTER DELETE ON sync_leads
+    REFERENCING OLD TABLE AS changed_old
+    FOR EACH STATEMENT EXECUTE FUNCTION sync_leads_company_lead_days();
+
+-- Records that existed before this migration.
+INSERT INTO company_days (company_id, snapshot_date, snapshots, snapshots_with_move_ins, move_ins_daily_sum)
+SELECT company_id, snapshot_date, count(*), count(move_ins_daily), coalesce(sum(move_ins_daily), 0)
+FROM sync_records GROUP BY 1, 2;
+INSERT INTO company_lead_days (company_id, snapshot_date, channel, leads)
+SELECT company_id, snapshot_date, channel, sum(lead_count) FROM sync_leads
+WHERE company_id IS NOT NULL GROUP BY 1, 2, 3;

@@ -233,7 +233,8 @@ async fn analytics_seasonality_by_hand() {
 #[tokio::test]
 async fn analytics_leads_by_hand() {
     let app = spawn_app().await;
-    // Latest snapshot Nov 20: the 30-day period is Oct 22 - Nov 20, the previous one
+    // Nov 1 is first sent with web 99, email 3 and 9 move-ins, then re-sent: only the second
+    // version counts (email never appears). Latest snapshot Nov 20: the 30-day period is Oct 22 - Nov 20, the previous one
     // Sep 22 - Oct 21; 90 days: Aug 23 - Nov 20.
     // Oct 1 (previous 30 days): web 10, referral 4, 3 move-ins.
     // Nov 1: web 20, phone 10, 4 move-ins. Nov 20: web 10, phone 0, 5 move-ins.
@@ -241,6 +242,9 @@ async fn analytics_leads_by_hand() {
     //      9 move-ins / 40 = 22.5 %.
     // 90d: web 40, phone 10, referral 4 -> 54 leads, shares 74.07 / 18.52 / 7.41;
     //      12 / 54 = 22.22 %; nothing dead.
+    push(&app, json!({ "facility": { "name": "Funnel" }, "date": "2026-11-01", "move_ins": { "daily": 9 },
+                       "leads": [{ "channel": "web", "count": 99 }, { "channel": "email", "count": 3 }] })).await;
+    let mut funnel_id = String::new();
     for (date, leads, mi) in [
         (
             "2026-10-01",
@@ -258,7 +262,8 @@ async fn analytics_leads_by_hand() {
             5,
         ),
     ] {
-        push(&app, json!({ "facility": { "name": "Funnel" }, "date": date, "move_ins": { "daily": mi }, "leads": leads })).await;
+        let res = push(&app, json!({ "facility": { "name": "Funnel" }, "date": date, "move_ins": { "daily": mi }, "leads": leads })).await;
+        funnel_id = res["facility"]["id"].as_str().unwrap().to_owned();
     }
     let body = get_ok(&app, "/api/v1/analytics/leads?period=30d").await;
     assert_eq!(body["as_of"], "2026-11-20");
@@ -305,10 +310,21 @@ async fn analytics_leads_by_hand() {
         .as_str()
         .unwrap()
         .contains("not measured"));
-    // Without a period: 30 days.
+    // Without a period: 30 days. One facility (read from its own rows) gives the same funnel as
+    // the company (read from the daily company totals).
     assert_eq!(
         get_ok(&app, "/api/v1/analytics/leads").await["total_leads"],
         40
+    );
+    let one = get_ok(
+        &app,
+        &format!("/api/v1/analytics/leads?facility_id={funnel_id}&period=30d"),
+    )
+    .await;
+    assert_eq!(one["channels"], body["channels"]);
+    assert_eq!(
+        (one["move_ins"].clone(), one["snapshots"].clone()),
+        (json!(9), json!(2))
     );
 
     let q = get_ok(&app, "/api/v1/analytics/leads?period=90d").await;

@@ -61,40 +61,83 @@ pub async fn report(
     };
     let start = as_of - Duration::days(days - 1);
     let prev_start = start - Duration::days(days);
-    let channels: Vec<ChannelLeads> = sqlx::query!(
-        r#"SELECT channel,
-                  coalesce(sum(lead_count) FILTER (WHERE snapshot_date >= $2), 0)::int8 AS "leads!",
-                  coalesce(sum(lead_count) FILTER (WHERE snapshot_date < $2), 0)::int8 AS "previous!"
-           FROM sync_leads
-           WHERE facility_id = ANY($1) AND snapshot_date >= $3 AND snapshot_date <= $4
-           GROUP BY channel"#,
-        &ids,
-        start,
-        prev_start,
-        as_of
-    )
-    .fetch_all(pool)
-    .await?
-    .into_iter()
-    .map(|r| ChannelLeads {
-        channel: r.channel,
-        leads: u64::try_from(r.leads).unwrap_or(0),
-        previous_period_leads: u64::try_from(r.previous).unwrap_or(0),
-    })
-    .collect();
-    let m = sqlx::query!(
-        r#"SELECT coalesce(sum(move_ins_daily), 0)::int8 AS "move_ins!", count(*) AS "snapshots!",
-                  count(move_ins_daily) AS "with_move_ins!"
-           FROM sync_records
-           WHERE company_id = $1 AND facility_id = ANY($2) AND snapshot_date >= $3 AND snapshot_date <= $4"#,
-        company_id,
-        &ids,
-        start,
-        as_of
-    )
-    .fetch_one(pool)
-    .await?;
-    let f = funnel(&channels, u64::try_from(m.move_ins).unwrap_or(0));
+    // Company-wide from the daily company totals (`company_days`, `company_lead_days`); one
+    // facility from its own rows. Both give the same figures (the triggers keep the totals).
+    let (rows, move_ins, snapshots, with_move_ins) = match facility {
+        None => {
+            let rows = sqlx::query!(
+                r#"SELECT channel,
+                          coalesce(sum(leads) FILTER (WHERE snapshot_date >= $2), 0)::int8 AS "leads!",
+                          coalesce(sum(leads) FILTER (WHERE snapshot_date < $2), 0)::int8 AS "previous!"
+                   FROM company_lead_days
+                   WHERE company_id = $1 AND snapshot_date >= $3 AND snapshot_date <= $4
+                   GROUP BY channel HAVING sum(leads) > 0"#,
+                company_id,
+                start,
+                prev_start,
+                as_of
+            )
+            .fetch_all(pool)
+            .await?
+            .into_iter()
+            .map(|r| (r.channel, r.leads, r.previous))
+            .collect::<Vec<_>>();
+            let m = sqlx::query!(
+                r#"SELECT coalesce(sum(move_ins_daily_sum), 0)::int8 AS "move_ins!",
+                          coalesce(sum(snapshots), 0)::int8 AS "snapshots!",
+                          coalesce(sum(snapshots_with_move_ins), 0)::int8 AS "with_move_ins!"
+                   FROM company_days
+                   WHERE company_id = $1 AND snapshot_date >= $2 AND snapshot_date <= $3"#,
+                company_id,
+                start,
+                as_of
+            )
+            .fetch_one(pool)
+            .await?;
+            (rows, m.move_ins, m.snapshots, m.with_move_ins)
+        }
+        Some(_) => {
+            let rows = sqlx::query!(
+                r#"SELECT channel,
+                          coalesce(sum(lead_count) FILTER (WHERE snapshot_date >= $2), 0)::int8 AS "leads!",
+                          coalesce(sum(lead_count) FILTER (WHERE snapshot_date < $2), 0)::int8 AS "previous!"
+                   FROM sync_leads
+                   WHERE facility_id = ANY($1) AND snapshot_date >= $3 AND snapshot_date <= $4
+                   GROUP BY channel HAVING sum(lead_count) > 0"#,
+                &ids,
+                start,
+                prev_start,
+                as_of
+            )
+            .fetch_all(pool)
+            .await?
+            .into_iter()
+            .map(|r| (r.channel, r.leads, r.previous))
+            .collect::<Vec<_>>();
+            let m = sqlx::query!(
+                r#"SELECT coalesce(sum(move_ins_daily), 0)::int8 AS "move_ins!", count(*) AS "snapshots!",
+                          count(move_ins_daily) AS "with_move_ins!"
+                   FROM sync_records
+                   WHERE company_id = $1 AND facility_id = ANY($2) AND snapshot_date >= $3 AND snapshot_date <= $4"#,
+                company_id,
+                &ids,
+                start,
+                as_of
+            )
+            .fetch_one(pool)
+            .await?;
+            (rows, m.move_ins, m.snapshots, m.with_move_ins)
+        }
+    };
+    let channels: Vec<ChannelLeads> = rows
+        .into_iter()
+        .map(|(channel, leads, previous)| ChannelLeads {
+            channel,
+            leads: u64::try_from(leads).unwrap_or(0),
+            previous_period_leads: u64::try_from(previous).unwrap_or(0),
+        })
+        .collect();
+    let f = funnel(&channels, u64::try_from(move_ins).unwrap_or(0));
     let reason = (f.total_leads == 0).then(|| {
         "no leads were recorded in the period (leads arrive through the sync's `leads` field)"
             .to_owned()
@@ -106,8 +149,8 @@ pub async fn report(
         period_start: Some(start),
         previous_period_start: Some(prev_start),
         funnel: f,
-        snapshots: m.snapshots,
-        snapshots_with_move_ins: m.with_move_ins,
+        snapshots,
+        snapshots_with_move_ins: with_move_ins,
         per_channel_conversion: note,
         reason,
     })
