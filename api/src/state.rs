@@ -26,7 +26,15 @@ impl AppState {
             .context("DATABASE_URL could not be parsed")?;
         let client = redis::Client::open(config.redis_url.expose_secret())
             .context("REDIS_URL could not be parsed")?;
-        let redis = ConnectionManager::new(client)
+        // Fail fast when Redis is away: a request must not wait through a long reconnect
+        // backoff (rate limits fail open and pushes are repaired by the sweeper).
+        let manager = redis::aio::ConnectionManagerConfig::new()
+            .set_number_of_retries(1)
+            .set_min_delay(std::time::Duration::from_millis(50))
+            .set_max_delay(std::time::Duration::from_millis(200))
+            .set_connection_timeout(Some(std::time::Duration::from_secs(1)))
+            .set_response_timeout(Some(std::time::Duration::from_secs(2)));
+        let redis = ConnectionManager::new_with_config(client, manager)
             .await
             .context("could not connect to Redis")?;
         Ok(Self::new(config, db, redis))

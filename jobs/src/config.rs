@@ -259,7 +259,7 @@ impl JobSettings {
         Ok(Self {
             lease: secs("JOB_LEASE_SECS", 60)?,
             retry_base: ms("JOB_RETRY_BASE_MS", 10_000, 1)?,
-            sweep_interval: ms("SWEEP_INTERVAL_MS", 250, 10)?,
+            sweep_interval: ms("SWEEP_INTERVAL_MS", 1_000, 10)?,
             repush_after: ms("JOB_REPUSH_AFTER_MS", 5_000, 10)?,
             retention: secs("JOB_RETENTION_SECS", 14 * 86_400)?,
             poll_interval: ms("WORKER_POLL_INTERVAL_MS", 100, 10)?,

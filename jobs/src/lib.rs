@@ -4,6 +4,7 @@
 //! This crate must never depend on HTTP framework types: the api maps its errors to statuses.
 
 pub mod analytics;
+pub mod competitors;
 pub mod config;
 pub mod cron;
 pub mod crypto;
@@ -16,10 +17,12 @@ pub mod handlers;
 pub mod lease_up;
 pub mod mail;
 pub mod password_reset;
+pub mod pricing;
 pub mod queue;
 pub mod runs;
 pub mod seed;
 pub mod sync;
 pub mod tenancy;
+pub mod upload;
 
 pub use error::{Error, Result, ValidationError};

@@ -158,35 +158,23 @@ pub async fn fail(
 /// Jobs the sweeper must (re)push: queued and due but not pushed for `repush_after` (a push
 /// that failed after commit, a flushed Redis, a retry that came due), and running jobs whose
 /// lease expired (their worker died). Marks them pushed. Runs under the sweeper's lock.
-///
-/// `idle` names kinds whose Redis queue holds nothing waiting: a queued row of such a kind
-/// pushed more than `idle_grace` ago is not waiting behind others, so it is pushed again at once
-/// instead of after `repush_after` (see docs/jobs.md, pick-up).
 pub async fn take_due(
     conn: &mut PgConnection,
     repush_after: Duration,
-    idle: &[Kind],
-    idle_grace: Duration,
     limit: i64,
 ) -> Result<Vec<(Uuid, Kind)>> {
     let after_ms = i64::try_from(repush_after.as_millis()).unwrap_or(i64::MAX) as f64;
-    let grace_ms = i64::try_from(idle_grace.as_millis()).unwrap_or(i64::MAX) as f64;
-    let idle: Vec<String> = idle.iter().map(|k| k.as_str().to_owned()).collect();
     let rows = sqlx::query!(
         "UPDATE job_runs SET enqueued_at = now()
          WHERE id IN (
              SELECT id FROM job_runs
              WHERE ((status = 'queued' AND run_at <= now()) OR (status = 'running' AND lease_expires_at < now()))
                AND (enqueued_at IS NULL
-                    OR enqueued_at < now() - make_interval(secs => $1::float8 / 1000)
-                    OR (kind = ANY($3) AND status = 'queued'
-                        AND enqueued_at < now() - make_interval(secs => $4::float8 / 1000)))
+                    OR enqueued_at < now() - make_interval(secs => $1::float8 / 1000))
              ORDER BY run_at LIMIT $2 FOR UPDATE SKIP LOCKED)
          RETURNING id, kind",
         after_ms,
-        limit,
-        &idle,
-        grace_ms
+        limit
     )
     .fetch_all(conn)
     .await?;

@@ -574,3 +574,91 @@ pub async fn wipe_redis_prefix(prefix: &str) {
             .expect("DEL");
     }
 }
+
+/// A Redis server of the test's own, on a free loopback port, that the test may flush, kill and
+/// restart without disturbing tests that share the default Redis.
+pub struct PrivateRedis {
+    port: u16,
+    child: Option<std::process::Child>,
+}
+
+impl PrivateRedis {
+    pub async fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let mut me = Self { port, child: None };
+        me.launch().await;
+        me
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    async fn launch(&mut self) {
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        self.child = Some(child);
+        let url = self.url();
+        wait_until(
+            "the private Redis answers",
+            std::time::Duration::from_secs(10),
+            || {
+                let url = url.clone();
+                async move {
+                    let Ok(client) = redis::Client::open(url) else {
+                        return false;
+                    };
+                    let Ok(mut conn) = client.get_multiplexed_async_connection().await else {
+                        return false;
+                    };
+                    redis::cmd("PING")
+                        .query_async::<String>(&mut conn)
+                        .await
+                        .is_ok()
+                }
+            },
+        )
+        .await;
+    }
+
+    /// Runs one command (e.g. `FLUSHALL`).
+    pub async fn cmd(&self, name: &str) {
+        let client = redis::Client::open(self.url()).expect("redis url");
+        let mut conn = client
+            .get_multiplexed_async_connection()
+            .await
+            .expect("redis connects");
+        let _: redis::Value = redis::cmd(name)
+            .query_async(&mut conn)
+            .await
+            .expect("redis command");
+    }
+
+    /// SIGKILL: every connection breaks, every key is gone.
+    pub fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// A new, empty server on the same port.
+    pub async fn restart(&mut self) {
+        self.kill9();
+        self.launch().await;
+    }
+}
+
+impl Drop for PrivateRedis {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}

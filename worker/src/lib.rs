@@ -21,10 +21,6 @@ pub use metrics::Metrics;
 /// The queues this version has handlers for.
 pub const QUEUES: [Kind; 3] = [Kind::Ingest, Kind::PricingRun, Kind::CrmPull];
 
-/// How long a queued job of an idle queue may wait after its push before the sweeper pushes it
-/// again (docs/jobs.md, pick-up).
-const IDLE_REPUSH_GRACE: Duration = Duration::from_millis(250);
-
 /// Advisory lock key that makes one replica at a time the sweeper.
 const SWEEPER_LOCK: i64 = 0x0053_5745_4550_4552;
 
@@ -219,15 +215,7 @@ pub async fn sweep_once(ctx: &JobContext) -> anyhow::Result<usize> {
     if !leader {
         return Ok(0);
     }
-    // Kinds whose Redis queue is empty: their queued rows are not waiting behind others.
-    let mut idle = Vec::new();
-    for kind in QUEUES {
-        if ctx.queues.depth(kind).await? == 0 {
-            idle.push(kind);
-        }
-    }
-    let grace = IDLE_REPUSH_GRACE.min(ctx.settings.repush_after);
-    let due = jobs::runs::take_due(&mut tx, ctx.settings.repush_after, &idle, grace, 5_000).await?;
+    let due = jobs::runs::take_due(&mut tx, ctx.settings.repush_after, 5_000).await?;
     tx.commit().await?;
     for kind in Kind::ALL {
         let ids: Vec<uuid::Uuid> = due

@@ -6,8 +6,10 @@ mod data_sources;
 mod facilities;
 mod health;
 mod password;
+mod pricing;
 mod status;
 mod sync;
+mod upload;
 
 use crate::error::ApiError;
 use crate::extract::JSON_BODY_LIMIT;
@@ -30,6 +32,8 @@ pub fn app(state: AppState) -> Router {
         .merge(api_keys::router())
         .merge(data_sources::router())
         .merge(status::router())
+        .merge(pricing::router())
+        .merge(upload::router())
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             crate::auth::require_key,

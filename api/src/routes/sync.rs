@@ -32,6 +32,9 @@ async fn sync(
         Source::Push,
     )
     .await?;
+    state
+        .push_after_commit(jobs::queue::Kind::Ingest, outcome.job_id)
+        .await;
     Ok(Json(json!({
         "ok": true,
         "idempotent": outcome.idempotent,

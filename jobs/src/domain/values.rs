@@ -290,6 +290,14 @@ impl From<HttpUrl> for String {
     }
 }
 
+/// Serializes a UTC time as ISO 8601 with milliseconds (`2026-11-22T05:20:28.123Z`).
+pub fn millis<S: serde::Serializer>(
+    at: &chrono::DateTime<chrono::Utc>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_str(&at.format("%Y-%m-%dT%H:%M:%S%.3fZ"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

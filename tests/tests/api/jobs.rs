@@ -153,6 +153,17 @@ async fn a_worker_killed_mid_job_loses_nothing_and_the_work_happens_once() {
     drop(second);
 }
 
+/// Waits until no job is open; the number of succeeded ingest jobs.
+async fn drained_ingests(app: &e2e::TestApp, what: &str) -> i64 {
+    wait_until(what, LIMIT, || all_jobs_finished(app.db())).await;
+    sqlx::query_scalar(
+        "SELECT count(*) FROM job_runs WHERE kind = 'ingest' AND status = 'succeeded'",
+    )
+    .fetch_one(app.db())
+    .await
+    .unwrap()
+}
+
 #[tokio::test]
 async fn losing_redis_loses_no_job() {
     let app = spawn_app().await;
@@ -162,17 +173,10 @@ async fn losing_redis_loses_no_job() {
     // Everything queued in Redis is gone (the whole deployment prefix, as FLUSHALL would).
     e2e::wipe_redis_prefix(&app.world.redis_prefix).await;
     let worker = WorkerProcess::start(&app.world, &[]);
-    wait_until("all jobs finished from the PostgreSQL rows", LIMIT, || {
-        all_jobs_finished(app.db())
-    })
-    .await;
-    let ingested: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM job_runs WHERE kind = 'ingest' AND status = 'succeeded'",
-    )
-    .fetch_one(app.db())
-    .await
-    .unwrap();
-    assert_eq!(ingested, 20);
+    assert_eq!(
+        drained_ingests(&app, "all jobs finished from the PostgreSQL rows").await,
+        20
+    );
     assert!(worker.log_text().contains("sweeper pushed jobs"));
 }
 
@@ -358,5 +362,48 @@ async fn worker_metrics_show_outcomes_and_open_jobs() {
     assert!(
         text.contains("ssp_job_outcomes_total{outcome=\"failed\"} 0"),
         "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_real_flushall_and_a_redis_restart_lose_nothing() {
+    // A Redis of this test's own, so FLUSHALL and a restart are real and touch no other test.
+    let mut redis = e2e::PrivateRedis::start().await;
+    let url = redis.url();
+    let app = e2e::spawn_app_with(&[("REDIS_URL", &url)]).await;
+    for i in 0..10 {
+        push(&app, &format!("F{}", i % 2), &day(i), 80.0).await;
+    }
+    redis.cmd("FLUSHALL").await;
+    let worker = WorkerProcess::start(&app.world, &[("REDIS_URL", &url)]);
+    wait_until("jobs queued before FLUSHALL finished", LIMIT, || {
+        all_jobs_finished(app.db())
+    })
+    .await;
+
+    // The server dies under the running worker (every connection breaks) and comes back empty.
+    redis.kill9();
+    for i in 10..20 {
+        // Pushes while Redis is away still store the data and the job rows.
+        push(&app, &format!("F{}", i % 2), &day(i), 80.0).await;
+    }
+    redis.restart().await;
+    for i in 20..30 {
+        push(&app, &format!("F{}", i % 2), &day(i), 80.0).await;
+    }
+    assert_eq!(
+        drained_ingests(&app, "jobs pushed around the restart finished").await,
+        30
+    );
+    let failed: i64 = sqlx::query_scalar("SELECT count(*) FROM job_runs WHERE status = 'failed'")
+        .fetch_one(app.db())
+        .await
+        .unwrap();
+    assert_eq!(failed, 0);
+    // The worker's queue consumers broke with the connection and were started again.
+    assert!(
+        worker.log_text().contains("restarting"),
+        "{}",
+        worker.log_text()
     );
 }

@@ -12,6 +12,8 @@ mod facilities;
 mod health;
 mod jobs;
 mod password;
+mod pricing;
 mod rate_limit;
 mod status;
 mod sync;
+mod upload;

@@ -1,0 +1,185 @@
+//! Recommendations (the pricing engine), a facility's pricing settings, and its competitor
+//! rates.
+
+use crate::auth::Auth;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{path_id, JsonBytes, Query};
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use chrono::{NaiveDate, Utc};
+use jobs::competitors::{self, ListQuery};
+use jobs::domain::values::UnitSize;
+use jobs::pricing::store::{self, Trigger};
+use jobs::pricing::PricingSettings;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/api/v1/facilities/{id}/recommendations",
+            get(recommendations),
+        )
+        .route(
+            "/api/v1/facilities/{id}/pricing-settings",
+            get(read_settings).put(write_settings),
+        )
+        .route(
+            "/api/v1/facilities/{id}/competitor-rates",
+            get(list_rates).post(add_rates),
+        )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecommendationsQuery {
+    regenerate: Option<String>,
+}
+
+/// Runs the engine and stores a new run; `regenerate=0` returns the latest stored run instead.
+async fn recommendations(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+    Query(q): Query<RecommendationsQuery>,
+) -> ApiResult<Json<store::Run>> {
+    let facility_id = path_id(&id, "facility")?;
+    let regenerate = match q.regenerate.as_deref() {
+        None | Some("1") | Some("true") => true,
+        Some("0") | Some("false") => false,
+        Some(other) => {
+            return Err(ApiError::Invalid(format!(
+                "query parameter regenerate: must be 0 or 1, got '{}'",
+                other.chars().take(20).collect::<String>()
+            )))
+        }
+    };
+    let mut tx = state.db.begin().await.map_err(jobs::Error::from)?;
+    if !regenerate {
+        // The facility first, so an unknown one is told apart from one without runs.
+        store::settings_of(&mut tx, who.company_id, facility_id).await?;
+        let run = store::latest(&mut tx, who.company_id, facility_id)
+            .await?
+            .ok_or_else(|| {
+                ApiError::NotFound(format!(
+                    "facility {facility_id} has no stored recommendation run yet: call without \
+                     regenerate=0 to run the engine"
+                ))
+            })?;
+        return Ok(Json(run));
+    }
+    let run = store::run_and_store(
+        &mut tx,
+        who.company_id,
+        facility_id,
+        Uuid::now_v7(),
+        Trigger::Api,
+    )
+    .await?;
+    tx.commit().await.map_err(jobs::Error::from)?;
+    Ok(Json(run))
+}
+
+async fn read_settings(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let facility_id = path_id(&id, "facility")?;
+    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
+    let (settings, overrides) = store::settings_of(&mut conn, who.company_id, facility_id).await?;
+    Ok(Json(settings_body(facility_id, settings, overrides)))
+}
+
+/// Replaces the facility's overrides with the body's object (`{}` returns to the defaults).
+async fn write_settings(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+    JsonBytes(body): JsonBytes,
+) -> ApiResult<Json<Value>> {
+    let facility_id = path_id(&id, "facility")?;
+    jobs::error::require_object(&body)?;
+    let overrides: Value = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::Invalid(format!("body: is not valid JSON ({e})")))?;
+    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
+    let settings = store::set_overrides(&mut conn, who.company_id, facility_id, &overrides).await?;
+    Ok(Json(settings_body(facility_id, settings, overrides)))
+}
+
+fn settings_body(facility_id: Uuid, settings: PricingSettings, overrides: Value) -> Value {
+    json!({
+        "facility_id": facility_id,
+        "settings": settings,
+        "overrides": overrides,
+        "defaults": PricingSettings::default(),
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RatesQuery {
+    size: Option<String>,
+    since: Option<String>,
+    limit: Option<i64>,
+}
+
+/// Largest page of competitor rates.
+const MAX_LIMIT: i64 = 5_000;
+
+async fn list_rates(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+    Query(q): Query<RatesQuery>,
+) -> ApiResult<Json<competitors::Listing>> {
+    let facility_id = path_id(&id, "facility")?;
+    let size = q
+        .size
+        .map(|s| UnitSize::parse(&s).map(|u| u.to_string()))
+        .transpose()
+        .map_err(|e| ApiError::Invalid(format!("query parameter size: {e}")))?;
+    let since = q
+        .since
+        .map(|s| s.parse::<NaiveDate>())
+        .transpose()
+        .map_err(|_| ApiError::Invalid("query parameter since: must be YYYY-MM-DD".into()))?;
+    let limit = q.limit.unwrap_or(500);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(ApiError::Invalid(format!(
+            "query parameter limit: must be between 1 and {MAX_LIMIT}"
+        )));
+    }
+    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
+    let listing = competitors::list(
+        &mut conn,
+        who.company_id,
+        facility_id,
+        &ListQuery { size, since, limit },
+        Utc::now().date_naive(),
+    )
+    .await?;
+    Ok(Json(listing))
+}
+
+async fn add_rates(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+    JsonBytes(body): JsonBytes,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let facility_id = path_id(&id, "facility")?;
+    let rates = competitors::parse_body(&body, Utc::now().date_naive())?;
+    let mut tx = state.db.begin().await.map_err(jobs::Error::from)?;
+    let (inserted, updated) =
+        competitors::upsert(&mut tx, who.company_id, facility_id, "api", &rates).await?;
+    tx.commit().await.map_err(jobs::Error::from)?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "ok": true, "inserted": inserted, "updated": updated })),
+    ))
+}

@@ -1,0 +1,313 @@
+//! Competitor rates added through the API or an upload: checked whole, then upserted per
+//! competitor, size and day (the history is kept, so the engine can tell fresh from stale).
+
+use crate::domain::values::{HttpUrl, Money, Text, UnitSize};
+use crate::error::{Error, Result, ValidationError};
+use crate::pricing::band::{
+    competitor_band, effective_rate, CompetitorBand, CompetitorObservation,
+};
+use crate::pricing::store::settings_of;
+use crate::sync::payload::{SnapshotDate, EARLIEST_DATE, MAX_ITEMS};
+use chrono::NaiveDate;
+use serde::{Deserialize, Serialize};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+/// One competitor price, as posted (the interface's competitor rate record plus the day it was
+/// seen, today when absent).
+#[derive(Clone, Debug, Deserialize)]
+pub struct NewRate {
+    pub competitor: Text<200>,
+    pub size: UnitSize,
+    pub rate: Money,
+    pub promo: Option<Text<500>>,
+    pub source_url: Option<HttpUrl>,
+    pub observed_on: Option<SnapshotDate>,
+}
+
+/// A checked rate, ready to store.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checked {
+    pub competitor: String,
+    pub size: String,
+    pub rate: f64,
+    pub promo: Option<String>,
+    pub source_url: Option<String>,
+    pub observed_on: NaiveDate,
+}
+
+impl NewRate {
+    /// Checks what the types cannot: a positive rate and a date not in the future.
+    pub fn check(self, today: NaiveDate) -> std::result::Result<Checked, (String, String)> {
+        let observed_on = self.observed_on.map_or(today, |d| d.0);
+        if observed_on > today.succ_opt().unwrap_or(today) {
+            return Err((
+                "observed_on".into(),
+                "must not be later than tomorrow".into(),
+            ));
+        }
+        if observed_on < EARLIEST_DATE {
+            return Err(("observed_on".into(), "must not be before 2000-01-01".into()));
+        }
+        if self.rate.get() <= 0.0 {
+            return Err(("rate".into(), "must be greater than 0".into()));
+        }
+        let competitor = self.competitor.as_str().trim().to_owned();
+        if competitor.is_empty() {
+            return Err(("competitor".into(), "must not be empty".into()));
+        }
+        Ok(Checked {
+            competitor,
+            size: self.size.to_string(),
+            rate: self.rate.get(),
+            promo: self
+                .promo
+                .map(|p| p.as_str().trim().to_owned())
+                .filter(|p| !p.is_empty()),
+            source_url: self.source_url.map(|u| u.as_str().to_owned()),
+            observed_on,
+        })
+    }
+}
+
+#[derive(Deserialize)]
+struct Body {
+    competitor_rates: Vec<NewRate>,
+}
+
+/// Parses and checks a `POST .../competitor-rates` body: `{"competitor_rates": [...]}` with at
+/// most [`MAX_ITEMS`] rates. The first bad rate is reported with its path.
+pub fn parse_body(
+    body: &[u8],
+    today: NaiveDate,
+) -> std::result::Result<Vec<Checked>, ValidationError> {
+    crate::error::require_object(body)?;
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    let body: Body = serde_path_to_error::deserialize(de).map_err(ValidationError::from_serde)?;
+    if body.competitor_rates.is_empty() {
+        return Err(ValidationError::new(
+            "competitor_rates",
+            "must not be empty",
+        ));
+    }
+    if body.competitor_rates.len() > MAX_ITEMS {
+        return Err(ValidationError::new(
+            "competitor_rates",
+            format!("must have at most {MAX_ITEMS} items"),
+        ));
+    }
+    body.competitor_rates
+        .into_iter()
+        .enumerate()
+        .map(|(i, rate)| {
+            rate.check(today)
+                .map_err(|(f, m)| ValidationError::new(format!("competitor_rates[{i}].{f}"), m))
+        })
+        .collect()
+}
+
+/// Upserts checked rates for a facility of the company (404 otherwise); within one batch the
+/// last rate for a competitor, size and day wins. Returns (inserted, updated).
+pub async fn upsert(
+    conn: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+    source: &str,
+    rates: &[Checked],
+) -> Result<(u64, u64)> {
+    ensure_facility(conn, company_id, facility_id).await?;
+    let mut unique: Vec<&Checked> = Vec::with_capacity(rates.len());
+    let mut seen = std::collections::HashMap::new();
+    for r in rates {
+        let key = (r.competitor.to_lowercase(), r.size.clone(), r.observed_on);
+        match seen.get(&key) {
+            Some(&i) => unique[i] = r,
+            None => {
+                seen.insert(key, unique.len());
+                unique.push(r);
+            }
+        }
+    }
+    let mut inserted = 0u64;
+    let mut updated = 0u64;
+    for chunk in unique.chunks(5_000) {
+        let days: Vec<NaiveDate> = chunk.iter().map(|r| r.observed_on).collect();
+        let names: Vec<String> = chunk.iter().map(|r| r.competitor.clone()).collect();
+        let sizes: Vec<String> = chunk.iter().map(|r| r.size.clone()).collect();
+        let rates: Vec<f64> = chunk.iter().map(|r| r.rate).collect();
+        let promos: Vec<Option<String>> = chunk.iter().map(|r| r.promo.clone()).collect();
+        let urls: Vec<Option<String>> = chunk.iter().map(|r| r.source_url.clone()).collect();
+        let flags = sqlx::query_scalar!(
+            r#"INSERT INTO competitor_rates (company_id, facility_id, source, observed_on, competitor,
+                   size, rate, promo, source_url)
+               SELECT $1, $2, $3, * FROM UNNEST($4::date[], $5::text[], $6::text[], $7::float8[],
+                   $8::text[], $9::text[])
+               ON CONFLICT (facility_id, lower(competitor), size, observed_on) WHERE sync_id IS NULL
+               DO UPDATE SET rate = EXCLUDED.rate, promo = EXCLUDED.promo,
+                   source_url = EXCLUDED.source_url, source = EXCLUDED.source,
+                   competitor = EXCLUDED.competitor, created_at = now()
+               RETURNING (xmax = 0) AS "inserted!""#,
+            company_id,
+            facility_id,
+            source,
+            &days,
+            &names,
+            &sizes,
+            &rates,
+            &promos as &[Option<String>],
+            &urls as &[Option<String>]
+        )
+        .fetch_all(&mut *conn)
+        .await?;
+        let new = flags.iter().filter(|f| **f).count() as u64;
+        inserted += new;
+        updated += flags.len() as u64 - new;
+    }
+    Ok((inserted, updated))
+}
+
+async fn ensure_facility(
+    conn: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+) -> Result<()> {
+    let found = sqlx::query_scalar!(
+        "SELECT id FROM facilities WHERE company_id = $1 AND id = $2",
+        company_id,
+        facility_id
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    found
+        .map(|_| ())
+        .ok_or_else(|| Error::not_found(format!("no facility with id {facility_id}")))
+}
+
+/// A stored observation, as listed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listed {
+    pub id: i64,
+    pub competitor: String,
+    pub size: String,
+    pub rate: f64,
+    pub promo: Option<String>,
+    pub source_url: Option<String>,
+    pub observed_on: NaiveDate,
+    pub source: String,
+    /// The rate with the promotion spread over the expected stay.
+    pub effective_rate: f64,
+    pub age_days: i64,
+    /// Older than the facility's `competitor_stale_after_days`.
+    pub stale: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeBand {
+    pub size: String,
+    #[serde(flatten)]
+    pub band: CompetitorBand,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Listing {
+    pub facility_id: Uuid,
+    pub as_of: NaiveDate,
+    pub competitor_rates: Vec<Listed>,
+    pub count: usize,
+    /// The band per size as of `as_of`, as the engine would use it.
+    pub bands: Vec<SizeBand>,
+}
+
+pub struct ListQuery {
+    pub size: Option<String>,
+    pub since: Option<NaiveDate>,
+    pub limit: i64,
+}
+
+pub async fn list(
+    conn: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+    q: &ListQuery,
+    today: NaiveDate,
+) -> Result<Listing> {
+    let (settings, _) = settings_of(conn, company_id, facility_id).await?;
+    let rows = sqlx::query!(
+        "SELECT id, competitor, size, rate, promo, source_url, observed_on, source
+         FROM competitor_rates
+         WHERE facility_id = $1 AND ($2::text IS NULL OR size = $2)
+           AND ($3::date IS NULL OR observed_on >= $3)
+         ORDER BY observed_on DESC, lower(competitor), size, id DESC
+         LIMIT $4",
+        facility_id,
+        q.size,
+        q.since,
+        q.limit
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let listed: Vec<Listed> = rows
+        .into_iter()
+        .map(|r| {
+            let age_days = (today - r.observed_on).num_days();
+            Listed {
+                effective_rate: (effective_rate(
+                    r.rate,
+                    r.promo.as_deref(),
+                    settings.expected_stay_months,
+                ) * 100.0)
+                    .round()
+                    / 100.0,
+                age_days,
+                stale: age_days > settings.competitor_stale_after_days,
+                id: r.id,
+                competitor: r.competitor,
+                size: r.size,
+                rate: r.rate,
+                promo: r.promo,
+                source_url: r.source_url,
+                observed_on: r.observed_on,
+                source: r.source,
+            }
+        })
+        .collect();
+    // Bands from every observation within the band's age limit (not just the listed page).
+    let recent = sqlx::query!(
+        "SELECT size, competitor, rate, promo, observed_on FROM competitor_rates
+         WHERE facility_id = $1 AND ($2::text IS NULL OR size = $2)
+           AND observed_on BETWEEN $3::date - $4::int AND $3::date",
+        facility_id,
+        q.size,
+        today,
+        i32::try_from(settings.competitor_max_age_days).unwrap_or(i32::MAX)
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut sizes: Vec<String> = recent.iter().map(|r| r.size.clone()).collect();
+    sizes.sort();
+    sizes.dedup();
+    let band_settings = settings.band();
+    let bands = sizes
+        .into_iter()
+        .filter_map(|size| {
+            let obs: Vec<CompetitorObservation> = recent
+                .iter()
+                .filter(|r| r.size == size)
+                .map(|r| CompetitorObservation {
+                    competitor: r.competitor.clone(),
+                    rate: r.rate,
+                    promo: r.promo.clone(),
+                    observed_on: r.observed_on,
+                })
+                .collect();
+            competitor_band(&obs, today, &band_settings).map(|band| SizeBand { size, band })
+        })
+        .collect();
+    Ok(Listing {
+        facility_id,
+        as_of: today,
+        count: listed.len(),
+        competitor_rates: listed,
+        bands,
+    })
+}

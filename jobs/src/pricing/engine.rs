@@ -1,0 +1,559 @@
+//! The street-rate engine: one recommendation per unit type of a facility, each with the factors
+//! that moved it, the guardrails that clipped it, a confidence and the competitor band used.
+//! The formulas are written out in `docs/pricing.md`.
+
+use super::band::{
+    competitor_band, lease_up_fill, round_within, CompetitorBand, CompetitorObservation,
+};
+use super::seasonality::SeasonalIndex;
+use super::settings::PricingSettings;
+use chrono::{Datelike, NaiveDate};
+use serde::{Deserialize, Serialize};
+
+/// Bumped whenever the maths changes, and stored with every run.
+pub const ENGINE_VERSION: &str = "2026.11.1";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    LeaseUp,
+    Stabilized,
+}
+
+/// Everything the engine reads about one facility.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FacilityInput {
+    /// The snapshot date the run rests on.
+    pub as_of: NaiveDate,
+    pub mode: Mode,
+    /// Facility occupancy (%), used for unit types that do not send their own.
+    pub occupancy_pct: Option<f64>,
+    pub move_ins_mtd: Option<f64>,
+    pub move_ins_target_monthly: Option<f64>,
+    /// This month's seasonality index.
+    pub seasonality: SeasonalIndex,
+    /// Days of the facility's own history (snapshots).
+    pub history_days: u32,
+    pub unit_types: Vec<UnitTypeInput>,
+    pub promotions: Vec<PromotionInput>,
+    /// Competitor observations, each with its unit size.
+    pub competitors: Vec<(String, CompetitorObservation)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnitTypeInput {
+    pub size: String,
+    pub tier: String,
+    pub street_rate: f64,
+    pub occupancy_pct: Option<f64>,
+    pub total_units: Option<u32>,
+    /// The last snapshot date on which this unit type's street rate changed.
+    pub last_rate_change: Option<NaiveDate>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromotionInput {
+    pub name: String,
+    pub depth_pct: f64,
+    /// A size (`10x10`), a size and tier, or `all`.
+    pub applies_to: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Raise,
+    Hold,
+    Lower,
+}
+
+/// One factor's share of the change, in percentage points of the current rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Factor {
+    pub name: String,
+    pub contribution_pct: f64,
+    pub detail: String,
+}
+
+/// A guardrail that changed the recommendation: the rate before and after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Guardrail {
+    pub name: String,
+    pub before: f64,
+    pub after: f64,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recommendation {
+    pub size: String,
+    pub tier: String,
+    pub mode: Mode,
+    pub current_rate: f64,
+    pub recommended_rate: f64,
+    pub change_amount: f64,
+    pub change_pct: f64,
+    pub action: Action,
+    pub confidence: f64,
+    /// Occupancy the factors used (the unit type's, else the facility's).
+    pub occupancy_pct: Option<f64>,
+    pub factors: Vec<Factor>,
+    pub guardrails: Vec<Guardrail>,
+    pub competitor_band: Option<CompetitorBand>,
+}
+
+/// Canonical form of a size for matching: lower case, no spaces, `X` as `x`.
+pub fn size_key(size: &str) -> String {
+    size.chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Runs the engine: one recommendation per unit type, in input order. Never panics.
+pub fn recommend(input: &FacilityInput, s: &PricingSettings) -> Vec<Recommendation> {
+    let band_settings = s.band();
+    input
+        .unit_types
+        .iter()
+        .map(|ut| {
+            let key = size_key(&ut.size);
+            let observations: Vec<CompetitorObservation> = input
+                .competitors
+                .iter()
+                .filter(|(size, _)| size_key(size) == key)
+                .map(|(_, o)| o.clone())
+                .collect();
+            let band = competitor_band(&observations, input.as_of, &band_settings);
+            recommend_one(input, ut, band, s)
+        })
+        .collect()
+}
+
+fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+fn recommend_one(
+    input: &FacilityInput,
+    ut: &UnitTypeInput,
+    band: Option<CompetitorBand>,
+    s: &PricingSettings,
+) -> Recommendation {
+    let current = ut.street_rate;
+    let occupancy = ut
+        .occupancy_pct
+        .or(input.occupancy_pct)
+        .filter(|o| o.is_finite());
+    let confidence = confidence(input, ut, band.as_ref());
+    let mut rec = Recommendation {
+        size: ut.size.clone(),
+        tier: ut.tier.clone(),
+        mode: input.mode,
+        current_rate: current,
+        recommended_rate: current,
+        change_amount: 0.0,
+        change_pct: 0.0,
+        action: Action::Hold,
+        confidence,
+        occupancy_pct: occupancy,
+        factors: Vec::new(),
+        guardrails: Vec::new(),
+        competitor_band: band.clone(),
+    };
+    if !(current.is_finite() && current > 0.0) {
+        rec.guardrails.push(Guardrail {
+            name: "no_current_rate".into(),
+            before: current,
+            after: current,
+            detail: "the unit type has no positive street rate to move from".into(),
+        });
+        rec.confidence = 0.0;
+        return rec;
+    }
+
+    if input.mode == Mode::LeaseUp {
+        if let Some(b) = &band {
+            let fill = lease_up_fill(current, b, s.lease_up_discount_pct, s.lease_up_floor_share);
+            rec.factors.push(Factor {
+                name: "lease_up_fill".into(),
+                contribution_pct: round2((fill.rate / current - 1.0) * 100.0),
+                detail: format!(
+                    "lease-up mode: aggressive fill at or below the competitor P25 ({:.2}){}",
+                    b.p25,
+                    if s.lease_up_discount_pct > 0.0 {
+                        format!(" less {}%", s.lease_up_discount_pct)
+                    } else {
+                        String::new()
+                    }
+                ),
+            });
+            if fill.floor_applied {
+                rec.guardrails.push(Guardrail {
+                    name: "lease_up_floor".into(),
+                    before: round2(b.p25 * (1.0 - s.lease_up_discount_pct / 100.0)),
+                    after: fill.rate,
+                    detail: format!(
+                        "never below {:.0}% of the current street rate ({:.2})",
+                        s.lease_up_floor_share * 100.0,
+                        fill.floor
+                    ),
+                });
+            }
+            return finish(rec, fill.rate);
+        }
+    }
+
+    // Factors, in percentage points of the current rate.
+    let mut factors = Vec::with_capacity(5);
+    let (low, high) = (s.occupancy_target_low_pct, s.occupancy_target_high_pct);
+    factors.push(match occupancy {
+        Some(o) if o > high => Factor {
+            name: "occupancy".into(),
+            contribution_pct: ((o - high) * s.occupancy_pp_per_point).min(s.occupancy_max_pp),
+            detail: format!("occupancy {o:.1}% above the {low}-{high}% target band"),
+        },
+        Some(o) if o < low => Factor {
+            name: "occupancy".into(),
+            contribution_pct: -((low - o) * s.occupancy_pp_per_point).min(s.occupancy_max_pp),
+            detail: format!("occupancy {o:.1}% below the {low}-{high}% target band"),
+        },
+        Some(o) => Factor {
+            name: "occupancy".into(),
+            contribution_pct: 0.0,
+            detail: format!("occupancy {o:.1}% inside the {low}-{high}% target band"),
+        },
+        None => Factor {
+            name: "occupancy".into(),
+            contribution_pct: 0.0,
+            detail: "no occupancy in the snapshot".into(),
+        },
+    });
+    factors.push(pace_factor(input, s));
+    factors.push(competitor_factor(current, occupancy, band.as_ref(), s));
+    factors.push(Factor {
+        name: "seasonality".into(),
+        contribution_pct: (input.seasonality.index - 1.0) * s.seasonality_pp_per_index,
+        detail: format!(
+            "{} index {:.2} from {}",
+            month_name(input.as_of.month()),
+            input.seasonality.index,
+            if input.seasonality.own_data {
+                "the facility's own move-in history"
+            } else {
+                "the national prior (not enough own history)"
+            }
+        ),
+    });
+    let pressure: f64 = factors.iter().map(|f| f.contribution_pct).sum();
+    if let Some(f) = promotion_factor(input, ut, pressure, s) {
+        factors.push(f);
+    }
+    for f in &mut factors {
+        if !f.contribution_pct.is_finite() {
+            f.contribution_pct = 0.0;
+        }
+        f.contribution_pct = round2(f.contribution_pct);
+    }
+    let total: f64 = factors.iter().map(|f| f.contribution_pct).sum();
+    if input.mode == Mode::LeaseUp {
+        factors.push(Factor {
+            name: "lease_up_fill".into(),
+            contribution_pct: 0.0,
+            detail: "lease-up mode, but no competitor rates for this size: the stabilized \
+                     factors apply"
+                .into(),
+        });
+    }
+    rec.factors = factors;
+    let mut proposed = current * (1.0 + total / 100.0);
+
+    // Guardrails, in order.
+    if let Some(changed) = ut.last_rate_change {
+        let days = (input.as_of - changed).num_days();
+        if days < s.cooldown_days && proposed != current {
+            rec.guardrails.push(Guardrail {
+                name: "cooldown".into(),
+                before: round2(proposed),
+                after: current,
+                detail: format!(
+                    "rate changed {days} days ago; holds for {} days after a change",
+                    s.cooldown_days
+                ),
+            });
+            proposed = current;
+        }
+    }
+    let step = s.max_step_pct / 100.0;
+    let (step_lo, step_hi) = (current * (1.0 - step), current * (1.0 + step));
+    if proposed > step_hi || proposed < step_lo {
+        let after = proposed.clamp(step_lo, step_hi);
+        rec.guardrails.push(Guardrail {
+            name: "max_step".into(),
+            before: round2(proposed),
+            after: round2(after),
+            detail: format!("at most {}% per run", s.max_step_pct),
+        });
+        proposed = after;
+    }
+    // Bounds in whole cents, so a ceiling of 115 is not 114.99999999999999.
+    let ceiling = band
+        .as_ref()
+        .map(|b| round2(b.p75 * s.ceiling_share_of_p75));
+    let floor = band.as_ref().map(|b| round2(b.p25 * s.floor_share_of_p25));
+    if let Some(c) = ceiling {
+        if proposed > current && proposed > c {
+            let after = c.max(current);
+            rec.guardrails.push(Guardrail {
+                name: "ceiling".into(),
+                before: round2(proposed),
+                after: round2(after),
+                detail: format!(
+                    "a raise stops at {:.0}% of the competitor P75 ({:.2})",
+                    s.ceiling_share_of_p75 * 100.0,
+                    c
+                ),
+            });
+            proposed = after;
+        }
+    }
+    if let Some(f) = floor {
+        if proposed < current && proposed < f {
+            let after = f.min(current);
+            rec.guardrails.push(Guardrail {
+                name: "floor".into(),
+                before: round2(proposed),
+                after: round2(after),
+                detail: format!(
+                    "a cut stops at {:.0}% of the competitor P25 ({:.2})",
+                    s.floor_share_of_p25 * 100.0,
+                    f
+                ),
+            });
+            proposed = after;
+        }
+    }
+    if proposed != current && ((proposed / current - 1.0) * 100.0).abs() < s.min_change_pct {
+        rec.guardrails.push(Guardrail {
+            name: "min_change".into(),
+            before: round2(proposed),
+            after: current,
+            detail: format!("changes under {}% are not worth making", s.min_change_pct),
+        });
+        proposed = current;
+    }
+    if proposed != current {
+        // The interval every guardrail above allows for a move in this direction.
+        let (lo, hi) = if proposed > current {
+            (
+                current,
+                ceiling.map_or(step_hi, |c| step_hi.min(c.max(current))),
+            )
+        } else {
+            (
+                floor.map_or(step_lo, |f| step_lo.max(f.min(current))),
+                current,
+            )
+        };
+        let step = if s.round_to_whole { 1.0 } else { 0.01 };
+        proposed = round_within(proposed, lo, hi, step);
+    }
+    finish(rec, proposed)
+}
+
+fn finish(mut rec: Recommendation, rate: f64) -> Recommendation {
+    let current = rec.current_rate;
+    // Already rounded within the guardrails by the caller.
+    rec.recommended_rate = rate;
+    rec.change_amount = round2(rec.recommended_rate - current);
+    rec.change_pct = round2((rec.recommended_rate / current - 1.0) * 100.0);
+    rec.action = if rec.recommended_rate > current {
+        Action::Raise
+    } else if rec.recommended_rate < current {
+        Action::Lower
+    } else {
+        Action::Hold
+    };
+    rec
+}
+
+fn pace_factor(input: &FacilityInput, s: &PricingSettings) -> Factor {
+    let name = "move_in_pace".to_string();
+    let (Some(mtd), Some(target)) = (input.move_ins_mtd, input.move_ins_target_monthly) else {
+        return Factor {
+            name,
+            contribution_pct: 0.0,
+            detail: "no month-to-date move-ins or monthly target in the snapshot".into(),
+        };
+    };
+    if !(target > 0.0 && mtd.is_finite()) {
+        return Factor {
+            name,
+            contribution_pct: 0.0,
+            detail: "no monthly move-in target".into(),
+        };
+    }
+    let day = f64::from(input.as_of.day());
+    let days = f64::from(days_in_month(input.as_of));
+    let prorated = target * day / days;
+    let pace = mtd / prorated;
+    Factor {
+        name,
+        contribution_pct: ((pace - 1.0) * s.pace_pp_per_unit).clamp(-s.pace_max_pp, s.pace_max_pp),
+        detail: format!(
+            "{mtd:.0} move-ins month to date against {prorated:.1} prorated from the monthly \
+             target of {target:.0} (day {day:.0} of {days:.0}): pace {:.0}%",
+            pace * 100.0
+        ),
+    }
+}
+
+fn competitor_factor(
+    current: f64,
+    occupancy: Option<f64>,
+    band: Option<&CompetitorBand>,
+    s: &PricingSettings,
+) -> Factor {
+    let name = "competitors".to_string();
+    let Some(b) = band else {
+        return Factor {
+            name,
+            contribution_pct: 0.0,
+            detail: "no competitor rates for this size".into(),
+        };
+    };
+    let strength = b.strength();
+    let toward_median = (b.median / current - 1.0) * 100.0 * s.competitor_pull * strength;
+    let soft = occupancy.is_none_or(|o| o < s.occupancy_target_high_pct);
+    let strong = occupancy.is_some_and(|o| o > s.occupancy_target_low_pct);
+    let (contribution, detail) = if current > b.p75 && soft {
+        (
+            toward_median.max(-s.competitor_max_pp),
+            format!(
+                "rate above the competitor P75 ({:.2}) without strong occupancy: pulled toward \
+                 the median ({:.2})",
+                b.p75, b.median
+            ),
+        )
+    } else if current < b.p25 && strong {
+        (
+            toward_median.min(s.competitor_max_pp),
+            format!(
+                "rate below the competitor P25 ({:.2}) with healthy occupancy: pushed toward the \
+                 median ({:.2})",
+                b.p25, b.median
+            ),
+        )
+    } else {
+        (
+            0.0,
+            format!(
+                "rate {current:.2} against the competitor band {:.2} / {:.2} / {:.2}: no pull",
+                b.p25, b.median, b.p75
+            ),
+        )
+    };
+    Factor {
+        name,
+        contribution_pct: contribution,
+        detail: format!(
+            "{detail} ({} competitors, {} stale, weight {:.0}%)",
+            b.competitors,
+            b.stale,
+            strength * 100.0
+        ),
+    }
+}
+
+fn promotion_factor(
+    input: &FacilityInput,
+    ut: &UnitTypeInput,
+    pressure: f64,
+    s: &PricingSettings,
+) -> Option<Factor> {
+    let key = size_key(&ut.size);
+    let tier = ut.tier.to_lowercase();
+    let promo = input
+        .promotions
+        .iter()
+        .filter(|p| {
+            let a = p.applies_to.trim().to_lowercase();
+            a.is_empty()
+                || a == "all"
+                || a == "*"
+                || a.split([',', ';']).any(|part| {
+                    let part = part.trim();
+                    let mut words = part.split_whitespace();
+                    let size_ok = words.next().is_some_and(|w| size_key(w) == key);
+                    let rest: Vec<&str> = words.collect();
+                    size_ok && (rest.is_empty() || rest.join(" ") == tier)
+                })
+        })
+        .filter(|p| p.depth_pct.is_finite() && p.depth_pct > 0.0)
+        .max_by(|a, b| a.depth_pct.total_cmp(&b.depth_pct))?;
+    let value_pp = promo.depth_pct.min(100.0) / s.expected_stay_months.max(1.0);
+    let offset = if pressure < 0.0 {
+        (value_pp * s.promotion_offset_share).min(-pressure)
+    } else {
+        0.0
+    };
+    Some(Factor {
+        name: "promotion".into(),
+        contribution_pct: offset,
+        detail: format!(
+            "\"{}\" ({}% off one month) is worth {:.2}% of rent over a {}-month stay{}",
+            promo.name,
+            promo.depth_pct,
+            value_pp,
+            s.expected_stay_months,
+            if offset > 0.0 {
+                "; it already eases the price, so part of the downward pressure is offset"
+            } else {
+                "; no downward pressure to offset"
+            }
+        ),
+    })
+}
+
+/// 0..=1 from data depth: competitor band strength (40 %), days of history against 90 (30 %),
+/// units in the type against 50 (30 %; half credit when unit counts are not sent), on a base of 0.2.
+fn confidence(input: &FacilityInput, ut: &UnitTypeInput, band: Option<&CompetitorBand>) -> f64 {
+    let comp = band.map_or(0.0, CompetitorBand::strength);
+    let hist = (f64::from(input.history_days) / 90.0).clamp(0.0, 1.0);
+    let units = ut
+        .total_units
+        .map_or(0.5, |n| (f64::from(n) / 50.0).clamp(0.0, 1.0));
+    round2(0.2 + 0.8 * (0.4 * comp + 0.3 * hist + 0.3 * units))
+}
+
+fn days_in_month(d: NaiveDate) -> u32 {
+    let (y, m) = (d.year(), d.month());
+    let next = if m == 12 {
+        NaiveDate::from_ymd_opt(y + 1, 1, 1)
+    } else {
+        NaiveDate::from_ymd_opt(y, m + 1, 1)
+    };
+    next.and_then(|n| n.pred_opt()).map_or(30, |l| l.day())
+}
+
+fn month_name(m: u32) -> &'static str {
+    const NAMES: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    NAMES[(m.clamp(1, 12) - 1) as usize]
+}
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

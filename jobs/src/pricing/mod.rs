@@ -1,0 +1,15 @@
+//! The pricing engine: pure code (plain structs in, plain structs out, no IO). `load` reads a
+//! facility's inputs from the database; `runs` stores and reads recommendation runs.
+
+pub mod band;
+pub mod engine;
+pub mod seasonality;
+pub mod settings;
+
+pub use band::{
+    competitor_band, lease_up_fill, BandSettings, CompetitorBand, CompetitorObservation,
+};
+pub use engine::{recommend, FacilityInput, Mode, Recommendation, ENGINE_VERSION};
+pub use settings::PricingSettings;
+
+pub mod store;

@@ -1,0 +1,238 @@
+//! Every threshold of the engine, with its default. A facility stores only the settings it
+//! overrides (`facilities.pricing_settings`, a JSON object); the rest come from here.
+
+use super::band::BandSettings;
+use crate::error::ValidationError;
+use serde::{Deserialize, Serialize};
+
+/// The engine's settings. Percentages are in percent (8.0 means 8 %); "pp" is percentage points
+/// of the street rate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PricingSettings {
+    /// Occupancy target band, low end (%). Below it the occupancy factor eases the rate down.
+    pub occupancy_target_low_pct: f64,
+    /// Occupancy target band, high end (%). Above it the occupancy factor pushes the rate up.
+    pub occupancy_target_high_pct: f64,
+    /// pp of rate change per point of occupancy outside the band.
+    pub occupancy_pp_per_point: f64,
+    /// Largest contribution of the occupancy factor, either way (pp).
+    pub occupancy_max_pp: f64,
+    /// pp of rate change per 100 % of move-in pace ahead of (or behind) the prorated target.
+    pub pace_pp_per_unit: f64,
+    /// Largest contribution of the pace factor, either way (pp).
+    pub pace_max_pp: f64,
+    /// Share of the distance to the competitor median closed in one run when the rate is outside
+    /// the P25..P75 band and occupancy agrees (0..=1).
+    pub competitor_pull: f64,
+    /// Largest contribution of the competitor factor, either way (pp).
+    pub competitor_max_pp: f64,
+    /// pp per unit of seasonality index away from 1.0 (index 1.15 with 20 gives +3 pp).
+    pub seasonality_pp_per_index: f64,
+    /// Share of an active promotion's spread-out value that offsets downward pressure (0..=1).
+    pub promotion_offset_share: f64,
+    /// Guardrail: largest change per run, either way (%).
+    pub max_step_pct: f64,
+    /// Guardrail: never recommended below this share of the competitor P25 (by a lowering).
+    pub floor_share_of_p25: f64,
+    /// Guardrail: never recommended above this share of the competitor P75 (by a raise).
+    pub ceiling_share_of_p75: f64,
+    /// Guardrail: days after the unit type's last rate change during which the rate holds.
+    pub cooldown_days: i64,
+    /// Changes smaller than this (%) are not worth making: the action is hold.
+    pub min_change_pct: f64,
+    /// Round recommendations to whole currency units (within the guardrails).
+    pub round_to_whole: bool,
+    /// Lease-up: suggested at this much (%) below the competitor P25.
+    pub lease_up_discount_pct: f64,
+    /// Lease-up: never below this share of the current street rate.
+    pub lease_up_floor_share: f64,
+    /// Competitor band settings.
+    pub expected_stay_months: f64,
+    pub competitor_stale_after_days: i64,
+    pub competitor_stale_weight: f64,
+    pub competitor_max_age_days: i64,
+}
+
+impl Default for PricingSettings {
+    fn default() -> Self {
+        let band = BandSettings::default();
+        Self {
+            occupancy_target_low_pct: 88.0,
+            occupancy_target_high_pct: 93.0,
+            occupancy_pp_per_point: 0.5,
+            occupancy_max_pp: 6.0,
+            pace_pp_per_unit: 4.0,
+            pace_max_pp: 3.0,
+            competitor_pull: 0.5,
+            competitor_max_pp: 6.0,
+            seasonality_pp_per_index: 20.0,
+            promotion_offset_share: 0.5,
+            max_step_pct: 8.0,
+            floor_share_of_p25: 0.85,
+            ceiling_share_of_p75: 1.15,
+            cooldown_days: 7,
+            min_change_pct: 0.5,
+            round_to_whole: true,
+            lease_up_discount_pct: 0.0,
+            lease_up_floor_share: 0.70,
+            expected_stay_months: band.expected_stay_months,
+            competitor_stale_after_days: band.stale_after_days,
+            competitor_stale_weight: band.stale_weight,
+            competitor_max_age_days: band.max_age_days,
+        }
+    }
+}
+
+impl PricingSettings {
+    pub fn band(&self) -> BandSettings {
+        BandSettings {
+            expected_stay_months: self.expected_stay_months,
+            stale_after_days: self.competitor_stale_after_days,
+            stale_weight: self.competitor_stale_weight,
+            max_age_days: self.competitor_max_age_days,
+        }
+    }
+
+    /// The defaults with a facility's overrides (a JSON object of some of the fields) applied,
+    /// checked. Unknown names and bad values are validation errors naming the field.
+    pub fn with_overrides(overrides: &serde_json::Value) -> Result<Self, ValidationError> {
+        let mut merged = serde_json::to_value(Self::default()).expect("settings serialize");
+        let Some(obj) = overrides.as_object() else {
+            return Err(ValidationError::new("settings", "must be a JSON object"));
+        };
+        let target = merged.as_object_mut().expect("settings are an object");
+        for (k, v) in obj {
+            if !target.contains_key(k) {
+                return Err(ValidationError::new(
+                    format!("settings.{k}"),
+                    "is not a pricing setting",
+                ));
+            }
+            target.insert(k.clone(), v.clone());
+        }
+        let s: Self = serde_json::from_value(merged).map_err(|e| {
+            ValidationError::new("settings", format!("has a value of the wrong type: {e}"))
+        })?;
+        s.check()?;
+        Ok(s)
+    }
+
+    /// Checks every value's range.
+    pub fn check(&self) -> Result<(), ValidationError> {
+        let pct = |name: &str, v: f64| -> Result<(), ValidationError> {
+            if v.is_finite() && (0.0..=100.0).contains(&v) {
+                Ok(())
+            } else {
+                Err(ValidationError::new(
+                    format!("settings.{name}"),
+                    "must be between 0 and 100",
+                ))
+            }
+        };
+        let nonneg = |name: &str, v: f64, max: f64| -> Result<(), ValidationError> {
+            if v.is_finite() && (0.0..=max).contains(&v) {
+                Ok(())
+            } else {
+                Err(ValidationError::new(
+                    format!("settings.{name}"),
+                    format!("must be between 0 and {max}"),
+                ))
+            }
+        };
+        pct("occupancy_target_low_pct", self.occupancy_target_low_pct)?;
+        pct("occupancy_target_high_pct", self.occupancy_target_high_pct)?;
+        if self.occupancy_target_low_pct > self.occupancy_target_high_pct {
+            return Err(ValidationError::new(
+                "settings.occupancy_target_low_pct",
+                "must not be above occupancy_target_high_pct",
+            ));
+        }
+        nonneg("occupancy_pp_per_point", self.occupancy_pp_per_point, 10.0)?;
+        nonneg("occupancy_max_pp", self.occupancy_max_pp, 50.0)?;
+        nonneg("pace_pp_per_unit", self.pace_pp_per_unit, 50.0)?;
+        nonneg("pace_max_pp", self.pace_max_pp, 50.0)?;
+        nonneg("competitor_pull", self.competitor_pull, 1.0)?;
+        nonneg("competitor_max_pp", self.competitor_max_pp, 50.0)?;
+        nonneg(
+            "seasonality_pp_per_index",
+            self.seasonality_pp_per_index,
+            100.0,
+        )?;
+        nonneg("promotion_offset_share", self.promotion_offset_share, 1.0)?;
+        nonneg("max_step_pct", self.max_step_pct, 50.0)?;
+        nonneg("floor_share_of_p25", self.floor_share_of_p25, 1.0)?;
+        if !(self.ceiling_share_of_p75.is_finite()
+            && (1.0..=3.0).contains(&self.ceiling_share_of_p75))
+        {
+            return Err(ValidationError::new(
+                "settings.ceiling_share_of_p75",
+                "must be between 1 and 3",
+            ));
+        }
+        if !(0..=365).contains(&self.cooldown_days) {
+            return Err(ValidationError::new(
+                "settings.cooldown_days",
+                "must be between 0 and 365",
+            ));
+        }
+        nonneg("min_change_pct", self.min_change_pct, 50.0)?;
+        pct("lease_up_discount_pct", self.lease_up_discount_pct)?;
+        nonneg("lease_up_floor_share", self.lease_up_floor_share, 1.0)?;
+        if !(self.expected_stay_months.is_finite()
+            && (1.0..=120.0).contains(&self.expected_stay_months))
+        {
+            return Err(ValidationError::new(
+                "settings.expected_stay_months",
+                "must be between 1 and 120",
+            ));
+        }
+        for (name, v) in [
+            (
+                "competitor_stale_after_days",
+                self.competitor_stale_after_days,
+            ),
+            ("competitor_max_age_days", self.competitor_max_age_days),
+        ] {
+            if !(0..=3650).contains(&v) {
+                return Err(ValidationError::new(
+                    format!("settings.{name}"),
+                    "must be between 0 and 3650",
+                ));
+            }
+        }
+        nonneg("competitor_stale_weight", self.competitor_stale_weight, 1.0)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn overrides_merge_over_defaults() {
+        let s = PricingSettings::with_overrides(&json!({"max_step_pct": 5, "cooldown_days": 14}))
+            .unwrap();
+        assert_eq!(s.max_step_pct, 5.0);
+        assert_eq!(s.cooldown_days, 14);
+        assert_eq!(s.occupancy_target_low_pct, 88.0);
+    }
+
+    #[test]
+    fn bad_overrides_name_the_field() {
+        let e = PricingSettings::with_overrides(&json!({"max_stp": 5})).unwrap_err();
+        assert!(e.to_string().contains("settings.max_stp"), "{e}");
+        let e = PricingSettings::with_overrides(&json!({"max_step_pct": -1})).unwrap_err();
+        assert!(e.to_string().contains("settings.max_step_pct"), "{e}");
+        let e = PricingSettings::with_overrides(&json!({"cooldown_days": "x"})).unwrap_err();
+        assert!(e.to_string().contains("settings"), "{e}");
+        let e = PricingSettings::with_overrides(&json!({
+            "occupancy_target_low_pct": 95, "occupancy_target_high_pct": 90
+        }))
+        .unwrap_err();
+        assert!(e.to_string().contains("occupancy_target_low_pct"), "{e}");
+        assert!(PricingSettings::with_overrides(&json!([1])).is_err());
+    }
+}

@@ -1,0 +1,365 @@
+//! Reading a facility's engine inputs from the database, and storing and reading
+//! recommendation runs.
+
+use super::band::CompetitorObservation;
+use super::engine::{self, FacilityInput, Mode, PromotionInput, UnitTypeInput};
+use super::seasonality::{self, SeasonalIndex};
+use super::settings::PricingSettings;
+use crate::error::{Error, Result, ValidationError};
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use serde::Serialize;
+use serde_json::{json, Value};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+/// Own months of move-in history needed before the seasonality profile is the facility's own.
+pub const SEASONALITY_MIN_OWN_MONTHS: usize = 6;
+/// Snapshots a month needs to count as a month of own history.
+pub const SEASONALITY_MIN_DAYS_PER_MONTH: i64 = 20;
+
+/// What asked for a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    Api,
+    Sync,
+}
+
+impl Trigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Api => "api",
+            Self::Sync => "sync",
+        }
+    }
+}
+
+/// A stored run, as the API shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    pub recommendation_id: Uuid,
+    pub facility_id: Uuid,
+    pub facility_name: String,
+    #[serde(serialize_with = "crate::domain::values::millis")]
+    pub generated_at: DateTime<Utc>,
+    pub engine_version: String,
+    pub snapshot_date: NaiveDate,
+    pub trigger: String,
+    pub mode: String,
+    pub per_size_count: i32,
+    pub recommendations: Value,
+    pub inputs: Value,
+    pub settings: Value,
+}
+
+/// The facility's settings: defaults with its overrides.
+pub async fn settings_of(
+    conn: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+) -> Result<(PricingSettings, Value)> {
+    let overrides = sqlx::query_scalar!(
+        "SELECT pricing_settings FROM facilities WHERE company_id = $1 AND id = $2",
+        company_id,
+        facility_id
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or_else(|| Error::not_found(format!("no facility with id {facility_id}")))?;
+    let settings = PricingSettings::with_overrides(&overrides)?;
+    Ok((settings, overrides))
+}
+
+/// Replaces the facility's overrides (checked first) and returns the settings in force.
+pub async fn set_overrides(
+    conn: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+    overrides: &Value,
+) -> Result<PricingSettings> {
+    let settings = PricingSettings::with_overrides(overrides)?;
+    let updated = sqlx::query!(
+        "UPDATE facilities SET pricing_settings = $3, updated_at = now()
+         WHERE company_id = $1 AND id = $2",
+        company_id,
+        facility_id,
+        overrides
+    )
+    .execute(&mut *conn)
+    .await?;
+    if updated.rows_affected() == 0 {
+        return Err(Error::not_found(format!(
+            "no facility with id {facility_id}"
+        )));
+    }
+    Ok(settings)
+}
+
+/// Everything the engine needs for one facility, read as of its latest snapshot.
+pub struct Loaded {
+    pub facility_name: String,
+    pub input: FacilityInput,
+    pub settings: PricingSettings,
+    /// A summary of the inputs, stored with the run.
+    pub summary: Value,
+}
+
+pub async fn load(conn: &mut PgConnection, company_id: Uuid, facility_id: Uuid) -> Result<Loaded> {
+    let facility = sqlx::query!(
+        "SELECT name, mode, pricing_settings FROM facilities WHERE company_id = $1 AND id = $2",
+        company_id,
+        facility_id
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or_else(|| Error::not_found(format!("no facility with id {facility_id}")))?;
+    let settings = PricingSettings::with_overrides(&facility.pricing_settings)?;
+    let snap = sqlx::query!(
+        "SELECT id, snapshot_date, occupancy_pct, move_ins_mtd, move_ins_target_monthly, promotions
+         FROM sync_records WHERE facility_id = $1 ORDER BY snapshot_date DESC LIMIT 1",
+        facility_id
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or_else(|| {
+        ValidationError::new(
+            "facility",
+            "has no snapshot yet: push a sync or upload unit rates before asking for recommendations",
+        )
+    })?;
+    let as_of = snap.snapshot_date;
+
+    let changes = sqlx::query!(
+        r#"SELECT size AS "size!", tier AS "tier!", max(snapshot_date) AS "changed_on!"
+           FROM (SELECT size, tier, snapshot_date, street_rate,
+                        lag(street_rate) OVER (PARTITION BY size, tier ORDER BY snapshot_date) AS prev
+                 FROM sync_unit_types
+                 WHERE facility_id = $1 AND snapshot_date BETWEEN $2::date - 400 AND $2::date) t
+           WHERE prev IS NOT NULL AND prev <> street_rate
+           GROUP BY size, tier"#,
+        facility_id,
+        as_of
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let unit_types: Vec<UnitTypeInput> = sqlx::query!(
+        "SELECT size, tier, street_rate, occupancy_pct, total_units
+         FROM sync_unit_types WHERE sync_id = $1 ORDER BY width_ft * depth_ft, size, tier",
+        snap.id
+    )
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(|u| UnitTypeInput {
+        last_rate_change: changes
+            .iter()
+            .find(|c| c.size == u.size && c.tier == u.tier)
+            .map(|c| c.changed_on),
+        size: u.size,
+        tier: u.tier,
+        street_rate: u.street_rate,
+        occupancy_pct: u.occupancy_pct,
+        total_units: u.total_units.and_then(|n| u32::try_from(n).ok()),
+    })
+    .collect();
+
+    let competitors: Vec<(String, CompetitorObservation)> = sqlx::query!(
+        "SELECT size, competitor, rate, promo, observed_on FROM competitor_rates
+         WHERE facility_id = $1 AND observed_on BETWEEN $2::date - $3::int AND $2::date",
+        facility_id,
+        as_of,
+        i32::try_from(settings.competitor_max_age_days).unwrap_or(i32::MAX)
+    )
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(|r| {
+        (
+            r.size,
+            CompetitorObservation {
+                competitor: r.competitor,
+                rate: r.rate,
+                promo: r.promo,
+                observed_on: r.observed_on,
+            },
+        )
+    })
+    .collect();
+
+    let history = sqlx::query!(
+        r#"SELECT count(*) AS "days!", min(snapshot_date) AS first FROM sync_records
+           WHERE facility_id = $1 AND snapshot_date <= $2"#,
+        facility_id,
+        as_of
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    // Move-ins of each complete month (its last month-to-date figure), summed per calendar month.
+    let months = sqlx::query!(
+        r#"SELECT extract(month FROM mon)::int AS "month!", sum(mi)::float8 AS "total!",
+                  count(*)::int AS "months!"
+           FROM (SELECT date_trunc('month', snapshot_date) AS mon, max(move_ins_mtd) AS mi
+                 FROM sync_records
+                 WHERE facility_id = $1 AND move_ins_mtd IS NOT NULL
+                   AND snapshot_date < date_trunc('month', $2::date)
+                   AND snapshot_date >= date_trunc('month', $2::date) - interval '36 months'
+                 GROUP BY 1 HAVING count(*) >= $3) t
+           GROUP BY 1"#,
+        facility_id,
+        as_of,
+        SEASONALITY_MIN_DAYS_PER_MONTH
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let per_month: Vec<(u32, f64, u32)> = months
+        .iter()
+        .map(|m| {
+            (
+                u32::try_from(m.month).unwrap_or(0),
+                m.total,
+                u32::try_from(m.months).unwrap_or(0),
+            )
+        })
+        .collect();
+    let (profile, own_months) = seasonality::profile(&per_month, SEASONALITY_MIN_OWN_MONTHS);
+    let month_ix = as_of.month0() as usize;
+    let season = SeasonalIndex {
+        index: profile[month_ix],
+        own_data: own_months > 0,
+    };
+
+    let promotions: Vec<PromotionInput> = snap
+        .promotions
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| {
+                    Some(PromotionInput {
+                        name: p.get("name")?.as_str()?.to_owned(),
+                        depth_pct: p.get("depth_pct").and_then(Value::as_f64).unwrap_or(0.0),
+                        applies_to: p
+                            .get("applies_to")
+                            .and_then(Value::as_str)
+                            .unwrap_or("all")
+                            .to_owned(),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+
+    let mode = if facility.mode == "lease_up" {
+        Mode::LeaseUp
+    } else {
+        Mode::Stabilized
+    };
+    let history_days = u32::try_from(history.days).unwrap_or(u32::MAX);
+    let summary = json!({
+        "snapshot_date": as_of,
+        "mode": mode,
+        "unit_types": unit_types.len(),
+        "competitor_observations": competitors.len(),
+        "history_days": history_days,
+        "first_snapshot_date": history.first,
+        "seasonality": {
+            "month": as_of.month(),
+            "index": (season.index * 10_000.0).round() / 10_000.0,
+            "source": if season.own_data { "own_history" } else { "national_prior" },
+            "own_months": own_months,
+        },
+        "promotions": promotions.len(),
+    });
+    Ok(Loaded {
+        facility_name: facility.name,
+        input: FacilityInput {
+            as_of,
+            mode,
+            occupancy_pct: snap.occupancy_pct,
+            move_ins_mtd: snap.move_ins_mtd.map(f64::from),
+            move_ins_target_monthly: snap.move_ins_target_monthly.map(f64::from),
+            seasonality: season,
+            history_days,
+            unit_types,
+            promotions,
+            competitors,
+        },
+        settings,
+        summary,
+    })
+}
+
+/// Runs the engine on the facility's latest snapshot and stores the run, in the caller's
+/// transaction. `id` is the run id (a job's id, so a job delivered twice stores one run).
+pub async fn run_and_store(
+    conn: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+    id: Uuid,
+    trigger: Trigger,
+) -> Result<Run> {
+    let loaded = load(conn, company_id, facility_id).await?;
+    let recs = engine::recommend(&loaded.input, &loaded.settings);
+    let recommendations =
+        serde_json::to_value(&recs).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    let settings =
+        serde_json::to_value(loaded.settings).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    let mode = match loaded.input.mode {
+        Mode::LeaseUp => "lease_up",
+        Mode::Stabilized => "stabilized",
+    };
+    let per_size_count = i32::try_from(recs.len()).unwrap_or(i32::MAX);
+    let generated_at = sqlx::query_scalar!(
+        "INSERT INTO recommendation_runs (id, company_id, facility_id, generated_at, engine_version,
+             snapshot_date, trigger, mode, per_size_count, settings, inputs, recommendations)
+         VALUES ($1, $2, $3, date_trunc('milliseconds', now()), $4, $5, $6, $7, $8, $9, $10, $11)
+         ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id
+         RETURNING generated_at",
+        id,
+        company_id,
+        facility_id,
+        engine::ENGINE_VERSION,
+        loaded.input.as_of,
+        trigger.as_str(),
+        mode,
+        per_size_count,
+        settings,
+        loaded.summary,
+        recommendations
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(Run {
+        recommendation_id: id,
+        facility_id,
+        facility_name: loaded.facility_name,
+        generated_at,
+        engine_version: engine::ENGINE_VERSION.to_owned(),
+        snapshot_date: loaded.input.as_of,
+        trigger: trigger.as_str().to_owned(),
+        mode: mode.to_owned(),
+        per_size_count,
+        recommendations,
+        inputs: loaded.summary,
+        settings,
+    })
+}
+
+/// The latest stored run of a facility; `None` when it has none.
+pub async fn latest(
+    conn: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+) -> Result<Option<Run>> {
+    Ok(sqlx::query_as!(
+        Run,
+        r#"SELECT r.id AS recommendation_id, r.facility_id, f.name AS facility_name, r.generated_at,
+                  r.engine_version, r.snapshot_date, r.trigger, r.mode, r.per_size_count,
+                  r.recommendations, r.inputs, r.settings
+           FROM recommendation_runs r JOIN facilities f ON f.id = r.facility_id
+           WHERE r.company_id = $1 AND r.facility_id = $2
+           ORDER BY r.generated_at DESC, r.id DESC LIMIT 1"#,
+        company_id,
+        facility_id
+    )
+    .fetch_optional(&mut *conn)
+    .await?)
+}

@@ -1,0 +1,354 @@
+//! Recommendations, pricing settings and competitor rates through the real server.
+//!
+//! The facility used below, snapshot of 2026-11-10 (day 10 of 30; November's national prior
+//! seasonality index 0.92, so -1.6 percentage points with 20 pp per unit of index):
+//! - 5x5 at 50, 80 % occupied, no competitors: occupancy (88 - 80) x 0.5 = -4 pp, seasonality
+//!   -1.6 pp: -5.6 pp, 47.20, rounded 47 (lower).
+//! - 10x10 at 100, 97 % occupied, competitors at 120, 130, 140, 150 (P25 125, median 135, P75
+//!   145, four fresh of five wanted = strength 0.8): occupancy (97 - 93) x 0.5 = +2 pp;
+//!   competitors (135/100 - 1) x 100 x 0.5 x 0.8 = +14 pp capped at +6 pp; seasonality -1.6 pp:
+//!   +6.4 pp, 106.40, rounded 106 (raise), under the 8 % step and the 166.75 ceiling.
+
+use e2e::{spawn_app, status_json, wait_until, WorkerProcess};
+use reqwest::Method;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+const DATE: &str = "2026-11-10";
+
+fn snapshot(name: &str) -> Value {
+    let comps: Vec<Value> = [120, 130, 140, 150]
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            json!({ "competitor": format!("C{i}"), "size": "10x10", "rate": r, "promo": null,
+                    "source_url": "https://example.com" })
+        })
+        .collect();
+    json!({
+        "facility": { "name": name },
+        "date": DATE,
+        "occupancy_pct": 90,
+        "unit_types": [
+            { "size": "10x10", "tier": "standard", "street_rate": 100, "occupancy_pct": 97, "total_units": 50 },
+            { "size": "5x5", "tier": "standard", "street_rate": 50, "occupancy_pct": 80, "total_units": 40 },
+        ],
+        "competitor_rates": comps,
+    })
+}
+
+async fn facility(app: &e2e::TestApp, name: &str) -> String {
+    let (s, body) = status_json(app.sync(&snapshot(name)).await).await;
+    assert_eq!(s, 200, "{body}");
+    body["facility"]["id"].as_str().unwrap().to_owned()
+}
+
+fn by_size<'a>(run: &'a Value, size: &str) -> &'a Value {
+    run["recommendations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["size"] == size)
+        .unwrap_or_else(|| panic!("no {size} in {run}"))
+}
+
+fn factor(rec: &Value, name: &str) -> f64 {
+    rec["factors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+        .unwrap_or_else(|| panic!("no factor {name} in {rec}"))["contribution_pct"]
+        .as_f64()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn recommendations_run_the_engine_store_runs_and_regenerate_0_reads_the_latest() {
+    let app = spawn_app().await;
+    let id = facility(&app, "Main Street").await;
+    let path = format!("/api/v1/facilities/{id}/recommendations");
+
+    // No run yet.
+    let (s, body) = status_json(app.get(&format!("{path}?regenerate=0")).await).await;
+    assert_eq!(s, 404, "{body}");
+    assert!(body["error"]
+        .as_str()
+        .unwrap()
+        .contains("no stored recommendation run"));
+
+    let (s, run) = status_json(app.get(&path).await).await;
+    assert_eq!(s, 200, "{run}");
+    assert_eq!(run["per_size_count"], 2);
+    assert_eq!(run["facility_id"], id.as_str());
+    assert_eq!(run["snapshot_date"], DATE);
+    assert_eq!(run["trigger"], "api");
+    let generated = run["generated_at"].as_str().unwrap();
+    assert!(
+        generated.len() == 24 && generated.ends_with('Z') && generated.as_bytes()[19] == b'.',
+        "{generated}"
+    );
+    let small = by_size(&run, "5x5");
+    assert_eq!(small["recommended_rate"], 47.0);
+    assert_eq!(small["action"], "lower");
+    assert_eq!(factor(small, "occupancy"), -4.0);
+    assert_eq!(factor(small, "seasonality"), -1.6);
+    assert!(small["competitor_band"].is_null());
+    let big = by_size(&run, "10x10");
+    assert_eq!(big["recommended_rate"], 106.0);
+    assert_eq!(big["action"], "raise");
+    assert_eq!(big["change_amount"], 6.0);
+    assert_eq!(factor(big, "occupancy"), 2.0);
+    assert_eq!(factor(big, "competitors"), 6.0);
+    assert_eq!(big["competitor_band"]["p25"], 125.0);
+    assert_eq!(big["competitor_band"]["median"], 135.0);
+    assert_eq!(big["competitor_band"]["p75"], 145.0);
+    assert_eq!(run["inputs"]["seasonality"]["source"], "national_prior");
+
+    // regenerate=0 returns the same run without running the engine.
+    let (s, again) = status_json(app.get(&format!("{path}?regenerate=0")).await).await;
+    assert_eq!(s, 200);
+    assert_eq!(again["recommendation_id"], run["recommendation_id"]);
+    assert_eq!(again["generated_at"], run["generated_at"]);
+    // A new call makes a new run, which regenerate=0 then returns.
+    let (_, second) = status_json(app.get(&path).await).await;
+    assert_ne!(second["recommendation_id"], run["recommendation_id"]);
+    let (_, latest) = status_json(app.get(&format!("{path}?regenerate=0")).await).await;
+    assert_eq!(latest["recommendation_id"], second["recommendation_id"]);
+    assert_eq!(app.count("recommendation_runs").await, 2);
+
+    // Another company's facility is invisible either way; nothing is stored.
+    let other = app.create_tenant("Rival Storage").await;
+    for q in ["", "?regenerate=0"] {
+        let r = app
+            .req_as(&other, Method::GET, &format!("{path}{q}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404);
+    }
+    assert_eq!(app.count("recommendation_runs").await, 2);
+    let (s, body) = status_json(app.get(&format!("{path}?regenerate=2")).await).await;
+    assert_eq!(s, 422, "{body}");
+    let (s, _) = status_json(
+        app.get("/api/v1/facilities/00000000-0000-0000-0000-000000000000/recommendations")
+            .await,
+    )
+    .await;
+    assert_eq!(s, 404);
+}
+
+#[tokio::test]
+async fn a_facility_without_a_snapshot_gets_a_clear_422() {
+    let app = spawn_app().await;
+    let (s, f) = status_json(
+        app.post("/api/v1/facilities", &json!({"name": "Empty"}))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 201, "{f}");
+    let id = f["id"].as_str().unwrap();
+    let (s, body) = status_json(
+        app.get(&format!("/api/v1/facilities/{id}/recommendations"))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 422, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("no snapshot"));
+    assert_eq!(app.count("recommendation_runs").await, 0);
+}
+
+#[tokio::test]
+async fn settings_overrides_change_the_guardrails_and_bad_ones_are_refused() {
+    let app = spawn_app().await;
+    let id = facility(&app, "Main Street").await;
+    let settings = format!("/api/v1/facilities/{id}/pricing-settings");
+    let (s, body) = status_json(app.get(&settings).await).await;
+    assert_eq!(s, 200);
+    assert_eq!(body["settings"]["max_step_pct"], 8.0);
+    assert_eq!(body["overrides"], json!({}));
+
+    let (s, body) = status_json(app.put(&settings, &json!({"max_step_pct": 3})).await).await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["settings"]["max_step_pct"], 3.0);
+    // 10x10 would go to 106.40; a 3 % step stops it at 103.
+    let (_, run) = status_json(
+        app.get(&format!("/api/v1/facilities/{id}/recommendations"))
+            .await,
+    )
+    .await;
+    let big = by_size(&run, "10x10");
+    assert_eq!(big["recommended_rate"], 103.0);
+    assert_eq!(big["guardrails"][0]["name"], "max_step");
+    assert_eq!(run["settings"]["max_step_pct"], 3.0);
+
+    for bad in [
+        json!({"max_step": 3}),
+        json!({"max_step_pct": -1}),
+        json!({"cooldown_days": "a week"}),
+    ] {
+        let (s, body) = status_json(app.put(&settings, &bad).await).await;
+        assert_eq!(s, 422, "{bad} -> {body}");
+        assert!(
+            body["error"].as_str().unwrap().starts_with("settings"),
+            "{body}"
+        );
+    }
+    let (_, body) = status_json(app.get(&settings).await).await;
+    assert_eq!(body["overrides"], json!({"max_step_pct": 3}));
+    let other = app.create_tenant("Rival Storage").await;
+    let r = app
+        .req_as(&other, Method::PUT, &settings)
+        .json(&json!({"max_step_pct": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+}
+
+#[tokio::test]
+async fn a_pricing_run_follows_each_sync_through_the_worker() {
+    let app = spawn_app().await;
+    let _worker = WorkerProcess::start(&app.world, &[]);
+    let id = facility(&app, "Main Street").await;
+    let db = app.db().clone();
+    wait_until(
+        "a run stored by the pricing_run job",
+        Duration::from_secs(60),
+        || {
+            let db = db.clone();
+            async move {
+                sqlx::query_scalar::<_, i64>(
+                    "SELECT count(*) FROM recommendation_runs WHERE trigger = 'sync'",
+                )
+                .fetch_one(&db)
+                .await
+                .unwrap()
+                    == 1
+            }
+        },
+    )
+    .await;
+    let (s, run) = status_json(
+        app.get(&format!(
+            "/api/v1/facilities/{id}/recommendations?regenerate=0"
+        ))
+        .await,
+    )
+    .await;
+    assert_eq!(s, 200);
+    assert_eq!(run["trigger"], "sync");
+    assert_eq!(run["per_size_count"], 2);
+    assert_eq!(by_size(&run, "10x10")["recommended_rate"], 106.0);
+    // The run's id is the job's id: the job row and the run agree.
+    let job: String = sqlx::query_scalar(
+        "SELECT id::text FROM job_runs WHERE kind = 'pricing_run' AND status = 'succeeded'",
+    )
+    .fetch_one(app.db())
+    .await
+    .unwrap();
+    assert_eq!(run["recommendation_id"], job.as_str());
+}
+
+#[tokio::test]
+async fn competitor_rates_are_added_listed_with_freshness_and_checked() {
+    let app = spawn_app().await;
+    let (_, f) = status_json(
+        app.post("/api/v1/facilities", &json!({"name": "Main"}))
+            .await,
+    )
+    .await;
+    let id = f["id"].as_str().unwrap();
+    let path = format!("/api/v1/facilities/{id}/competitor-rates");
+    let today = chrono::Utc::now().date_naive();
+    let old = (today - chrono::Days::new(30)).to_string();
+    let body = json!({ "competitor_rates": [
+        { "competitor": "Public Storage", "size": "10x10", "rate": 120, "promo": "First month free",
+          "source_url": "https://example.com/ps" },
+        { "competitor": "Extra Space", "size": "10x10", "rate": 130, "promo": null },
+        { "competitor": "CubeSmart", "size": "10X10", "rate": 140, "observed_on": old },
+    ]});
+    let (s, out) = status_json(app.post(&path, &body).await).await;
+    assert_eq!(s, 201, "{out}");
+    assert_eq!(
+        (out["inserted"].as_u64(), out["updated"].as_u64()),
+        (Some(3), Some(0))
+    );
+    // The same observations again update, not duplicate.
+    let (_, out) = status_json(app.post(&path, &body).await).await;
+    assert_eq!(
+        (out["inserted"].as_u64(), out["updated"].as_u64()),
+        (Some(0), Some(3))
+    );
+
+    let (s, list) = status_json(app.get(&path).await).await;
+    assert_eq!(s, 200, "{list}");
+    assert_eq!(list["count"], 3);
+    let rates = list["competitor_rates"].as_array().unwrap();
+    let ps = rates
+        .iter()
+        .find(|r| r["competitor"] == "Public Storage")
+        .unwrap();
+    // A free month over a 12-month stay: 120 x 11/12 = 110.
+    assert_eq!(ps["effective_rate"], 110.0);
+    assert_eq!(ps["stale"], false);
+    let cube = rates
+        .iter()
+        .find(|r| r["competitor"] == "CubeSmart")
+        .unwrap();
+    assert_eq!(
+        (cube["stale"].as_bool(), cube["age_days"].as_i64()),
+        (Some(true), Some(30))
+    );
+    assert_eq!(cube["size"], "10x10");
+    // Band: 110 (w1), 130 (w1), 140 (w0.25): three competitors, one stale.
+    let band = &list["bands"][0];
+    assert_eq!(
+        (band["size"].as_str(), band["competitors"].as_u64()),
+        (Some("10x10"), Some(3))
+    );
+    assert_eq!(band["stale"], 1);
+
+    // One bad rate rejects the request, naming it; nothing is written.
+    let before = app.count("competitor_rates").await;
+    for (bad, path_part) in [
+        (
+            json!({"competitor_rates": [{"competitor": "A", "size": "10x10", "rate": 1}, {"competitor": "B", "size": "10x10", "rate": -5}]}),
+            "competitor_rates[1].rate",
+        ),
+        (
+            json!({"competitor_rates": [{"competitor": "A", "size": "big", "rate": 1}]}),
+            "competitor_rates[0].size",
+        ),
+        (
+            json!({"competitor_rates": [{"size": "10x10", "rate": 1}]}),
+            "competitor_rates[0].competitor",
+        ),
+        (json!({"competitor_rates": []}), "competitor_rates"),
+        (
+            json!({"competitor_rates": [{"competitor": "A", "size": "10x10", "rate": 1, "observed_on": "2999-01-01"}]}),
+            "competitor_rates[0].observed_on",
+        ),
+    ] {
+        let (s, body) = status_json(app.post(&path, &bad).await).await;
+        assert_eq!(s, 422, "{bad} -> {body}");
+        assert!(
+            body["error"].as_str().unwrap().starts_with(path_part),
+            "{body}"
+        );
+    }
+    assert_eq!(app.count("competitor_rates").await, before);
+    let (s, _) = status_json(app.get(&format!("{path}?size=huge")).await).await;
+    assert_eq!(s, 422);
+    let other = app.create_tenant("Rival Storage").await;
+    let r = app.req_as(&other, Method::GET, &path).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    let r = app
+        .req_as(&other, Method::POST, &path)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    assert_eq!(app.count("competitor_rates").await, before);
+}
