@@ -128,7 +128,7 @@ CREATE TABLE competitor_latest (
     observed_on    date NOT NULL,
     PRIMARY KEY (facility_id, size, competitor_key)
 );
-CREATE INDEX competitor_rates_latest_idx ON competitor_rates (facility_id, size, observed_on DESC);
+-- Reads go through competitor_rates_facility_size_idx (facility_id, size, observed_on DESC).
 
 CREATE FUNCTION analytics_refresh_competitor_latest(p_facilities uuid[], p_sizes text[], p_keys text[])
 RETURNS void LANGUAGE plpgsql AS $$

@@ -17,7 +17,9 @@ use uuid::Uuid;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/v1/analytics/ecri", get(ecri))
+        .route("/api/v1/analytics/portfolio", get(portfolio))
         .route("/api/v1/analytics/seasonality", get(seasonality))
+        .route("/api/v1/analytics/lease-up", get(lease_up))
         .route("/api/v1/analytics/leads", get(leads))
         .route("/api/v1/analytics/revpas", get(revpas))
 }
@@ -40,6 +42,10 @@ fn facility_id(raw: Option<&str>) -> ApiResult<Option<Uuid>> {
 struct FacilityParams {
     facility_id: Option<String>,
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoParams {}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,6 +73,18 @@ async fn ecri(
     ))
 }
 
+async fn portfolio(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Query(NoParams {}): Query<NoParams>,
+) -> ApiResult<Json<reports::portfolio::Report>> {
+    let settings = AnalyticsSettings::default();
+    let today = chrono::Utc::now().date_naive();
+    Ok(Json(
+        reports::portfolio::report(&state.db, who.company_id, today, &settings.flags).await?,
+    ))
+}
+
 async fn seasonality(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -90,6 +108,17 @@ async fn seasonality(
             settings.seasonality_min_facility_days,
         )
         .await?,
+    ))
+}
+
+async fn lease_up(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Query(p): Query<FacilityParams>,
+) -> ApiResult<Json<reports::lease_up::Report>> {
+    let facility = facility_id(p.facility_id.as_deref())?;
+    Ok(Json(
+        reports::lease_up::report(&state.db, who.company_id, facility).await?,
     ))
 }
 

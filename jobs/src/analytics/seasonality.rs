@@ -10,12 +10,9 @@
 
 use serde::Serialize;
 
-/// The national move-in prior, January first: weakest in January, peak in June and July; the
-/// twelve values average exactly 1.0. The same values as the pricing engine's prior, so the
-/// engine and the analytics read one seasonality.
-pub const NATIONAL_PRIOR: [f64; 12] = [
-    0.85, 0.88, 0.97, 1.03, 1.10, 1.15, 1.14, 1.08, 0.98, 0.95, 0.92, 0.95,
-];
+/// The pricing engine's national move-in prior (January first, averaging 1.0), so the engine
+/// and the analytics read one seasonality.
+pub use crate::pricing::seasonality::NATIONAL_PRIOR;
 
 /// The national prior, normalised to average 1.0 (a no-op for the values above; kept so a
 /// change of the prior cannot break the profile's average).

@@ -2,6 +2,9 @@
 //! test) and real Redis (a private key prefix per test).
 
 mod analytics;
+mod analytics_lease_up;
+mod analytics_params;
+mod analytics_portfolio;
 mod api_keys;
 mod auth;
 mod bad_input;

@@ -2,8 +2,11 @@
 //! Every query is scoped by company; a facility of another company is reported like an
 //! unknown one.
 
+pub mod competitors;
 pub mod ecri;
 pub mod leads;
+pub mod lease_up;
+pub mod portfolio;
 pub mod revpas;
 pub mod seasonality;
 
