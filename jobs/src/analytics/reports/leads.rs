@@ -36,9 +36,9 @@ pub async fn report(
     let facilities = super::scope(pool, company_id, facility).await?;
     let ids = super::ids(&facilities);
     let as_of: Option<NaiveDate> = sqlx::query_scalar!(
-        "SELECT max(last_date) FROM facility_months WHERE company_id = $1 AND facility_id = ANY($2)",
+        "SELECT max(last_date) FROM facility_months WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)",
         company_id,
-        &ids
+        facility
     )
     .fetch_one(pool)
     .await?;

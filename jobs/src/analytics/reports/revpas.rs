@@ -81,7 +81,7 @@ pub async fn report(pool: &PgPool, company_id: Uuid, facility: Option<Uuid>) -> 
     }
     let all: Vec<Figures> = latest.values().map(|l| l.figures.clone()).collect();
     let trend = match as_of {
-        Some(d) => trend(pool, company_id, &ids, d).await?,
+        Some(d) => trend(pool, company_id, facility, d).await?,
         None => Vec::new(),
     };
     Ok(Report {
@@ -100,7 +100,7 @@ pub async fn report(pool: &PgPool, company_id: Uuid, facility: Option<Uuid>) -> 
 async fn trend(
     pool: &PgPool,
     company_id: Uuid,
-    ids: &[Uuid],
+    facility: Option<Uuid>,
     as_of: NaiveDate,
 ) -> Result<Vec<MonthOut>> {
     let last = as_of.with_day(1).unwrap_or(as_of);
@@ -109,9 +109,9 @@ async fn trend(
         r#"SELECT month, total_units, occupied_units, units_estimated, rentable_sqft,
                   rentable_sqft_estimated, gross_potential_rent, actual_rent, actual_rent_estimated
            FROM facility_months
-           WHERE company_id = $1 AND facility_id = ANY($2) AND month >= $3 AND month <= $4"#,
+           WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2) AND month >= $3 AND month <= $4"#,
         company_id,
-        ids,
+        facility,
         first,
         last
     )

@@ -45,12 +45,12 @@ pub async fn report(
     size: Option<&UnitSize>,
     min_facility_days: f64,
 ) -> Result<Report> {
-    let facilities = super::scope(pool, company_id, facility).await?;
-    let ids = super::ids(&facilities);
+    // Checks the facility is the company's (404 otherwise); the company scopes every query.
+    super::scope(pool, company_id, facility).await?;
     let as_of: Option<NaiveDate> = sqlx::query_scalar!(
-        "SELECT max(last_date) FROM facility_months WHERE company_id = $1 AND facility_id = ANY($2)",
+        "SELECT max(last_date) FROM facility_months WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)",
         company_id,
-        &ids
+        facility
     )
     .fetch_one(pool)
     .await?;
@@ -60,10 +60,10 @@ pub async fn report(
                       (CASE WHEN move_ins_mtd IS NOT NULL THEN move_ins_mtd ELSE move_ins_daily_sum END)::float8 AS "move_ins!",
                       (CASE WHEN move_ins_mtd IS NOT NULL THEN extract(day FROM last_date)::int ELSE days_reported END)::float8 AS "facility_days!"
                FROM facility_months
-               WHERE company_id = $1 AND facility_id = ANY($2)
+               WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
                  AND (move_ins_mtd IS NOT NULL OR move_ins_daily_sum IS NOT NULL)"#,
             company_id,
-            &ids
+            facility
         )
         .fetch_all(pool)
         .await?
@@ -81,9 +81,9 @@ pub async fn report(
                    SELECT sum(t.move_ins_mtd) AS mi FROM sync_unit_types t
                    WHERE t.sync_id = m.last_sync_id AND t.size = $3
                ) u
-               WHERE m.company_id = $1 AND m.facility_id = ANY($2) AND u.mi IS NOT NULL"#,
+               WHERE m.company_id = $1 AND ($2::uuid IS NULL OR m.facility_id = $2) AND u.mi IS NOT NULL"#,
             company_id,
-            &ids,
+            facility,
             size.to_string()
         )
         .fetch_all(pool)
