@@ -76,6 +76,10 @@ pub enum Admin {
         facilities: u32,
         #[arg(long, default_value_t = 90)]
         days: u32,
+        /// Write each facility's history in bulk (fast; for large portfolios) instead of one
+        /// ingest per day.
+        #[arg(long)]
+        bulk: bool,
     },
 }
 
@@ -164,9 +168,14 @@ async fn admin_command(
             company,
             facilities,
             days,
+            bulk,
         } => {
-            let report =
-                jobs::seed::seed(db, company, facilities, days, Utc::now().date_naive()).await?;
+            let today = Utc::now().date_naive();
+            let report = if bulk {
+                jobs::seed::seed_bulk(db, company, facilities, days, today, 2).await?
+            } else {
+                jobs::seed::seed(db, company, facilities, days, today).await?
+            };
             serde_json::to_value(report)?
         }
     })

@@ -3,6 +3,7 @@
 //!
 //! This crate must never depend on HTTP framework types: the api maps its errors to statuses.
 
+pub mod analytics;
 pub mod competitors;
 pub mod config;
 pub mod cron;

@@ -1,5 +1,6 @@
 //! The route tree. Each module exports its own `router()`.
 
+mod analytics;
 mod api_keys;
 mod data_sources;
 mod facilities;
@@ -27,6 +28,7 @@ use tracing::Instrument as _;
 pub fn app(state: AppState) -> Router {
     let protected = Router::new()
         .merge(sync::router())
+        .merge(analytics::router())
         .merge(facilities::router())
         .merge(api_keys::router())
         .merge(data_sources::router())

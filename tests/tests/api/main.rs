@@ -1,6 +1,10 @@
 //! End-to-end tests of the api: real server on port 0, real PostgreSQL (a fresh database per
 //! test) and real Redis (a private key prefix per test).
 
+mod analytics;
+mod analytics_lease_up;
+mod analytics_params;
+mod analytics_portfolio;
 mod api_keys;
 mod auth;
 mod bad_input;

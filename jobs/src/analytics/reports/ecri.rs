@@ -1,0 +1,149 @@
+//! `GET /api/v1/analytics/ecri`: per facility and size, from the latest snapshot's tenant rents
+//! and street rates.
+
+use super::{latest, scope, street_by_size, tenant_rents, unit_types, FacilityRow};
+use crate::analytics::ecri::{size_ecri, Cohort, EcriSettings, SizeEcri};
+use crate::analytics::revenue::round2;
+use crate::error::Result;
+use chrono::NaiveDate;
+use serde::Serialize;
+use sqlx::PgPool;
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+#[derive(Debug, Serialize)]
+pub struct SizeOut {
+    pub size: String,
+    /// Street rate of the size in the same snapshot; null when the snapshot has none.
+    pub street_rate: Option<f64>,
+    #[serde(flatten)]
+    pub ecri: Option<SizeEcri>,
+    /// Why there is no suggestion for the size, when there is none.
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Totals {
+    pub tenants: u32,
+    pub tenants_affected: u32,
+    pub monthly_uplift: f64,
+    pub expected_move_outs: f64,
+    pub net_monthly_uplift: f64,
+}
+
+impl Totals {
+    fn add(&mut self, e: &SizeEcri) {
+        self.tenants += e.tenants;
+        self.tenants_affected += e.tenants_affected;
+        self.monthly_uplift = round2(self.monthly_uplift + e.monthly_uplift);
+        self.expected_move_outs =
+            ((self.expected_move_outs + e.expected_move_outs) * 10.0).round() / 10.0;
+        self.net_monthly_uplift = round2(self.net_monthly_uplift + e.net_monthly_uplift);
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct FacilityOut {
+    pub facility_id: Uuid,
+    pub facility_name: String,
+    /// Date of the snapshot the figures come from.
+    pub as_of: Option<NaiveDate>,
+    pub sizes: Vec<SizeOut>,
+    pub totals: Totals,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub settings: EcriSettings,
+    pub facilities: Vec<FacilityOut>,
+    pub totals: Totals,
+}
+
+pub async fn report(
+    pool: &PgPool,
+    company_id: Uuid,
+    facility: Option<Uuid>,
+    settings: &EcriSettings,
+) -> Result<Report> {
+    let scope_rows = scope(pool, company_id, facility).await?;
+    let latest = latest(pool, &super::ids(&scope_rows)).await?;
+    let sync_ids: Vec<Uuid> = latest.values().map(|l| l.sync_id).collect();
+    let units = unit_types(pool, &sync_ids).await?;
+    let mut totals = Totals::default();
+    let facilities = scope_rows
+        .iter()
+        .map(|f| {
+            let out = facility_out(f, latest.get(&f.id), &units, settings);
+            for s in &out.sizes {
+                if let Some(e) = &s.ecri {
+                    totals.add(e);
+                }
+            }
+            out
+        })
+        .collect();
+    Ok(Report {
+        settings: settings.clone(),
+        facilities,
+        totals,
+    })
+}
+
+fn facility_out(
+    f: &FacilityRow,
+    latest: Option<&super::Latest>,
+    units: &BTreeMap<Uuid, Vec<super::UnitRow>>,
+    settings: &EcriSettings,
+) -> FacilityOut {
+    let mut out = FacilityOut {
+        facility_id: f.id,
+        facility_name: f.name.clone(),
+        as_of: latest.map(|l| l.snapshot_date),
+        sizes: Vec::new(),
+        totals: Totals::default(),
+        reason: None,
+    };
+    let Some(l) = latest else {
+        out.reason = Some(super::no_sync_reason());
+        return out;
+    };
+    let rents = tenant_rents(&l.tenant_rents);
+    if rents.is_empty() {
+        out.reason = Some(format!(
+            "the latest snapshot ({}) carries no tenant rents",
+            l.snapshot_date
+        ));
+        return out;
+    }
+    let street = street_by_size(units.get(&l.sync_id).map_or(&[][..], Vec::as_slice));
+    let mut by_size: BTreeMap<String, Vec<Cohort>> = BTreeMap::new();
+    for r in rents {
+        by_size.entry(r.size).or_default().push(Cohort {
+            tenant_count: r.tenant_count,
+            avg_rent: r.avg_rent,
+            months_since_last_increase: r.months_since_last_increase,
+        });
+    }
+    for (size, cohorts) in by_size {
+        let street_rate = street.get(&size).copied();
+        let (ecri, reason) = match street_rate {
+            Some(s) => {
+                let e = size_ecri(&cohorts, s, settings);
+                out.totals.add(&e);
+                (Some(e), None)
+            }
+            None => (
+                None,
+                Some("no street rate for this size in the same snapshot".to_owned()),
+            ),
+        };
+        out.sizes.push(SizeOut {
+            size,
+            street_rate,
+            ecri,
+            reason,
+        });
+    }
+    out
+}

@@ -1,0 +1,157 @@
+//! `GET /api/v1/analytics/leads`: the lead funnel over the last 30 or 90 days of data.
+//!
+//! The period ends at the latest snapshot in scope (`as_of`) and covers `days` snapshot dates
+//! back from it; the previous period is the `days` before that. Leads come from the sync's
+//! `leads` addition (`sync_leads`), move-ins from the daily move-ins of the same records.
+
+use crate::analytics::leads::{funnel, ChannelLeads, Funnel};
+use crate::error::Result;
+use chrono::{Duration, NaiveDate};
+use serde::Serialize;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub facility_id: Option<Uuid>,
+    pub period: String,
+    pub as_of: Option<NaiveDate>,
+    pub period_start: Option<NaiveDate>,
+    pub previous_period_start: Option<NaiveDate>,
+    #[serde(flatten)]
+    pub funnel: Funnel,
+    /// Snapshots in the period, and how many of them carried daily move-ins.
+    pub snapshots: i64,
+    pub snapshots_with_move_ins: i64,
+    pub per_channel_conversion: &'static str,
+    pub reason: Option<String>,
+}
+
+pub async fn report(
+    pool: &PgPool,
+    company_id: Uuid,
+    facility: Option<Uuid>,
+    days: i64,
+) -> Result<Report> {
+    let facilities = super::scope(pool, company_id, facility).await?;
+    let ids = super::ids(&facilities);
+    let as_of: Option<NaiveDate> = sqlx::query_scalar!(
+        "SELECT max(last_date) FROM facility_months WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)",
+        company_id,
+        facility
+    )
+    .fetch_one(pool)
+    .await?;
+    let period = format!("{days}d");
+    let note =
+        "per-channel conversion is not measured: a move-in does not record which lead it came from";
+    let Some(as_of) = as_of else {
+        return Ok(Report {
+            facility_id: facility,
+            period,
+            as_of: None,
+            period_start: None,
+            previous_period_start: None,
+            funnel: funnel(&[], 0),
+            snapshots: 0,
+            snapshots_with_move_ins: 0,
+            per_channel_conversion: note,
+            reason: Some("no sync has been received in this scope yet".to_owned()),
+        });
+    };
+    let start = as_of - Duration::days(days - 1);
+    let prev_start = start - Duration::days(days);
+    // Company-wide from the daily company totals (`company_days`, `company_lead_days`); one
+    // facility from its own rows. Both give the same figures (the triggers keep the totals).
+    let (rows, move_ins, snapshots, with_move_ins) = match facility {
+        None => {
+            let rows = sqlx::query!(
+                r#"SELECT channel,
+                          coalesce(sum(leads) FILTER (WHERE snapshot_date >= $2), 0)::int8 AS "leads!",
+                          coalesce(sum(leads) FILTER (WHERE snapshot_date < $2), 0)::int8 AS "previous!"
+                   FROM company_lead_days
+                   WHERE company_id = $1 AND snapshot_date >= $3 AND snapshot_date <= $4
+                   GROUP BY channel HAVING sum(leads) > 0"#,
+                company_id,
+                start,
+                prev_start,
+                as_of
+            )
+            .fetch_all(pool)
+            .await?
+            .into_iter()
+            .map(|r| (r.channel, r.leads, r.previous))
+            .collect::<Vec<_>>();
+            let m = sqlx::query!(
+                r#"SELECT coalesce(sum(move_ins_daily_sum), 0)::int8 AS "move_ins!",
+                          coalesce(sum(snapshots), 0)::int8 AS "snapshots!",
+                          coalesce(sum(snapshots_with_move_ins), 0)::int8 AS "with_move_ins!"
+                   FROM company_days
+                   WHERE company_id = $1 AND snapshot_date >= $2 AND snapshot_date <= $3"#,
+                company_id,
+                start,
+                as_of
+            )
+            .fetch_one(pool)
+            .await?;
+            (rows, m.move_ins, m.snapshots, m.with_move_ins)
+        }
+        Some(_) => {
+            let rows = sqlx::query!(
+                r#"SELECT channel,
+                          coalesce(sum(lead_count) FILTER (WHERE snapshot_date >= $2), 0)::int8 AS "leads!",
+                          coalesce(sum(lead_count) FILTER (WHERE snapshot_date < $2), 0)::int8 AS "previous!"
+                   FROM sync_leads
+                   WHERE facility_id = ANY($1) AND snapshot_date >= $3 AND snapshot_date <= $4
+                   GROUP BY channel HAVING sum(lead_count) > 0"#,
+                &ids,
+                start,
+                prev_start,
+                as_of
+            )
+            .fetch_all(pool)
+            .await?
+            .into_iter()
+            .map(|r| (r.channel, r.leads, r.previous))
+            .collect::<Vec<_>>();
+            let m = sqlx::query!(
+                r#"SELECT coalesce(sum(move_ins_daily), 0)::int8 AS "move_ins!", count(*) AS "snapshots!",
+                          count(move_ins_daily) AS "with_move_ins!"
+                   FROM sync_records
+                   WHERE company_id = $1 AND facility_id = ANY($2) AND snapshot_date >= $3 AND snapshot_date <= $4"#,
+                company_id,
+                &ids,
+                start,
+                as_of
+            )
+            .fetch_one(pool)
+            .await?;
+            (rows, m.move_ins, m.snapshots, m.with_move_ins)
+        }
+    };
+    let channels: Vec<ChannelLeads> = rows
+        .into_iter()
+        .map(|(channel, leads, previous)| ChannelLeads {
+            channel,
+            leads: u64::try_from(leads).unwrap_or(0),
+            previous_period_leads: u64::try_from(previous).unwrap_or(0),
+        })
+        .collect();
+    let f = funnel(&channels, u64::try_from(move_ins).unwrap_or(0));
+    let reason = (f.total_leads == 0).then(|| {
+        "no leads were recorded in the period (leads arrive through the sync's `leads` field)"
+            .to_owned()
+    });
+    Ok(Report {
+        facility_id: facility,
+        period,
+        as_of: Some(as_of),
+        period_start: Some(start),
+        previous_period_start: Some(prev_start),
+        funnel: f,
+        snapshots,
+        snapshots_with_move_ins: with_move_ins,
+        per_channel_conversion: note,
+        reason,
+    })
+}

@@ -1,0 +1,185 @@
+//! `GET /api/v1/analytics/lease-up`: per facility its mode (hysteresis of the interface: enter
+//! below 60 %, leave at or above 70 %, unchanged between), the mode event history recorded at
+//! ingest in snapshot-date order, and for facilities in lease-up the per-size aggressive-fill
+//! suggestions of the pricing engine (`pricing::band::lease_up_fill`: at or below the
+//! competitor P25, never below 70 % of the current street rate).
+
+use super::{latest, scope, street_by_size, unit_types};
+use crate::error::Result;
+use crate::lease_up::{ENTER_BELOW_PCT, LEAVE_AT_PCT};
+use crate::pricing::band::{competitor_band, lease_up_fill};
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::Serialize;
+use sqlx::PgPool;
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+#[derive(Debug, Serialize)]
+pub struct Event {
+    pub date: NaiveDate,
+    pub from: String,
+    pub to: String,
+    pub occupancy_pct: f64,
+    pub recorded_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Fill {
+    pub size: String,
+    pub street_rate: f64,
+    pub suggested_rate: f64,
+    pub competitor_p25: f64,
+    /// lease_up_floor_share x street rate.
+    pub floor: f64,
+    pub floor_applied: bool,
+    pub competitors: usize,
+    pub stale_competitors: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FacilityOut {
+    pub facility_id: Uuid,
+    pub facility_name: String,
+    /// `lease_up` or `stabilized`.
+    pub mode: String,
+    pub occupancy_pct: Option<f64>,
+    pub as_of: Option<NaiveDate>,
+    pub events: Vec<Event>,
+    pub fill_suggestions: Vec<Fill>,
+    /// Sizes in lease-up without a suggestion, and why.
+    pub sizes_without_suggestion: Vec<SizeReason>,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SizeReason {
+    pub size: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Thresholds {
+    pub enter_below_pct: f64,
+    pub leave_at_or_above_pct: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub thresholds: Thresholds,
+    pub facilities_in_lease_up: usize,
+    pub facilities: Vec<FacilityOut>,
+}
+
+pub async fn report(pool: &PgPool, company_id: Uuid, facility: Option<Uuid>) -> Result<Report> {
+    let facilities = scope(pool, company_id, facility).await?;
+    let ids = super::ids(&facilities);
+    let latest = latest(pool, &ids).await?;
+    let mut events: BTreeMap<Uuid, Vec<Event>> = BTreeMap::new();
+    for e in sqlx::query!(
+        "SELECT facility_id, snapshot_date, from_mode, to_mode, occupancy_pct, recorded_at
+         FROM lease_up_events WHERE company_id = $1 AND facility_id = ANY($2)
+         ORDER BY facility_id, snapshot_date",
+        company_id,
+        &ids
+    )
+    .fetch_all(pool)
+    .await?
+    {
+        events.entry(e.facility_id).or_default().push(Event {
+            date: e.snapshot_date,
+            from: e.from_mode,
+            to: e.to_mode,
+            occupancy_pct: e.occupancy_pct,
+            recorded_at: e.recorded_at,
+        });
+    }
+    let in_lease_up: Vec<Uuid> = facilities
+        .iter()
+        .filter(|f| f.mode == "lease_up")
+        .map(|f| f.id)
+        .collect();
+    let sync_ids: Vec<Uuid> = in_lease_up
+        .iter()
+        .filter_map(|id| latest.get(id).map(|l| l.sync_id))
+        .collect();
+    let units = unit_types(pool, &sync_ids).await?;
+    let observations = super::competitors::competitor_observations(pool, &in_lease_up).await?;
+    let pricing = super::competitors::pricing_settings(pool, &in_lease_up).await?;
+    let out: Vec<FacilityOut> = facilities
+        .iter()
+        .map(|f| {
+            let l = latest.get(&f.id);
+            let mut o = FacilityOut {
+                facility_id: f.id,
+                facility_name: f.name.clone(),
+                mode: f.mode.clone(),
+                occupancy_pct: l.and_then(|l| l.occupancy_pct),
+                as_of: l.map(|l| l.snapshot_date),
+                events: events.remove(&f.id).unwrap_or_default(),
+                fill_suggestions: Vec::new(),
+                sizes_without_suggestion: Vec::new(),
+                reason: None,
+            };
+            let Some(l) = l else {
+                o.reason = Some(super::no_sync_reason());
+                return o;
+            };
+            if f.mode != "lease_up" {
+                o.reason = Some(
+                    "not in lease-up: aggressive-fill suggestions apply only in lease-up"
+                        .to_owned(),
+                );
+                return o;
+            }
+            let s = pricing.get(&f.id).copied().unwrap_or_default();
+            let street = street_by_size(units.get(&l.sync_id).map_or(&[][..], Vec::as_slice));
+            if street.is_empty() {
+                o.reason = Some(format!(
+                    "the latest snapshot ({}) has no unit types",
+                    l.snapshot_date
+                ));
+            }
+            for (size, rate) in street {
+                let band = observations
+                    .get(&(f.id, size.clone()))
+                    .and_then(|obs| competitor_band(obs, l.snapshot_date, &s.band()));
+                match band {
+                    Some(b) => {
+                        let fill = lease_up_fill(
+                            rate,
+                            &b,
+                            s.lease_up_discount_pct,
+                            s.lease_up_floor_share,
+                        );
+                        o.fill_suggestions.push(Fill {
+                            size,
+                            street_rate: rate,
+                            suggested_rate: fill.rate,
+                            competitor_p25: crate::analytics::revenue::round2(fill.p25),
+                            floor: crate::analytics::revenue::round2(fill.floor),
+                            floor_applied: fill.floor_applied,
+                            competitors: b.competitors,
+                            stale_competitors: b.stale,
+                        });
+                    }
+                    None => o.sizes_without_suggestion.push(SizeReason {
+                        size,
+                        reason: format!(
+                            "no competitor rate for this size in the last {} days",
+                            s.competitor_max_age_days
+                        ),
+                    }),
+                }
+            }
+            o
+        })
+        .collect();
+    Ok(Report {
+        thresholds: Thresholds {
+            enter_below_pct: ENTER_BELOW_PCT,
+            leave_at_or_above_pct: LEAVE_AT_PCT,
+        },
+        facilities_in_lease_up: in_lease_up.len(),
+        facilities: out,
+    })
+}

@@ -1,0 +1,214 @@
+//! The analytics answers: load from PostgreSQL, compute with the pure functions, shape.
+//! Every query is scoped by company; a facility of another company is reported like an
+//! unknown one.
+
+pub mod competitors;
+pub mod ecri;
+pub mod leads;
+pub mod lease_up;
+pub mod portfolio;
+pub mod revpas;
+pub mod seasonality;
+
+use crate::analytics::revenue::Figures;
+use crate::error::{Error, Result};
+use chrono::NaiveDate;
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+/// A facility in the scope of a request.
+#[derive(Clone, Debug, Serialize)]
+pub struct FacilityRow {
+    pub id: Uuid,
+    pub name: String,
+    pub mode: String,
+}
+
+/// The company's facilities, or the one asked for (404 when it is not the company's).
+pub async fn scope(
+    pool: &PgPool,
+    company_id: Uuid,
+    facility: Option<Uuid>,
+) -> Result<Vec<FacilityRow>> {
+    let rows = sqlx::query_as!(
+        FacilityRow,
+        "SELECT id, name, mode FROM facilities
+         WHERE company_id = $1 AND ($2::uuid IS NULL OR id = $2)
+         ORDER BY lower(name), id",
+        company_id,
+        facility
+    )
+    .fetch_all(pool)
+    .await?;
+    if let (Some(id), true) = (facility, rows.is_empty()) {
+        return Err(Error::not_found(format!("no facility with id {id}")));
+    }
+    Ok(rows)
+}
+
+pub fn ids(rows: &[FacilityRow]) -> Vec<Uuid> {
+    rows.iter().map(|f| f.id).collect()
+}
+
+/// A facility's latest snapshot: the columns the analytics read.
+#[derive(Clone, Debug)]
+pub struct Latest {
+    pub facility_id: Uuid,
+    pub sync_id: Uuid,
+    pub snapshot_date: NaiveDate,
+    pub occupancy_pct: Option<f64>,
+    pub move_ins_mtd: Option<i32>,
+    pub move_outs_mtd: Option<i32>,
+    pub move_ins_target_monthly: Option<i32>,
+    pub figures: Figures,
+    pub tenant_rents: serde_json::Value,
+}
+
+/// The latest snapshot of each facility that has one (one index probe per facility).
+pub async fn latest(pool: &PgPool, facility_ids: &[Uuid]) -> Result<BTreeMap<Uuid, Latest>> {
+    let rows = sqlx::query!(
+        r#"SELECT s.facility_id AS "facility_id!", s.id AS "sync_id!", s.snapshot_date AS "snapshot_date!",
+                  s.occupancy_pct, s.move_ins_mtd, s.move_outs_mtd, s.move_ins_target_monthly,
+                  s.total_units, s.occupied_units, s.units_estimated AS "units_estimated!",
+                  s.rentable_sqft, s.rentable_sqft_estimated AS "rentable_sqft_estimated!",
+                  s.gross_potential_rent, s.actual_rent, s.actual_rent_estimated AS "actual_rent_estimated!",
+                  s.tenant_rents AS "tenant_rents!"
+           FROM unnest($1::uuid[]) AS f(id)
+           CROSS JOIN LATERAL (
+               SELECT * FROM sync_records r WHERE r.facility_id = f.id
+               ORDER BY r.snapshot_date DESC LIMIT 1
+           ) s"#,
+        facility_ids
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            (
+                r.facility_id,
+                Latest {
+                    facility_id: r.facility_id,
+                    sync_id: r.sync_id,
+                    snapshot_date: r.snapshot_date,
+                    occupancy_pct: r.occupancy_pct,
+                    move_ins_mtd: r.move_ins_mtd,
+                    move_outs_mtd: r.move_outs_mtd,
+                    move_ins_target_monthly: r.move_ins_target_monthly,
+                    figures: Figures {
+                        total_units: r.total_units.map(i64::from),
+                        occupied_units: r.occupied_units.map(i64::from),
+                        units_estimated: r.units_estimated,
+                        rentable_sqft: r.rentable_sqft,
+                        rentable_sqft_estimated: r.rentable_sqft_estimated,
+                        gross_potential_rent: r.gross_potential_rent,
+                        actual_rent: r.actual_rent,
+                        actual_rent_estimated: r.actual_rent_estimated,
+                    },
+                    tenant_rents: r.tenant_rents,
+                },
+            )
+        })
+        .collect())
+}
+
+/// One unit type of a snapshot.
+#[derive(Clone, Debug)]
+pub struct UnitRow {
+    pub size: String,
+    pub tier: String,
+    pub street_rate: f64,
+    pub occupancy_pct: Option<f64>,
+    pub total_units: Option<i32>,
+}
+
+/// The unit types of the given snapshots, by snapshot.
+pub async fn unit_types(pool: &PgPool, sync_ids: &[Uuid]) -> Result<BTreeMap<Uuid, Vec<UnitRow>>> {
+    let rows = sqlx::query!(
+        "SELECT sync_id, size, tier, street_rate, occupancy_pct, total_units
+         FROM sync_unit_types WHERE sync_id = ANY($1) ORDER BY sync_id, size, tier",
+        sync_ids
+    )
+    .fetch_all(pool)
+    .await?;
+    let mut out: BTreeMap<Uuid, Vec<UnitRow>> = BTreeMap::new();
+    for r in rows {
+        out.entry(r.sync_id).or_default().push(UnitRow {
+            size: r.size,
+            tier: r.tier,
+            street_rate: r.street_rate,
+            occupancy_pct: r.occupancy_pct,
+            total_units: r.total_units,
+        });
+    }
+    Ok(out)
+}
+
+/// The street rate of each size: the unit-weighted mean over its tiers when every tier has a
+/// unit count, else the plain mean.
+pub fn street_by_size(units: &[UnitRow]) -> BTreeMap<String, f64> {
+    let mut groups: BTreeMap<String, Vec<&UnitRow>> = BTreeMap::new();
+    for u in units {
+        groups.entry(u.size.clone()).or_default().push(u);
+    }
+    groups
+        .into_iter()
+        .map(|(size, rows)| {
+            let weighted = rows.iter().all(|r| r.total_units.is_some_and(|n| n > 0));
+            let rate = if weighted {
+                let n: f64 = rows
+                    .iter()
+                    .map(|r| f64::from(r.total_units.unwrap_or(0)))
+                    .sum();
+                rows.iter()
+                    .map(|r| r.street_rate * f64::from(r.total_units.unwrap_or(0)))
+                    .sum::<f64>()
+                    / n
+            } else {
+                rows.iter().map(|r| r.street_rate).sum::<f64>() / rows.len() as f64
+            };
+            (size, crate::analytics::revenue::round2(rate))
+        })
+        .collect()
+}
+
+/// A tenant-rent row as stored on the record (normalised at ingest).
+#[derive(Clone, Debug, Deserialize)]
+pub struct StoredTenantRent {
+    pub size: String,
+    pub avg_rent: f64,
+    pub tenant_count: u32,
+    pub months_since_last_increase: Option<f64>,
+}
+
+pub fn tenant_rents(v: &serde_json::Value) -> Vec<StoredTenantRent> {
+    // Written by the ingest from validated payloads; a row that does not read is skipped
+    // rather than failing the whole answer.
+    v.as_array()
+        .map(|rows| {
+            rows.iter()
+                .filter_map(|r| serde_json::from_value(r.clone()).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Tenant-weighted street / in-place rent - 1, percent, over the sizes with a street rate.
+pub fn ecri_gap_pct(rents: &[StoredTenantRent], street: &BTreeMap<String, f64>) -> Option<f64> {
+    let mut in_place = 0.0;
+    let mut at_street = 0.0;
+    for r in rents {
+        if let Some(s) = street.get(&r.size) {
+            in_place += f64::from(r.tenant_count) * r.avg_rent;
+            at_street += f64::from(r.tenant_count) * s;
+        }
+    }
+    (in_place > 0.0).then(|| (at_street / in_place - 1.0) * 100.0)
+}
+
+/// A reason to show instead of figures.
+pub fn no_sync_reason() -> String {
+    "no sync has been received for this facility yet".to_owned()
+}

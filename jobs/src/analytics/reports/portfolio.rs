@@ -1,0 +1,219 @@
+//! `GET /api/v1/analytics/portfolio`: the company rollup and, per facility, its figures and risk
+//! flags, from each facility's latest snapshot.
+//!
+//! Month-to-date move-ins and move-outs are summed over the facilities whose latest snapshot is
+//! in the month of the company's latest snapshot (an older snapshot's counters belong to
+//! another month). The competitor P75 of a size is the pricing engine's band
+//! (`pricing::band::competitor_band`) with the facility's pricing settings, as of the
+//! facility's latest snapshot.
+
+use super::{ecri_gap_pct, latest, scope, street_by_size, tenant_rents, unit_types};
+use crate::analytics::flags::{flags, Flag, FlagInputs, FlagSettings};
+use crate::analytics::revenue::{revenue, round2, sum, Revenue};
+use crate::error::Result;
+use crate::pricing::band::competitor_band;
+use chrono::{Datelike, NaiveDate};
+use serde::Serialize;
+use sqlx::PgPool;
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+#[derive(Debug, Serialize)]
+pub struct Rollup {
+    pub facilities: usize,
+    pub facilities_with_data: usize,
+    pub facilities_in_lease_up: usize,
+    pub facilities_flagged: usize,
+    pub total_units: Option<i64>,
+    pub occupied_units: Option<i64>,
+    /// occupied units / total units x 100.
+    pub unit_occupancy_pct: Option<f64>,
+    /// Actual (in-place) rent per month, GPR, RevPAU and the rest, with estimate flags.
+    #[serde(flatten)]
+    pub revenue: Revenue,
+    /// Month of `as_of`; the month-to-date figures are for it.
+    pub month: Option<String>,
+    pub move_ins_mtd: i64,
+    pub move_outs_mtd: i64,
+    /// move_ins_mtd - move_outs_mtd.
+    pub net_absorption_mtd: i64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FacilityOut {
+    pub facility_id: Uuid,
+    pub facility_name: String,
+    pub mode: String,
+    pub as_of: Option<NaiveDate>,
+    pub days_since_sync: Option<i64>,
+    pub occupancy_pct: Option<f64>,
+    pub previous_month_occupancy_pct: Option<f64>,
+    pub total_units: Option<i64>,
+    pub occupied_units: Option<i64>,
+    #[serde(flatten)]
+    pub revenue: Revenue,
+    pub move_ins_mtd: Option<i32>,
+    pub move_outs_mtd: Option<i32>,
+    pub move_ins_target_monthly: Option<i32>,
+    pub ecri_gap_pct: Option<f64>,
+    pub flags: Vec<Flag>,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub as_of: Option<NaiveDate>,
+    pub today: NaiveDate,
+    pub rollup: Rollup,
+    pub thresholds: FlagSettings,
+    pub facilities: Vec<FacilityOut>,
+}
+
+fn days_in_month(d: NaiveDate) -> u32 {
+    let first = d.with_day(1).unwrap_or(d);
+    let next = first + chrono::Months::new(1);
+    u32::try_from((next - first).num_days()).unwrap_or(30)
+}
+
+pub async fn report(
+    pool: &PgPool,
+    company_id: Uuid,
+    today: NaiveDate,
+    settings: &FlagSettings,
+) -> Result<Report> {
+    let facilities = scope(pool, company_id, None).await?;
+    let ids = super::ids(&facilities);
+    let latest = latest(pool, &ids).await?;
+    let sync_ids: Vec<Uuid> = latest.values().map(|l| l.sync_id).collect();
+    let units = unit_types(pool, &sync_ids).await?;
+    // Occupancy at the last snapshot of the month before each facility's latest snapshot.
+    let (p_ids, p_months): (Vec<Uuid>, Vec<NaiveDate>) = latest
+        .values()
+        .map(|l| {
+            (
+                l.facility_id,
+                l.snapshot_date.with_day(1).unwrap_or(l.snapshot_date),
+            )
+        })
+        .unzip();
+    let previous: BTreeMap<Uuid, Option<f64>> = sqlx::query!(
+        r#"SELECT p.facility_id AS "facility_id!", m.occupancy_pct
+           FROM unnest($1::uuid[], $2::date[]) AS p(facility_id, month)
+           CROSS JOIN LATERAL (
+               SELECT fm.occupancy_pct FROM facility_months fm
+               WHERE fm.facility_id = p.facility_id AND fm.month < p.month
+               ORDER BY fm.month DESC LIMIT 1
+           ) m"#,
+        &p_ids,
+        &p_months
+    )
+    .fetch_all(pool)
+    .await?
+    .into_iter()
+    .map(|r| (r.facility_id, r.occupancy_pct))
+    .collect();
+    let observations = super::competitors::competitor_observations(pool, &ids).await?;
+    let pricing = super::competitors::pricing_settings(pool, &ids).await?;
+    let as_of = latest.values().map(|l| l.snapshot_date).max();
+    let current_month = as_of.and_then(|d| d.with_day(1));
+
+    let mut out = Vec::with_capacity(facilities.len());
+    let (mut mi, mut mo) = (0i64, 0i64);
+    for f in &facilities {
+        let Some(l) = latest.get(&f.id) else {
+            out.push(FacilityOut {
+                facility_id: f.id,
+                facility_name: f.name.clone(),
+                mode: f.mode.clone(),
+                as_of: None,
+                days_since_sync: None,
+                occupancy_pct: None,
+                previous_month_occupancy_pct: None,
+                total_units: None,
+                occupied_units: None,
+                revenue: Revenue::default(),
+                move_ins_mtd: None,
+                move_outs_mtd: None,
+                move_ins_target_monthly: None,
+                ecri_gap_pct: None,
+                flags: Vec::new(),
+                reason: Some(super::no_sync_reason()),
+            });
+            continue;
+        };
+        if l.snapshot_date.with_day(1) == current_month {
+            mi += i64::from(l.move_ins_mtd.unwrap_or(0));
+            mo += i64::from(l.move_outs_mtd.unwrap_or(0));
+        }
+        let unit_rows = units.get(&l.sync_id).map_or(&[][..], Vec::as_slice);
+        let street = street_by_size(unit_rows);
+        let band_settings = pricing.get(&f.id).copied().unwrap_or_default().band();
+        let sizes_above_p75: Vec<(String, f64, f64)> = street
+            .iter()
+            .filter_map(|(size, rate)| {
+                let obs = observations.get(&(f.id, size.clone()))?;
+                let band = competitor_band(obs, l.snapshot_date, &band_settings)?;
+                (*rate > band.p75).then(|| (size.clone(), *rate, round2(band.p75)))
+            })
+            .collect();
+        let gap = ecri_gap_pct(&tenant_rents(&l.tenant_rents), &street);
+        let prev = previous.get(&f.id).copied().flatten();
+        let days_since = (today - l.snapshot_date).num_days().max(0);
+        let inputs = FlagInputs {
+            occupancy_pct: l.occupancy_pct,
+            previous_occupancy_pct: prev,
+            move_ins_mtd: l.move_ins_mtd.map(i64::from),
+            move_outs_mtd: l.move_outs_mtd.map(i64::from),
+            move_ins_target_monthly: l.move_ins_target_monthly.map(i64::from),
+            day_of_month: l.snapshot_date.day(),
+            days_in_month: days_in_month(l.snapshot_date),
+            days_since_sync: days_since,
+            sizes_above_p75,
+            ecri_gap_pct: gap,
+        };
+        out.push(FacilityOut {
+            facility_id: f.id,
+            facility_name: f.name.clone(),
+            mode: f.mode.clone(),
+            as_of: Some(l.snapshot_date),
+            days_since_sync: Some(days_since),
+            occupancy_pct: l.occupancy_pct,
+            previous_month_occupancy_pct: prev,
+            total_units: l.figures.total_units,
+            occupied_units: l.figures.occupied_units,
+            revenue: revenue(&l.figures),
+            move_ins_mtd: l.move_ins_mtd,
+            move_outs_mtd: l.move_outs_mtd,
+            move_ins_target_monthly: l.move_ins_target_monthly,
+            ecri_gap_pct: gap.map(round2),
+            flags: flags(&inputs, settings),
+            reason: None,
+        });
+    }
+    let all: Vec<_> = latest.values().map(|l| l.figures.clone()).collect();
+    let total = sum(&all);
+    let rollup = Rollup {
+        facilities: facilities.len(),
+        facilities_with_data: latest.len(),
+        facilities_in_lease_up: facilities.iter().filter(|f| f.mode == "lease_up").count(),
+        facilities_flagged: out.iter().filter(|f| !f.flags.is_empty()).count(),
+        total_units: total.total_units,
+        occupied_units: total.occupied_units,
+        unit_occupancy_pct: total
+            .occupied_units
+            .zip(total.total_units.filter(|t| *t > 0))
+            .map(|(o, t)| round2(o as f64 / t as f64 * 100.0)),
+        revenue: revenue(&total),
+        month: current_month.map(|m| m.format("%Y-%m").to_string()),
+        move_ins_mtd: mi,
+        move_outs_mtd: mo,
+        net_absorption_mtd: mi - mo,
+    };
+    Ok(Report {
+        as_of,
+        today,
+        rollup,
+        thresholds: settings.clone(),
+        facilities: out,
+    })
+}

@@ -1,0 +1,158 @@
+//! `GET /api/v1/analytics/seasonality`: the move-in pace profile of the company, a facility, or
+//! one size, from the monthly rollup (`facility_months`).
+//!
+//! Move-ins of a facility-month: the month-to-date move-ins of its latest snapshot over the day
+//! of month of that snapshot (facility-days); without month-to-date figures, the sum of the
+//! daily move-ins over the days reported. For a size: the size's `move_ins_mtd` (summed over
+//! its tiers) in the month's latest snapshot. The profile rests on the months before the current
+//! one (the month of the latest snapshot); the current month gives the reading.
+
+use crate::analytics::seasonality::{advisory, profile, reading, MonthIndex, MonthTotals, Reading};
+use crate::domain::values::UnitSize;
+use crate::error::Result;
+use chrono::{Datelike, NaiveDate};
+use serde::Serialize;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub facility_id: Option<Uuid>,
+    pub size: Option<String>,
+    /// `company`, `facility` or `size`.
+    pub scope: &'static str,
+    /// Date of the latest snapshot in scope.
+    pub as_of: Option<NaiveDate>,
+    pub months: Vec<MonthIndex>,
+    pub own_data_months: usize,
+    pub prior_months: usize,
+    pub min_facility_days_per_month: f64,
+    pub current_month: Option<Reading>,
+    pub advisory: String,
+    pub reason: Option<String>,
+}
+
+struct Row {
+    month: NaiveDate,
+    move_ins: f64,
+    facility_days: f64,
+}
+
+pub async fn report(
+    pool: &PgPool,
+    company_id: Uuid,
+    facility: Option<Uuid>,
+    size: Option<&UnitSize>,
+    min_facility_days: f64,
+) -> Result<Report> {
+    // Checks the facility is the company's (404 otherwise); the company scopes every query.
+    super::scope(pool, company_id, facility).await?;
+    let as_of: Option<NaiveDate> = sqlx::query_scalar!(
+        "SELECT max(last_date) FROM facility_months WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)",
+        company_id,
+        facility
+    )
+    .fetch_one(pool)
+    .await?;
+    let rows: Vec<Row> = match size {
+        None => sqlx::query!(
+            r#"SELECT month,
+                      (CASE WHEN move_ins_mtd IS NOT NULL THEN move_ins_mtd ELSE move_ins_daily_sum END)::float8 AS "move_ins!",
+                      (CASE WHEN move_ins_mtd IS NOT NULL THEN extract(day FROM last_date)::int ELSE days_reported END)::float8 AS "facility_days!"
+               FROM facility_months
+               WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
+                 AND (move_ins_mtd IS NOT NULL OR move_ins_daily_sum IS NOT NULL)"#,
+            company_id,
+            facility
+        )
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|r| Row {
+            month: r.month,
+            move_ins: r.move_ins,
+            facility_days: r.facility_days,
+        })
+        .collect(),
+        Some(size) => sqlx::query!(
+            r#"SELECT m.month, u.mi::float8 AS "move_ins!", extract(day FROM m.last_date)::float8 AS "facility_days!"
+               FROM facility_months m
+               CROSS JOIN LATERAL (
+                   SELECT sum(t.move_ins_mtd) AS mi FROM sync_unit_types t
+                   WHERE t.sync_id = m.last_sync_id AND t.size = $3
+               ) u
+               WHERE m.company_id = $1 AND ($2::uuid IS NULL OR m.facility_id = $2) AND u.mi IS NOT NULL"#,
+            company_id,
+            facility,
+            size.to_string()
+        )
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|r| Row {
+            month: r.month,
+            move_ins: r.move_ins,
+            facility_days: r.facility_days,
+        })
+        .collect(),
+    };
+    let current_start = as_of.and_then(|d| d.with_day(1));
+    let mut totals = [MonthTotals::default(); 12];
+    let (mut cur_mi, mut cur_days) = (0.0, 0.0);
+    for r in &rows {
+        if Some(r.month) == current_start {
+            cur_mi += r.move_ins;
+            cur_days += r.facility_days;
+        } else {
+            let t = &mut totals[r.month.month0() as usize];
+            t.move_ins += r.move_ins;
+            t.facility_days += r.facility_days;
+        }
+    }
+    let p = profile(&totals, min_facility_days);
+    let current = match (as_of, cur_days > 0.0) {
+        (Some(d), true) => Some(reading(&p, d.month(), cur_mi / cur_days)),
+        _ => None,
+    };
+    let advice = match &current {
+        Some(r) => advisory(r, p.own_months),
+        None => "No move-in figures for the current month yet. This describes past move-in pace only; it is not a forecast or a price instruction.".to_owned(),
+    };
+    let reason = if rows.is_empty() {
+        Some(match (as_of, size) {
+            (None, _) => {
+                "no sync has been received in this scope yet; the profile is the national prior"
+                    .to_owned()
+            }
+            (Some(_), Some(s)) => {
+                format!("no move-in figures for size {s} yet; the profile is the national prior")
+            }
+            (Some(_), None) => {
+                "no move-in figures yet; the profile is the national prior".to_owned()
+            }
+        })
+    } else if p.own_months == 0 {
+        Some(format!(
+            "no calendar month before the current one has {min_facility_days} facility-days of move-in figures yet; the profile is the national prior"
+        ))
+    } else {
+        None
+    };
+    Ok(Report {
+        facility_id: facility,
+        size: size.map(ToString::to_string),
+        scope: match (facility, size) {
+            (_, Some(_)) => "size",
+            (Some(_), None) => "facility",
+            (None, None) => "company",
+        },
+        as_of,
+        months: p.months,
+        own_data_months: p.own_months,
+        prior_months: p.prior_months,
+        min_facility_days_per_month: min_facility_days,
+        current_month: current,
+        advisory: advice,
+        reason,
+    })
+}

@@ -1,0 +1,197 @@
+//! Revenue per available unit and per available square foot, on street rates before
+//! concessions (promotions are not subtracted), from the figures derived at ingest:
+//!
+//! - RevPAU = actual rent / total units (currency per unit per month);
+//! - RevPAF = actual rent / rentable sq ft (currency per sq ft per month);
+//! - rent gap = GPR - actual rent; gap_pct = gap / GPR x 100;
+//! - economic occupancy = actual rent / GPR x 100.
+//!
+//! Each figure is null when an input is missing or zero, and says when an input was estimated.
+
+use serde::Serialize;
+
+/// One snapshot's (or one month's latest snapshot's) stock figures.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Figures {
+    pub total_units: Option<i64>,
+    pub occupied_units: Option<i64>,
+    pub units_estimated: bool,
+    pub rentable_sqft: Option<f64>,
+    pub rentable_sqft_estimated: bool,
+    pub gross_potential_rent: Option<f64>,
+    pub actual_rent: Option<f64>,
+    pub actual_rent_estimated: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Revenue {
+    pub revpau: Option<f64>,
+    pub revpaf: Option<f64>,
+    pub gross_potential_rent: Option<f64>,
+    pub actual_rent: Option<f64>,
+    pub rent_gap: Option<f64>,
+    pub rent_gap_pct: Option<f64>,
+    pub economic_occupancy_pct: Option<f64>,
+    pub total_units: Option<i64>,
+    pub rentable_sqft: Option<f64>,
+    pub units_estimated: bool,
+    pub rentable_sqft_estimated: bool,
+    pub actual_rent_estimated: bool,
+}
+
+pub fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+fn round4(v: f64) -> f64 {
+    (v * 10_000.0).round() / 10_000.0
+}
+
+pub fn revenue(f: &Figures) -> Revenue {
+    let positive = |v: Option<f64>| v.filter(|x| *x > 0.0);
+    let units = positive(f.total_units.map(|u| u as f64));
+    let sqft = positive(f.rentable_sqft);
+    let gpr = f.gross_potential_rent;
+    let actual = f.actual_rent;
+    let gap = gpr.zip(actual).map(|(g, a)| g - a);
+    Revenue {
+        revpau: actual.zip(units).map(|(a, u)| round2(a / u)),
+        // Per square foot the figures are small (about 1 to 2 a month): four decimals.
+        revpaf: actual.zip(sqft).map(|(a, s)| round4(a / s)),
+        gross_potential_rent: gpr.map(round2),
+        actual_rent: actual.map(round2),
+        rent_gap: gap.map(round2),
+        rent_gap_pct: gap.zip(positive(gpr)).map(|(g, p)| round2(g / p * 100.0)),
+        economic_occupancy_pct: actual
+            .zip(positive(gpr))
+            .map(|(a, p)| round2(a / p * 100.0)),
+        total_units: f.total_units,
+        rentable_sqft: f.rentable_sqft,
+        units_estimated: f.units_estimated,
+        rentable_sqft_estimated: f.rentable_sqft_estimated,
+        actual_rent_estimated: f.actual_rent_estimated,
+    }
+}
+
+/// Sums figures over facilities (a company month, a portfolio). Only facilities with both a
+/// unit count and an actual rent take part, so every ratio has numerator and denominator from
+/// the same facilities; a total is estimated when any part was.
+pub fn sum(all: &[Figures]) -> Figures {
+    let all: Vec<&Figures> = all
+        .iter()
+        .filter(|f| f.total_units.is_some() && f.actual_rent.is_some())
+        .collect();
+    let opt_sum_i =
+        |get: fn(&Figures) -> Option<i64>| all.iter().filter_map(|f| get(f)).reduce(|a, b| a + b);
+    let opt_sum_f =
+        |get: fn(&Figures) -> Option<f64>| all.iter().filter_map(|f| get(f)).reduce(|a, b| a + b);
+    Figures {
+        total_units: opt_sum_i(|f| f.total_units),
+        occupied_units: opt_sum_i(|f| f.occupied_units),
+        units_estimated: all.iter().any(|f| f.units_estimated),
+        // Area only when every facility has one, so RevPAF is not inflated by missing areas.
+        rentable_sqft: if all.iter().all(|f| f.rentable_sqft.is_some()) {
+            opt_sum_f(|f| f.rentable_sqft)
+        } else {
+            None
+        },
+        rentable_sqft_estimated: all.iter().any(|f| f.rentable_sqft_estimated),
+        gross_potential_rent: opt_sum_f(|f| f.gross_potential_rent),
+        actual_rent: opt_sum_f(|f| f.actual_rent),
+        actual_rent_estimated: all.iter().any(|f| f.actual_rent_estimated),
+    }
+}
+
+/// Ranks best first: by RevPAF, then RevPAU; facilities without either come last.
+pub fn rank_key(r: &Revenue) -> (u8, f64, f64) {
+    match (r.revpaf, r.revpau) {
+        (Some(f), u) => (0, -f, -u.unwrap_or(0.0)),
+        (None, Some(u)) => (1, 0.0, -u),
+        (None, None) => (2, 0.0, 0.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn by_hand() {
+        // 150 units, 7,500 sq ft, GPR 10,000, actual 8,115:
+        // RevPAU 54.10, RevPAF 1.082, gap 1,885 (18.85 %), economic occupancy 81.15 %.
+        let r = revenue(&Figures {
+            total_units: Some(150),
+            occupied_units: Some(125),
+            rentable_sqft: Some(7_500.0),
+            rentable_sqft_estimated: true,
+            gross_potential_rent: Some(10_000.0),
+            actual_rent: Some(8_115.0),
+            ..Figures::default()
+        });
+        assert_eq!(r.revpau, Some(54.1));
+        assert_eq!(r.revpaf, Some(1.082));
+        assert_eq!(r.rent_gap, Some(1_885.0));
+        assert_eq!(r.rent_gap_pct, Some(18.85));
+        assert_eq!(r.economic_occupancy_pct, Some(81.15));
+        assert!(r.rentable_sqft_estimated);
+    }
+
+    #[test]
+    fn missing_inputs_give_nulls_not_zeroes() {
+        let r = revenue(&Figures {
+            actual_rent: Some(100.0),
+            total_units: Some(0),
+            ..Figures::default()
+        });
+        assert_eq!((r.revpau, r.revpaf, r.rent_gap), (None, None, None));
+    }
+
+    #[test]
+    fn sums_only_complete_facilities() {
+        // A: 100 units, 8,000 rent, 10,000 sq ft; B: 50 units, 3,000 rent, 5,000 sq ft
+        // (estimated); C has rent but no units: left out. RevPAU 11,000 / 150 = 73.33,
+        // RevPAF 11,000 / 15,000 = 0.7333.
+        let a = Figures {
+            total_units: Some(100),
+            actual_rent: Some(8_000.0),
+            rentable_sqft: Some(10_000.0),
+            ..Figures::default()
+        };
+        let b = Figures {
+            total_units: Some(50),
+            actual_rent: Some(3_000.0),
+            rentable_sqft: Some(5_000.0),
+            rentable_sqft_estimated: true,
+            ..Figures::default()
+        };
+        let c = Figures {
+            actual_rent: Some(9_999.0),
+            ..Figures::default()
+        };
+        let r = revenue(&sum(&[a, b, c]));
+        assert_eq!(r.revpau, Some(73.33));
+        assert_eq!(r.revpaf, Some(0.7333));
+        assert!(r.rentable_sqft_estimated);
+    }
+
+    #[test]
+    fn ranking_prefers_revpaf_then_revpau() {
+        let a = Revenue {
+            revpaf: Some(1.2),
+            revpau: Some(90.0),
+            ..Revenue::default()
+        };
+        let b = Revenue {
+            revpaf: Some(1.5),
+            revpau: Some(80.0),
+            ..Revenue::default()
+        };
+        let c = Revenue {
+            revpau: Some(200.0),
+            ..Revenue::default()
+        };
+        let mut v = [a.clone(), c.clone(), b.clone()];
+        v.sort_by(|x, y| rank_key(x).partial_cmp(&rank_key(y)).unwrap());
+        assert_eq!(v, [b, a, c]);
+    }
+}

@@ -1,0 +1,516 @@
+//! The analytics endpoints end to end: small hand-built portfolios pushed through
+//! `POST /api/v1/sync`, then each endpoint read and its figures checked against the numbers
+//! worked out by hand in the comments. Formulas: docs/analytics.md.
+
+use e2e::{spawn_app, status_json, TestApp};
+use serde_json::{json, Value};
+
+async fn push(app: &TestApp, body: Value) -> Value {
+    let (s, res) = status_json(app.sync(&body).await).await;
+    assert_eq!(s, 200, "{res}");
+    res
+}
+
+async fn get_ok(app: &TestApp, path: &str) -> Value {
+    let (s, body) = status_json(app.get(path).await).await;
+    assert_eq!(s, 200, "{path}: {body}");
+    body
+}
+
+fn close(v: &Value, want: f64) -> bool {
+    v.as_f64().is_some_and(|x| (x - want).abs() < 0.006)
+}
+
+#[track_caller]
+fn assert_close(v: &Value, want: f64) {
+    assert!(close(v, want), "{v} is not {want}");
+}
+
+async fn create_empty_facility(app: &TestApp, name: &str) -> String {
+    let (s, f) = status_json(
+        app.post("/api/v1/facilities", &json!({ "name": name }))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 201, "{f}");
+    f["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn analytics_ecri_by_hand() {
+    let app = spawn_app().await;
+    // 10x10 has two tiers with 50 units each at 130 and 110: street 120 (unit-weighted).
+    // 5x5 street 60. Tenant cohorts (guardrails: 6 months, 10 % step, street + 0 %,
+    // at least max(3 %, 5), no jurisdiction cap; 20 % move out after an increase):
+    // - 10x10, 40 tenants at 100, 8 months: gap 20, step cap 10 -> +10 (max_step)
+    // - 10x10, 20 tenants at 115, 12 months: gap 5, cap 11.5 -> +5 (street_ceiling), >= 5
+    // - 10x10, 5 tenants at 90, 2 months: too soon (months_since_last_increase)
+    // - 5x5, 70 tenants at 58, 9 months: gap 2 < 5 (minimum_increase)
+    // - 10x20, 3 tenants at 150: no street rate for 10x20 in the snapshot.
+    // 10x10: 65 tenants, average (4000 + 2300 + 450) / 65 = 103.85, all below street,
+    // gap 120 / 103.846 - 1 = 15.56 %; affected 60, uplift 400 + 100 = 500, average increase
+    // 500 / 60 = 8.33 on an average rent of (4000 + 2300) / 60 = 105 (7.94 %), new rent 113.33;
+    // move-outs 60 x 0.2 = 12; net 500 x 0.8 = 400.
+    // 5x5: 70 tenants at 58, gap 60 / 58 - 1 = 3.45 %, nobody affected.
+    let res = push(
+        &app,
+        json!({
+            "facility": { "name": "Elm" }, "date": "2026-11-20", "occupancy_pct": 85,
+            "unit_types": [
+                { "size": "10x10", "tier": "climate", "street_rate": 130, "total_units": 50, "occupied_units": 45 },
+                { "size": "10x10", "tier": "drive-up", "street_rate": 110, "total_units": 50, "occupied_units": 40 },
+                { "size": "5x5", "street_rate": 60, "total_units": 100, "occupied_units": 80 }
+            ],
+            "tenant_rents": [
+                { "size": "10x10", "avg_rent": 100, "tenant_count": 40, "months_since_last_increase": 8 },
+                { "size": "10x10", "avg_rent": 115, "tenant_count": 20, "months_since_last_increase": 12 },
+                { "size": "10x10", "avg_rent": 90, "tenant_count": 5, "months_since_last_increase": 2 },
+                { "size": "5x5", "avg_rent": 58, "tenant_count": 70, "months_since_last_increase": 9 },
+                { "size": "10x20", "avg_rent": 150, "tenant_count": 3, "months_since_last_increase": 9 }
+            ]
+        }),
+    )
+    .await;
+    let id = res["facility"]["id"].as_str().unwrap().to_owned();
+    // An older snapshot with other rents: only the latest counts.
+    push(
+        &app,
+        json!({ "facility": { "name": "Elm" }, "date": "2026-11-01",
+                "unit_types": [{ "size": "10x10", "street_rate": 999 }],
+                "tenant_rents": [{ "size": "10x10", "avg_rent": 1, "tenant_count": 1, "months_since_last_increase": 99 }] }),
+    )
+    .await;
+    let empty = create_empty_facility(&app, "Empty Lot").await;
+
+    let body = get_ok(&app, &format!("/api/v1/analytics/ecri?facility_id={id}")).await;
+    assert_eq!(body["settings"]["max_step_pct"], 10.0);
+    let f = &body["facilities"][0];
+    assert_eq!(body["facilities"].as_array().unwrap().len(), 1);
+    assert_eq!(f["as_of"], "2026-11-20");
+    let sizes = f["sizes"].as_array().unwrap();
+    let by = |s: &str| sizes.iter().find(|x| x["size"] == s).unwrap().clone();
+    let big = by("10x10");
+    assert_eq!(big["street_rate"], 120.0);
+    assert_eq!(big["tenants"], 65);
+    assert_close(&big["current_avg_rent"], 103.85);
+    assert_eq!(big["tenants_below_street"], 65);
+    assert_close(&big["rent_gap_pct"], 15.56);
+    assert_eq!(big["tenants_affected"], 60);
+    assert_close(&big["suggested_increase"], 8.33);
+    assert_close(&big["suggested_increase_pct"], 7.94);
+    assert_close(&big["suggested_new_rent"], 113.33);
+    assert_close(&big["monthly_uplift"], 500.0);
+    assert_close(&big["expected_move_outs"], 12.0);
+    assert_close(&big["net_monthly_uplift"], 400.0);
+    assert_eq!(
+        big["guardrails"],
+        json!([
+            { "guardrail": "months_since_last_increase", "tenants": 5 },
+            { "guardrail": "max_step", "tenants": 40 },
+            { "guardrail": "street_ceiling", "tenants": 20 }
+        ])
+    );
+    let small = by("5x5");
+    assert_eq!(small["tenants_affected"], 0);
+    assert_close(&small["rent_gap_pct"], 3.45);
+    assert_eq!(small["suggested_new_rent"], Value::Null);
+    assert_eq!(
+        small["guardrails"],
+        json!([{ "guardrail": "minimum_increase", "tenants": 70 }])
+    );
+    let none = by("10x20");
+    assert_eq!(none["street_rate"], Value::Null);
+    assert!(none["reason"].as_str().unwrap().contains("no street rate"));
+    assert_eq!(f["totals"]["tenants_affected"], 60);
+    assert_close(&f["totals"]["monthly_uplift"], 500.0);
+    assert_close(&f["totals"]["net_monthly_uplift"], 400.0);
+
+    // Without facility_id: every facility, the empty one with a reason and no figures.
+    let all = get_ok(&app, "/api/v1/analytics/ecri").await;
+    let facilities = all["facilities"].as_array().unwrap();
+    assert_eq!(facilities.len(), 2);
+    let e = facilities
+        .iter()
+        .find(|x| x["facility_id"] == empty.as_str())
+        .unwrap();
+    assert_eq!(e["sizes"], json!([]));
+    assert!(e["reason"].as_str().unwrap().contains("no sync"));
+    assert_close(&all["totals"]["monthly_uplift"], 500.0);
+}
+
+#[tokio::test]
+async fn analytics_seasonality_by_hand() {
+    let app = spawn_app().await;
+    // Month-end snapshots: June 30 with 60 move-ins MTD (2.0 a day), July 31 with 31 (1.0 a
+    // day); the current month is August (latest snapshot Aug 15, 30 MTD: 2.0 a day).
+    // 10x10 move-ins MTD: 30 (1.0/day), 31 (1.0/day), 15 (1.0/day).
+    // Own months June and July (>= 20 facility-days each); the prior (engine's national
+    // prior) has June 1.15, July 1.14, August 1.08 and averages 1.0.
+    // Own paces are scaled to the prior's level on the same months:
+    // June 2.0 x 1.145 / 1.5 = 1.52667, July 1.0 x 1.145 / 1.5 = 0.76333; the twelve still
+    // average 1.0. Base pace 1.5 / 1.145 = 1.31004; August expected 1.31004 x 1.08 = 1.41485;
+    // 2.0 / 1.41485 - 1 = +41.36 %.
+    // Per size 10x10: both own months 1.0/day, so both 1.145; base 1 / 1.145 = 0.87336;
+    // August expected 0.94323; 1.0 / 0.94323 - 1 = +6.02 % (in line).
+    let unit = |mtd: u32| json!([{ "size": "10x10", "street_rate": 100, "move_ins_mtd": mtd }]);
+    let mut id = String::new();
+    for (date, mtd, size_mtd) in [
+        ("2026-06-30", 60, 30),
+        ("2026-07-31", 31, 31),
+        ("2026-08-15", 30, 15),
+    ] {
+        let res = push(
+            &app,
+            json!({ "facility": { "name": "Pace" }, "date": date, "occupancy_pct": 90,
+                    "move_ins": { "mtd": mtd }, "unit_types": unit(size_mtd) }),
+        )
+        .await;
+        id = res["facility"]["id"].as_str().unwrap().to_owned();
+    }
+    create_empty_facility(&app, "Empty Lot").await;
+
+    let body = get_ok(
+        &app,
+        &format!("/api/v1/analytics/seasonality?facility_id={id}"),
+    )
+    .await;
+    assert_eq!(body["scope"], "facility");
+    assert_eq!(body["as_of"], "2026-08-15");
+    assert_eq!(
+        (
+            body["own_data_months"].clone(),
+            body["prior_months"].clone()
+        ),
+        (json!(2), json!(10))
+    );
+    let months = body["months"].as_array().unwrap();
+    assert_eq!(months.len(), 12);
+    assert_close(&months[5]["index"], 1.5267);
+    assert_eq!(months[5]["basis"], "own");
+    assert_close(&months[6]["index"], 0.7633);
+    assert_close(&months[7]["index"], 1.08);
+    assert_eq!(months[7]["basis"], "prior");
+    assert_close(&months[0]["index"], 0.85);
+    let mean: f64 = months
+        .iter()
+        .map(|m| m["index"].as_f64().unwrap())
+        .sum::<f64>()
+        / 12.0;
+    assert!((mean - 1.0).abs() < 1e-9);
+    let cur = &body["current_month"];
+    assert_eq!(cur["month"], 8);
+    assert_close(&cur["pace"], 2.0);
+    assert_close(&cur["expected_pace"], 1.4148);
+    assert_close(&cur["vs_profile_pct"], 41.36);
+    let advice = body["advisory"].as_str().unwrap();
+    assert!(advice.contains("41% above"), "{advice}");
+    assert!(advice.contains("past move-in pace only"), "{advice}");
+
+    // Company-wide: the empty facility adds nothing, so the same profile.
+    let company = get_ok(&app, "/api/v1/analytics/seasonality").await;
+    assert_eq!(company["scope"], "company");
+    assert_eq!(company["months"], body["months"]);
+
+    let size = get_ok(
+        &app,
+        &format!("/api/v1/analytics/seasonality?facility_id={id}&size=10X10"),
+    )
+    .await;
+    assert_eq!(size["scope"], "size");
+    assert_eq!(size["size"], "10x10");
+    assert_close(&size["months"][5]["index"], 1.145);
+    assert_close(&size["months"][6]["index"], 1.145);
+    assert_close(&size["current_month"]["vs_profile_pct"], 6.02);
+    assert!(size["advisory"].as_str().unwrap().contains("in line"));
+
+    // A size with no figures, and a facility with no data: the prior, with a reason.
+    let other = get_ok(&app, "/api/v1/analytics/seasonality?size=5x5").await;
+    assert_eq!(other["own_data_months"], 0);
+    assert_close(&other["months"][0]["index"], 0.85);
+    assert!(other["reason"].as_str().unwrap().contains("5x5"));
+}
+
+#[tokio::test]
+async fn analytics_leads_by_hand() {
+    let app = spawn_app().await;
+    // Nov 1 is first sent with web 99, email 3 and 9 move-ins, then re-sent: only the second
+    // version counts (email never appears). Latest snapshot Nov 20: the 30-day period is Oct 22 - Nov 20, the previous one
+    // Sep 22 - Oct 21; 90 days: Aug 23 - Nov 20.
+    // Oct 1 (previous 30 days): web 10, referral 4, 3 move-ins.
+    // Nov 1: web 20, phone 10, 4 move-ins. Nov 20: web 10, phone 0, 5 move-ins.
+    // 30d: web 30, phone 10 -> 40 leads, shares 75 / 25, referral 0 after 4 before: dead;
+    //      9 move-ins / 40 = 22.5 %.
+    // 90d: web 40, phone 10, referral 4 -> 54 leads, shares 74.07 / 18.52 / 7.41;
+    //      12 / 54 = 22.22 %; nothing dead.
+    push(&app, json!({ "facility": { "name": "Funnel" }, "date": "2026-11-01", "move_ins": { "daily": 9 },
+                       "leads": [{ "channel": "web", "count": 99 }, { "channel": "email", "count": 3 }] })).await;
+    let mut funnel_id = String::new();
+    for (date, leads, mi) in [
+        (
+            "2026-10-01",
+            json!([{ "channel": "web", "count": 10 }, { "channel": "Referral", "count": 4 }]),
+            3,
+        ),
+        (
+            "2026-11-01",
+            json!([{ "channel": "web", "count": 20 }, { "channel": "phone", "count": 10 }]),
+            4,
+        ),
+        (
+            "2026-11-20",
+            json!([{ "channel": "web", "count": 10 }, { "channel": "phone", "count": 0 }]),
+            5,
+        ),
+    ] {
+        let res = push(&app, json!({ "facility": { "name": "Funnel" }, "date": date, "move_ins": { "daily": mi }, "leads": leads })).await;
+        funnel_id = res["facility"]["id"].as_str().unwrap().to_owned();
+    }
+    let body = get_ok(&app, "/api/v1/analytics/leads?period=30d").await;
+    assert_eq!(body["as_of"], "2026-11-20");
+    assert_eq!(body["period_start"], "2026-10-22");
+    assert_eq!(body["total_leads"], 40);
+    assert_eq!(body["move_ins"], 9);
+    assert_close(&body["conversion_pct"], 22.5);
+    let chans: Vec<(String, u64, Value, bool, String)> = body["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["channel"].as_str().unwrap().to_owned(),
+                c["leads"].as_u64().unwrap(),
+                c["share_pct"].clone(),
+                c["dead"].as_bool().unwrap(),
+                c["conversion"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        chans,
+        vec![
+            ("web".into(), 30, json!(75.0), false, "not_measured".into()),
+            (
+                "phone".into(),
+                10,
+                json!(25.0),
+                false,
+                "not_measured".into()
+            ),
+            (
+                "referral".into(),
+                0,
+                json!(0.0),
+                true,
+                "not_measured".into()
+            ),
+        ]
+    );
+    assert_eq!(body["dead_channels"], json!(["referral"]));
+    assert!(body["per_channel_conversion"]
+        .as_str()
+        .unwrap()
+        .contains("not measured"));
+    // Without a period: 30 days. One facility (read from its own rows) gives the same funnel as
+    // the company (read from the daily company totals).
+    assert_eq!(
+        get_ok(&app, "/api/v1/analytics/leads").await["total_leads"],
+        40
+    );
+    let one = get_ok(
+        &app,
+        &format!("/api/v1/analytics/leads?facility_id={funnel_id}&period=30d"),
+    )
+    .await;
+    assert_eq!(one["channels"], body["channels"]);
+    assert_eq!(
+        (one["move_ins"].clone(), one["snapshots"].clone()),
+        (json!(9), json!(2))
+    );
+
+    let q = get_ok(&app, "/api/v1/analytics/leads?period=90d").await;
+    assert_eq!(q["total_leads"], 54);
+    assert_eq!(q["move_ins"], 12);
+    assert_close(&q["conversion_pct"], 22.22);
+    let shares: Vec<f64> = q["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["share_pct"].as_f64().unwrap())
+        .collect();
+    assert_eq!(shares, vec![74.07, 18.52, 7.41]);
+    assert_eq!(q["dead_channels"], json!([]));
+
+    // A facility without data answers with empty figures and a reason.
+    let empty = create_empty_facility(&app, "Empty Lot").await;
+    let e = get_ok(
+        &app,
+        &format!("/api/v1/analytics/leads?facility_id={empty}&period=90d"),
+    )
+    .await;
+    assert_eq!(e["total_leads"], 0);
+    assert_eq!(e["conversion_pct"], Value::Null);
+    assert!(e["reason"].as_str().unwrap().contains("no sync"));
+}
+
+#[tokio::test]
+async fn analytics_revpas_by_hand() {
+    let app = spawn_app().await;
+    // A (rentable area 20,000 sq ft sent): 10x10 100 units at 100 (90 occupied), 10x20 50 at 200
+    // (40 occupied): GPR 20,000. Nov 20 rents 90 x 95 + 40 x 190 = 16,150: RevPAU 16,150 / 150 =
+    // 107.67, RevPAF 16,150 / 20,000 = 0.8075, gap 3,850 (19.25 %), economic occupancy 80.75 %.
+    // Oct 31 rents 90 x 90 + 40 x 180 = 15,300: RevPAU 102.00, RevPAF 0.765.
+    // B (area 5,000 sq ft, no unit counts): 5x5 at 50, 80 % occupied: 5,000 / 25 = 200 units
+    // (estimated), 160 occupied, GPR 10,000, actual estimated 8,000: RevPAU 40, RevPAF 1.6.
+    // Ranked by RevPAF: B (1.6) then A (0.8075). Portfolio: 350 units, 24,150 rent,
+    // 25,000 sq ft: RevPAU 69.00, RevPAF 0.966, GPR 30,000, gap 5,850 (19.5 %).
+    let a_types = json!([
+        { "size": "10x10", "street_rate": 100, "total_units": 100, "occupied_units": 90 },
+        { "size": "10x20", "street_rate": 200, "total_units": 50, "occupied_units": 40 }
+    ]);
+    for (date, r1, r2) in [("2026-10-31", 90, 180), ("2026-11-20", 95, 190)] {
+        push(
+            &app,
+            json!({ "facility": { "name": "A", "rentable_sqft": 20000 }, "date": date, "unit_types": a_types,
+                    "tenant_rents": [{ "size": "10x10", "avg_rent": r1, "tenant_count": 90 },
+                                     { "size": "10x20", "avg_rent": r2, "tenant_count": 40 }] }),
+        )
+        .await;
+    }
+    push(
+        &app,
+        json!({ "facility": { "name": "B", "rentable_sqft": 5000 }, "date": "2026-11-20", "occupancy_pct": 80,
+                "unit_types": [{ "size": "5x5", "street_rate": 50 }] }),
+    )
+    .await;
+    create_empty_facility(&app, "Empty Lot").await;
+
+    let body = get_ok(&app, "/api/v1/analytics/revpas").await;
+    let names: Vec<(&str, Value)> = body["facilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["facility_name"].as_str().unwrap(), f["rank"].clone()))
+        .collect();
+    assert_eq!(
+        names,
+        vec![("B", json!(1)), ("A", json!(2)), ("Empty Lot", Value::Null)]
+    );
+    let b = &body["facilities"][0];
+    assert_close(&b["revpau"], 40.0);
+    assert_close(&b["revpaf"], 1.6);
+    assert_eq!(b["units_estimated"], true);
+    assert_eq!(b["actual_rent_estimated"], true);
+    assert_eq!(b["rentable_sqft_estimated"], false);
+    let a = &body["facilities"][1];
+    assert_close(&a["revpau"], 107.67);
+    assert_close(&a["revpaf"], 0.8075);
+    assert_close(&a["rent_gap"], 3_850.0);
+    assert_close(&a["rent_gap_pct"], 19.25);
+    assert_close(&a["economic_occupancy_pct"], 80.75);
+    assert_eq!(a["actual_rent_estimated"], false);
+    assert!(body["facilities"][2]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("no sync"));
+    let p = &body["portfolio"];
+    assert_eq!(p["total_units"], 350);
+    assert_close(&p["revpau"], 69.0);
+    assert_close(&p["revpaf"], 0.966);
+    assert_close(&p["rent_gap"], 5_850.0);
+    assert_close(&p["rent_gap_pct"], 19.5);
+    assert!(body["basis"]
+        .as_str()
+        .unwrap()
+        .contains("before concessions"));
+    let trend = body["trend"].as_array().unwrap();
+    assert_eq!(trend.len(), 12);
+    assert_eq!(trend[0]["month"], "2025-12");
+    assert_eq!(trend[0]["facilities"], 0);
+    assert_eq!(trend[0]["revpau"], Value::Null);
+    assert_eq!(trend[10]["month"], "2026-10");
+    assert_eq!(trend[10]["facilities"], 1);
+    assert_close(&trend[10]["revpau"], 102.0);
+    assert_close(&trend[10]["revpaf"], 0.765);
+    assert_eq!(trend[11]["month"], "2026-11");
+    assert_close(&trend[11]["revpau"], 69.0);
+
+    // One facility.
+    let id = a["facility_id"].as_str().unwrap();
+    let one = get_ok(&app, &format!("/api/v1/analytics/revpas?facility_id={id}")).await;
+    assert_eq!(one["facilities"].as_array().unwrap().len(), 1);
+    assert_close(&one["portfolio"]["revpau"], 107.67);
+}
+
+#[tokio::test]
+async fn analytics_bulk_seed_matches_the_ingest_path() {
+    let app = spawn_app().await;
+    let last = chrono::NaiveDate::from_ymd_opt(2026, 11, 20).unwrap();
+    let company = app.tenant.company_id;
+    let figures = || {
+        let db = app.db().clone();
+        async move {
+            let rows: Vec<(String, String)> = sqlx::query_as(
+                "SELECT f.name || ' ' || s.snapshot_date,
+                        concat_ws('|', s.occupancy_pct, s.move_ins_mtd, s.total_units, s.occupied_units,
+                                  s.rentable_sqft, s.gross_potential_rent, s.actual_rent, s.leads_total,
+                                  s.units_estimated, s.actual_rent_estimated, s.tenant_rents::text,
+                                  (SELECT count(*) FROM sync_unit_types u WHERE u.sync_id = s.id),
+                                  (SELECT count(*) FROM competitor_rates c WHERE c.sync_id = s.id),
+                                  (SELECT sum(lead_count) FROM sync_leads l WHERE l.sync_id = s.id))
+                 FROM sync_records s JOIN facilities f ON f.id = s.facility_id
+                 WHERE s.company_id = $1 ORDER BY 1",
+            )
+            .bind(company)
+            .fetch_all(&db)
+            .await
+            .unwrap();
+            rows
+        }
+    };
+    // The generator is deterministic per company: first through the ingest path (one
+    // transaction per day), then in bulk over the same days, which replaces them. Every stored
+    // figure is the same whichever path wrote it.
+    let per_day = jobs::seed::seed(app.db(), company, 10, 45, last)
+        .await
+        .unwrap();
+    let before = figures().await;
+    let bulk = jobs::seed::seed_bulk(app.db(), company, 10, 45, last, 2)
+        .await
+        .unwrap();
+    assert_eq!((per_day.records, bulk.records), (450, 450));
+    let after = figures().await;
+    assert_eq!(before.len(), 450);
+    assert_eq!(after, before);
+    // The monthly rollup equals one computed afresh from the records.
+    let mismatches: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (
+             SELECT facility_id, date_trunc('month', snapshot_date::timestamp)::date AS month,
+                    count(*)::int AS days, sum(move_ins_daily)::int AS mi, max(snapshot_date) AS last
+             FROM sync_records WHERE company_id = $1 GROUP BY 1, 2) fresh
+         FULL JOIN (SELECT * FROM facility_months WHERE company_id = $1) m USING (facility_id, month)
+         WHERE m.days_reported IS DISTINCT FROM fresh.days OR m.move_ins_daily_sum IS DISTINCT FROM fresh.mi
+            OR m.last_date IS DISTINCT FROM fresh.last",
+    )
+    .bind(company)
+    .fetch_one(app.db())
+    .await
+    .unwrap();
+    assert_eq!(mismatches, 0);
+    // Lease-up history as the ingest job records it: the generator's tenth facility starts at
+    // 35 % occupancy, so it entered lease-up.
+    let events: Vec<(String, String)> = sqlx::query_as(
+        "SELECT f.name, e.to_mode FROM lease_up_events e JOIN facilities f ON f.id = e.facility_id
+         WHERE e.company_id = $1 ORDER BY f.name, e.snapshot_date",
+    )
+    .bind(company)
+    .fetch_all(app.db())
+    .await
+    .unwrap();
+    assert!(
+        events.contains(&("Demo Storage 0010".to_owned(), "lease_up".to_owned())),
+        "{events:?}"
+    );
+    let body = get_ok(&app, "/api/v1/analytics/revpas").await;
+    assert_eq!(body["facilities"].as_array().unwrap().len(), 10);
+    assert_eq!(body["trend"][11]["facilities"], 10);
+}

@@ -1,0 +1,169 @@
+//! `GET /api/v1/analytics/portfolio` end to end on a hand-built portfolio; the expected figures
+//! are worked out in the comments.
+
+use e2e::{spawn_app, status_json, TestApp};
+use serde_json::{json, Value};
+
+async fn push(app: &TestApp, body: Value) -> Value {
+    let (s, res) = status_json(app.sync(&body).await).await;
+    assert_eq!(s, 200, "{res}");
+    res
+}
+
+async fn get_ok(app: &TestApp, path: &str) -> Value {
+    let (s, body) = status_json(app.get(path).await).await;
+    assert_eq!(s, 200, "{path}: {body}");
+    body
+}
+
+#[track_caller]
+fn assert_close(v: &Value, want: f64) {
+    assert!(
+        v.as_f64().is_some_and(|x| (x - want).abs() < 0.006),
+        "{v} is not {want}"
+    );
+}
+
+async fn create_empty_facility(app: &TestApp, name: &str) -> String {
+    let (s, f) = status_json(
+        app.post("/api/v1/facilities", &json!({ "name": name }))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 201, "{f}");
+    f["id"].as_str().unwrap().to_owned()
+}
+
+fn days_ago(date: &str) -> i64 {
+    let d: chrono::NaiveDate = date.parse().unwrap();
+    (chrono::Utc::now().date_naive() - d).num_days()
+}
+
+#[tokio::test]
+async fn analytics_portfolio_by_hand() {
+    let app = spawn_app().await;
+    // North: October ends at 80 %, November 20 at 75 % (below 80 and falling). 5 move-ins and
+    // 8 move-outs MTD against a target of 30: by day 20 of 30 expect 20, so 75 % behind.
+    // 10x10: 100 units at 150, 75 occupied; 75 tenants at 120: actual rent 9,000, GPR 15,000,
+    // area 100 x 100 = 10,000 sq ft (estimated). ECRI gap 150 / 120 - 1 = 25 % (>= 15).
+    // Competitors 120, 130, 140 (equal weights, Hazen positions 1/6, 1/2, 5/6): P75 = 130 +
+    // 10 x (0.75 - 0.5) / (5/6 - 1/2) = 137.5; street 150 is above it while occupancy falls.
+    push(
+        &app,
+        json!({ "facility": { "name": "North" }, "date": "2026-10-31", "occupancy_pct": 80 }),
+    )
+    .await;
+    push(
+        &app,
+        json!({
+            "facility": { "name": "North" }, "date": "2026-11-20", "occupancy_pct": 75,
+            "move_ins": { "daily": 1, "mtd": 5, "target_monthly": 30 },
+            "move_outs": { "daily": 1, "mtd": 8 },
+            "unit_types": [{ "size": "10x10", "street_rate": 150, "total_units": 100, "occupied_units": 75 }],
+            "tenant_rents": [{ "size": "10x10", "avg_rent": 120, "tenant_count": 75, "months_since_last_increase": 9 }],
+            "competitor_rates": [
+                { "competitor": "A", "size": "10x10", "rate": 120 },
+                { "competitor": "B", "size": "10x10", "rate": 130 },
+                { "competitor": "C", "size": "10x10", "rate": 140 }
+            ]
+        }),
+    )
+    .await;
+    // South: 92 %, 20 move-ins and 5 move-outs against 25 (expect 16.7 by day 20): on pace.
+    // 5x5: 200 units at 60, 184 occupied, no tenant rents: actual rent estimated 184 x 60 =
+    // 11,040; GPR 12,000; area 200 x 25 = 5,000 sq ft (estimated).
+    push(
+        &app,
+        json!({
+            "facility": { "name": "South" }, "date": "2026-11-20", "occupancy_pct": 92,
+            "move_ins": { "daily": 2, "mtd": 20, "target_monthly": 25 },
+            "move_outs": { "daily": 0, "mtd": 5 },
+            "unit_types": [{ "size": "5x5", "street_rate": 60, "total_units": 200, "occupied_units": 184 }]
+        }),
+    )
+    .await;
+    create_empty_facility(&app, "Empty Lot").await;
+
+    let body = get_ok(&app, "/api/v1/analytics/portfolio").await;
+    // Rollup: 300 units, 259 occupied (86.33 %); actual rent 9,000 + 11,040 = 20,040
+    // (estimated: South's), GPR 27,000, RevPAU 20,040 / 300 = 66.80, RevPAF 20,040 / 15,000 =
+    // 1.336; MTD move-ins 25, move-outs 13, net 12.
+    let r = &body["rollup"];
+    assert_eq!(body["as_of"], "2026-11-20");
+    assert_eq!(r["facilities"], 3);
+    assert_eq!(r["facilities_with_data"], 2);
+    assert_eq!(r["facilities_in_lease_up"], 0);
+    assert_eq!(r["facilities_flagged"], 2);
+    assert_eq!(r["total_units"], 300);
+    assert_eq!(r["occupied_units"], 259);
+    assert_close(&r["unit_occupancy_pct"], 86.33);
+    assert_close(&r["actual_rent"], 20_040.0);
+    assert_eq!(r["actual_rent_estimated"], true);
+    assert_close(&r["gross_potential_rent"], 27_000.0);
+    assert_close(&r["revpau"], 66.8);
+    assert_close(&r["revpaf"], 1.336);
+    assert_eq!(r["month"], "2026-11");
+    assert_eq!(
+        (
+            r["move_ins_mtd"].clone(),
+            r["move_outs_mtd"].clone(),
+            r["net_absorption_mtd"].clone()
+        ),
+        (json!(25), json!(13), json!(12))
+    );
+    assert_eq!(body["thresholds"]["occupancy_below_pct"], 80.0);
+
+    let fac = |name: &str| {
+        body["facilities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["facility_name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let north = fac("North");
+    assert_eq!(north["previous_month_occupancy_pct"], 80.0);
+    assert_close(&north["revpau"], 90.0);
+    let flags: Vec<(String, f64, f64)> = north["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["flag"].as_str().unwrap().to_owned(),
+                f["threshold"].as_f64().unwrap(),
+                f["value"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let stale = days_ago("2026-11-20") as f64;
+    assert_eq!(
+        flags,
+        vec![
+            ("occupancy_low_and_falling".to_owned(), 80.0, 75.0),
+            ("move_outs_exceed_move_ins".to_owned(), 5.0, 8.0),
+            ("move_in_pace_behind_target".to_owned(), 25.0, 75.0),
+            (
+                "street_above_p75_while_occupancy_falls".to_owned(),
+                137.5,
+                150.0
+            ),
+            ("no_recent_sync".to_owned(), 2.0, stale),
+            ("large_ecri_runway".to_owned(), 15.0, 25.0),
+        ]
+    );
+    let south = fac("South");
+    let south_flags: Vec<&str> = south["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["flag"].as_str().unwrap())
+        .collect();
+    assert_eq!(south_flags, vec!["no_recent_sync"]);
+    assert_eq!(south["actual_rent_estimated"], true);
+    let empty = fac("Empty Lot");
+    assert_eq!(empty["flags"], json!([]));
+    assert_eq!(empty["revpau"], Value::Null);
+    assert!(empty["reason"].as_str().unwrap().contains("no sync"));
+}
