@@ -128,16 +128,19 @@ pub async fn load(conn: &mut PgConnection, company_id: Uuid, facility_id: Uuid) 
     })?;
     let as_of = snap.snapshot_date;
 
+    // Only a change inside the cooldown matters, so only that window (and the day before it,
+    // for the comparison) is read.
     let changes = sqlx::query!(
         r#"SELECT size AS "size!", tier AS "tier!", max(snapshot_date) AS "changed_on!"
            FROM (SELECT size, tier, snapshot_date, street_rate,
                         lag(street_rate) OVER (PARTITION BY size, tier ORDER BY snapshot_date) AS prev
                  FROM sync_unit_types
-                 WHERE facility_id = $1 AND snapshot_date BETWEEN $2::date - 400 AND $2::date) t
+                 WHERE facility_id = $1 AND snapshot_date BETWEEN $2::date - $3::int AND $2::date) t
            WHERE prev IS NOT NULL AND prev <> street_rate
            GROUP BY size, tier"#,
         facility_id,
-        as_of
+        as_of,
+        i32::try_from(settings.cooldown_days + 1).unwrap_or(i32::MAX)
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -162,9 +165,13 @@ pub async fn load(conn: &mut PgConnection, company_id: Uuid, facility_id: Uuid) 
     })
     .collect();
 
+    // The band counts each competitor's latest observation per size: only those are read.
     let competitors: Vec<(String, CompetitorObservation)> = sqlx::query!(
-        "SELECT size, competitor, rate, promo, observed_on FROM competitor_rates
-         WHERE facility_id = $1 AND observed_on BETWEEN $2::date - $3::int AND $2::date",
+        "SELECT DISTINCT ON (size, lower(btrim(competitor)))
+                size, competitor, rate, promo, observed_on
+         FROM competitor_rates
+         WHERE facility_id = $1 AND observed_on BETWEEN $2::date - $3::int AND $2::date
+         ORDER BY size, lower(btrim(competitor)), observed_on DESC, id DESC",
         facility_id,
         as_of,
         i32::try_from(settings.competitor_max_age_days).unwrap_or(i32::MAX)
