@@ -224,20 +224,40 @@ pub async fn seed_bulk(
     last_date: NaiveDate,
     parallel: usize,
 ) -> Result<SeedReport> {
-    use futures::stream::{self, StreamExt, TryStreamExt};
     crate::tenancy::company(pool, company_id).await?;
     let days = days.max(1);
     let first_date = last_date - Duration::days(i64::from(days) - 1);
-    let counts: Vec<u64> = stream::iter(0..facilities)
-        .map(|f| seed_facility_bulk(pool, company_id, f, days, first_date, last_date))
-        .buffer_unordered(parallel.max(1))
-        .try_collect()
-        .await?;
+    // Each facility on a task of its own (at most `parallel` at once): facilities sharing one
+    // task through a buffered stream were seen to stall with a transaction left open.
+    let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut records = 0u64;
+    for f in 0..facilities {
+        let permit = limit
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the semaphore is never closed");
+        let pool = pool.clone();
+        tasks.spawn(async move {
+            let n = seed_facility_bulk(&pool, company_id, f, days, first_date, last_date).await;
+            drop(permit);
+            n
+        });
+        // Surface a failure early instead of after every facility was started.
+        while let Some(done) = tasks.try_join_next() {
+            records +=
+                done.map_err(|e| sqlx::Error::Protocol(format!("seed task failed: {e}")))??;
+        }
+    }
+    while let Some(done) = tasks.join_next().await {
+        records += done.map_err(|e| sqlx::Error::Protocol(format!("seed task failed: {e}")))??;
+    }
     Ok(SeedReport {
         company_id,
         facilities,
         days,
-        records: counts.iter().sum(),
+        records,
         first_date,
         last_date,
     })
