@@ -351,6 +351,20 @@ impl TestApp {
 }
 
 /// Reads a response as (status, JSON body); a non-JSON body is returned as a JSON string.
+/// Pushes a sync that must succeed; its answer.
+pub async fn push_ok(app: &TestApp, body: Value) -> Value {
+    let (s, res) = status_json(app.sync(&body).await).await;
+    assert_eq!(s, 200, "{res}");
+    res
+}
+
+/// A GET that must answer 200; its body.
+pub async fn get_ok(app: &TestApp, path: &str) -> Value {
+    let (s, body) = status_json(app.get(path).await).await;
+    assert_eq!(s, 200, "{path}: {body}");
+    body
+}
+
 pub async fn status_json(r: Response) -> (u16, Value) {
     let status = r.status().as_u16();
     let text = r.text().await.unwrap_or_default();

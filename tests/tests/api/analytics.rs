@@ -2,20 +2,8 @@
 //! `POST /api/v1/sync`, then each endpoint read and its figures checked against the numbers
 //! worked out by hand in the comments. Formulas: docs/analytics.md.
 
-use e2e::{spawn_app, status_json, TestApp};
+use e2e::{get_ok, push_ok as push, spawn_app, status_json, TestApp};
 use serde_json::{json, Value};
-
-async fn push(app: &TestApp, body: Value) -> Value {
-    let (s, res) = status_json(app.sync(&body).await).await;
-    assert_eq!(s, 200, "{res}");
-    res
-}
-
-async fn get_ok(app: &TestApp, path: &str) -> Value {
-    let (s, body) = status_json(app.get(path).await).await;
-    assert_eq!(s, 200, "{path}: {body}");
-    body
-}
 
 fn close(v: &Value, want: f64) -> bool {
     v.as_f64().is_some_and(|x| (x - want).abs() < 0.006)

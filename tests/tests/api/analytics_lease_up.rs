@@ -2,21 +2,9 @@
 //! table, one event per change, the same history whatever the arrival order, and the engine's
 //! aggressive-fill suggestions.
 
-use e2e::{all_jobs_finished, spawn_app, status_json, wait_until, TestApp, WorkerProcess};
-use serde_json::{json, Value};
+use e2e::{all_jobs_finished, get_ok, push_ok as push, spawn_app, wait_until, WorkerProcess};
+use serde_json::json;
 use std::time::Duration;
-
-async fn push(app: &TestApp, body: Value) -> Value {
-    let (s, res) = status_json(app.sync(&body).await).await;
-    assert_eq!(s, 200, "{res}");
-    res
-}
-
-async fn get_ok(app: &TestApp, path: &str) -> Value {
-    let (s, body) = status_json(app.get(path).await).await;
-    assert_eq!(s, 200, "{path}: {body}");
-    body
-}
 
 #[tokio::test]
 async fn analytics_lease_up_history_and_fill_in_any_arrival_order() {

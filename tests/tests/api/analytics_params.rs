@@ -1,14 +1,8 @@
 //! Parameter checks of every analytics endpoint: 422 for malformed or unknown parameters, 404
 //! for a facility that is not the company's, 401 without a key; nothing is written.
 
-use e2e::{spawn_app, status_json, TestApp};
-use serde_json::{json, Value};
-
-async fn push(app: &TestApp, body: Value) -> Value {
-    let (s, res) = status_json(app.sync(&body).await).await;
-    assert_eq!(s, 200, "{res}");
-    res
-}
+use e2e::{push_ok as push, spawn_app, status_json};
+use serde_json::json;
 
 #[tokio::test]
 async fn analytics_parameters_are_checked() {

@@ -1,20 +1,8 @@
 //! `GET /api/v1/analytics/portfolio` end to end on a hand-built portfolio; the expected figures
 //! are worked out in the comments.
 
-use e2e::{spawn_app, status_json, TestApp};
+use e2e::{get_ok, push_ok as push, spawn_app, status_json, TestApp};
 use serde_json::{json, Value};
-
-async fn push(app: &TestApp, body: Value) -> Value {
-    let (s, res) = status_json(app.sync(&body).await).await;
-    assert_eq!(s, 200, "{res}");
-    res
-}
-
-async fn get_ok(app: &TestApp, path: &str) -> Value {
-    let (s, body) = status_json(app.get(path).await).await;
-    assert_eq!(s, 200, "{path}: {body}");
-    body
-}
 
 #[track_caller]
 fn assert_close(v: &Value, want: f64) {
