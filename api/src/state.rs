@@ -64,11 +64,11 @@ impl AppState {
 }
 
 impl AppState {
-    /// Pushes a committed job to its queue. A failure is only logged: the row is in PostgreSQL
-    /// and the worker's sweeper pushes it again.
-    pub async fn push_after_commit(&self, kind: jobs::queue::Kind, id: uuid::Uuid) {
-        if let Err(e) = self.queues.push(kind, &[id]).await {
-            tracing::warn!(error = %e, job_id = %id, "job push failed; the sweeper will push it");
+    /// Pushes committed jobs of one kind to their queue. A failure is only logged: the rows
+    /// are in PostgreSQL and the worker's sweeper pushes them again.
+    pub async fn push_after_commit(&self, kind: jobs::queue::Kind, ids: &[uuid::Uuid]) {
+        if let Err(e) = self.queues.push(kind, ids).await {
+            tracing::warn!(error = %e, kind = kind.as_str(), jobs = ids.len(), "job push failed; the sweeper will push it");
         }
     }
 }

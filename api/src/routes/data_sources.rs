@@ -55,7 +55,7 @@ async fn pull(
     let id = path_id(&id, "data source")?;
     let job = data_sources::request_pull(&state.db, who.company_id, id).await?;
     state
-        .push_after_commit(jobs::queue::Kind::CrmPull, job)
+        .push_after_commit(jobs::queue::Kind::CrmPull, &[job])
         .await;
     Ok((
         StatusCode::ACCEPTED,

@@ -81,15 +81,9 @@ async fn recommendations(
     )
     .await?;
     tx.commit().await.map_err(jobs::Error::from)?;
-    if !stored.delivery_jobs.is_empty() {
-        if let Err(e) = state
-            .queues
-            .push(jobs::queue::Kind::WebhookDelivery, &stored.delivery_jobs)
-            .await
-        {
-            tracing::warn!(error = %e, "webhook delivery push failed; the sweeper will push it");
-        }
-    }
+    state
+        .push_after_commit(jobs::queue::Kind::WebhookDelivery, &stored.delivery_jobs)
+        .await;
     Ok(Json(stored.run))
 }
 

@@ -33,7 +33,7 @@ async fn sync(
     )
     .await?;
     state
-        .push_after_commit(jobs::queue::Kind::Ingest, outcome.job_id)
+        .push_after_commit(jobs::queue::Kind::Ingest, &[outcome.job_id])
         .await;
     Ok(Json(json!({
         "ok": true,

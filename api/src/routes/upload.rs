@@ -365,7 +365,7 @@ async fn store_unit_rates(
         )
         .await?;
         state
-            .push_after_commit(jobs::queue::Kind::Ingest, outcome.job_id)
+            .push_after_commit(jobs::queue::Kind::Ingest, &[outcome.job_id])
             .await;
         days.push(json!({
             "date": outcome.date,

@@ -62,7 +62,7 @@ async fn test_ping(
     let id = path_id(&id, "webhook subscription")?;
     let ping = webhooks::record_test_ping(&state.db, who.company_id, id).await?;
     state
-        .push_after_commit(jobs::queue::Kind::WebhookDelivery, ping.job_id)
+        .push_after_commit(jobs::queue::Kind::WebhookDelivery, &[ping.job_id])
         .await;
     Ok((
         StatusCode::ACCEPTED,

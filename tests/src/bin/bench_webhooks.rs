@@ -67,7 +67,7 @@ async fn record(server: &Server, company: Uuid, facility: Uuid, n: usize) -> any
         for id in jobs {
             server
                 .state
-                .push_after_commit(jobs::queue::Kind::WebhookDelivery, id)
+                .push_after_commit(jobs::queue::Kind::WebhookDelivery, &[id])
                 .await;
         }
     }
