@@ -211,6 +211,33 @@ async fn analytics_seasonality_by_hand() {
     assert_close(&size["current_month"]["vs_profile_pct"], 6.02);
     assert!(size["advisory"].as_str().unwrap().contains("in line"));
 
+    // July re-sent with 62 10x10 move-ins (2.0 a day): the per-size rollup follows the new
+    // latest snapshot. Own paces June 1.0, July 2.0 give June 1.0 x 1.145 / 1.5 = 0.76333 and
+    // July 2.0 x 1.145 / 1.5 = 1.52667; August expected 1.41485 as above, so the current
+    // 1.0 a day is 1.0 / 1.41485 - 1 = -29.32 %.
+    push(
+        &app,
+        json!({ "facility": { "name": "Pace" }, "date": "2026-07-31", "occupancy_pct": 90,
+                "move_ins": { "mtd": 31 }, "unit_types": unit(62) }),
+    )
+    .await;
+    let size = get_ok(&app, "/api/v1/analytics/seasonality?size=10x10").await;
+    assert_close(&size["months"][5]["index"], 0.7633);
+    assert_close(&size["months"][6]["index"], 1.5267);
+    assert_close(&size["current_month"]["vs_profile_pct"], -29.32);
+    // A later July snapshot without unit types becomes July's latest: July has no per-size
+    // figures any more, June alone is own data (1.0 a day, scaled to its prior 1.15).
+    push(
+        &app,
+        json!({ "facility": { "name": "Pace" }, "date": "2026-07-31", "occupancy_pct": 90,
+                "move_ins": { "mtd": 31 } }),
+    )
+    .await;
+    let size = get_ok(&app, "/api/v1/analytics/seasonality?size=10x10").await;
+    assert_eq!(size["own_data_months"], 1);
+    assert_close(&size["months"][5]["index"], 1.15);
+    assert_eq!(size["months"][6]["basis"], "prior");
+
     // A size with no figures, and a facility with no data: the prior, with a reason.
     let other = get_ok(&app, "/api/v1/analytics/seasonality?size=5x5").await;
     assert_eq!(other["own_data_months"], 0);
@@ -469,8 +496,20 @@ async fn analytics_bulk_seed_matches_the_ingest_path() {
     let after = figures().await;
     assert_eq!(before.len(), 450);
     assert_eq!(after, before);
-    // The monthly rollup equals one computed afresh from the records.
-    let mismatches: i64 = sqlx::query_scalar(
+    // Every summary table equals one computed afresh from the rows it summarises.
+    let count = |sql: &'static str| {
+        let db = app.db().clone();
+        async move {
+            let n: i64 = sqlx::query_scalar(sql)
+                .bind(company)
+                .fetch_one(&db)
+                .await
+                .unwrap();
+            n
+        }
+    };
+    // The monthly rollup.
+    let monthly = count(
         "SELECT count(*) FROM (
              SELECT facility_id, date_trunc('month', snapshot_date::timestamp)::date AS month,
                     count(*)::int AS days, sum(move_ins_daily)::int AS mi, max(snapshot_date) AS last
@@ -478,12 +517,32 @@ async fn analytics_bulk_seed_matches_the_ingest_path() {
          FULL JOIN (SELECT * FROM facility_months WHERE company_id = $1) m USING (facility_id, month)
          WHERE m.days_reported IS DISTINCT FROM fresh.days OR m.move_ins_daily_sum IS DISTINCT FROM fresh.mi
             OR m.last_date IS DISTINCT FROM fresh.last",
-    )
-    .bind(company)
-    .fetch_one(app.db())
-    .await
-    .unwrap();
-    assert_eq!(mismatches, 0);
+    );
+    assert_eq!(monthly.await, 0);
+    // The per-size rollup (and it has rows: the generator sends move-ins per size).
+    let per_size = count(
+        "SELECT count(*) FROM (
+             SELECT m.facility_id, m.month, t.size, sum(t.move_ins_mtd)::int AS mi, m.last_date
+             FROM facility_months m JOIN sync_unit_types t ON t.sync_id = m.last_sync_id
+             WHERE m.company_id = $1 AND t.move_ins_mtd IS NOT NULL GROUP BY 1, 2, 3, 5) fresh
+         FULL JOIN (SELECT * FROM facility_size_months WHERE company_id = $1) m
+             USING (facility_id, month, size)
+         WHERE m.move_ins_mtd IS DISTINCT FROM fresh.mi OR m.last_date IS DISTINCT FROM fresh.last_date",
+    );
+    assert_eq!(per_size.await, 0);
+    assert!(count("SELECT count(*) FROM facility_size_months WHERE company_id = $1").await > 0);
+    // Each competitor's latest observation.
+    let competitors = count(
+        "SELECT count(*) FROM (
+             SELECT DISTINCT ON (c.facility_id, c.size, lower(btrim(c.competitor)))
+                    c.facility_id, c.size, lower(btrim(c.competitor)) AS competitor_key, c.rate, c.observed_on
+             FROM competitor_rates c WHERE c.company_id = $1 AND c.rate > 0
+             ORDER BY c.facility_id, c.size, lower(btrim(c.competitor)), c.observed_on DESC, c.id DESC) fresh
+         FULL JOIN (SELECT l.* FROM competitor_latest l JOIN facilities f ON f.id = l.facility_id
+                    WHERE f.company_id = $1) l USING (facility_id, size, competitor_key)
+         WHERE l.rate IS DISTINCT FROM fresh.rate OR l.observed_on IS DISTINCT FROM fresh.observed_on",
+    );
+    assert_eq!(competitors.await, 0);
     // Lease-up history as the ingest job records it: the generator's tenth facility starts at
     // 35 % occupancy, so it entered lease-up.
     let events: Vec<(String, String)> = sqlx::query_as(

@@ -75,6 +75,29 @@ fn days_in_month(d: NaiveDate) -> u32 {
     u32::try_from((next - first).num_days()).unwrap_or(30)
 }
 
+/// Occupancy at the last snapshot of the month before each facility's latest snapshot: the
+/// facility's second-latest month in the rollup (its latest month is the latest snapshot's).
+async fn previous_month_occupancy(
+    pool: &PgPool,
+    facility_ids: &[Uuid],
+) -> Result<BTreeMap<Uuid, Option<f64>>> {
+    Ok(sqlx::query!(
+        r#"SELECT f.id AS "facility_id!", m.occupancy_pct
+           FROM unnest($1::uuid[]) AS f(id)
+           CROSS JOIN LATERAL (
+               SELECT fm.occupancy_pct FROM facility_months fm
+               WHERE fm.facility_id = f.id
+               ORDER BY fm.month DESC LIMIT 1 OFFSET 1
+           ) m"#,
+        facility_ids
+    )
+    .fetch_all(pool)
+    .await?
+    .into_iter()
+    .map(|r| (r.facility_id, r.occupancy_pct))
+    .collect())
+}
+
 pub async fn report(
     pool: &PgPool,
     company_id: Uuid,
@@ -83,37 +106,19 @@ pub async fn report(
 ) -> Result<Report> {
     let facilities = scope(pool, company_id, None).await?;
     let ids = super::ids(&facilities);
-    let latest = latest(pool, &ids).await?;
-    let sync_ids: Vec<Uuid> = latest.values().map(|l| l.sync_id).collect();
-    let units = unit_types(pool, &sync_ids).await?;
-    // Occupancy at the last snapshot of the month before each facility's latest snapshot.
-    let (p_ids, p_months): (Vec<Uuid>, Vec<NaiveDate>) = latest
-        .values()
-        .map(|l| {
-            (
-                l.facility_id,
-                l.snapshot_date.with_day(1).unwrap_or(l.snapshot_date),
-            )
-        })
-        .unzip();
-    let previous: BTreeMap<Uuid, Option<f64>> = sqlx::query!(
-        r#"SELECT p.facility_id AS "facility_id!", m.occupancy_pct
-           FROM unnest($1::uuid[], $2::date[]) AS p(facility_id, month)
-           CROSS JOIN LATERAL (
-               SELECT fm.occupancy_pct FROM facility_months fm
-               WHERE fm.facility_id = p.facility_id AND fm.month < p.month
-               ORDER BY fm.month DESC LIMIT 1
-           ) m"#,
-        &p_ids,
-        &p_months
-    )
-    .fetch_all(pool)
-    .await?
-    .into_iter()
-    .map(|r| (r.facility_id, r.occupancy_pct))
-    .collect();
-    let observations = super::competitors::competitor_observations(pool, &ids).await?;
-    let pricing = super::competitors::pricing_settings(pool, &ids).await?;
+    // Four independent reads, each on a connection of its own.
+    let latest_and_units = async {
+        let latest = latest(pool, &ids).await?;
+        let sync_ids: Vec<Uuid> = latest.values().map(|l| l.sync_id).collect();
+        let units = unit_types(pool, &sync_ids).await?;
+        Ok::<_, crate::Error>((latest, units))
+    };
+    let ((latest, units), previous, observations, pricing) = tokio::try_join!(
+        latest_and_units,
+        previous_month_occupancy(pool, &ids),
+        super::competitors::competitor_observations(pool, &ids),
+        super::competitors::pricing_settings(pool, &ids),
+    )?;
     let as_of = latest.values().map(|l| l.snapshot_date).max();
     let current_month = as_of.and_then(|d| d.with_day(1));
 

@@ -45,7 +45,11 @@ pub struct Report {
 pub async fn report(pool: &PgPool, company_id: Uuid, facility: Option<Uuid>) -> Result<Report> {
     let scope = super::scope(pool, company_id, facility).await?;
     let ids = super::ids(&scope);
-    let latest = super::latest(pool, &ids).await?;
+    // The latest snapshots and the rollup's last 12 months are read at once.
+    let (latest, months) = tokio::try_join!(
+        super::latest(pool, &ids),
+        trend_rows(pool, company_id, facility)
+    )?;
     let as_of = latest.values().map(|l| l.snapshot_date).max();
     let mut facilities: Vec<FacilityOut> = scope
         .iter()
@@ -81,7 +85,7 @@ pub async fn report(pool: &PgPool, company_id: Uuid, facility: Option<Uuid>) -> 
     }
     let all: Vec<Figures> = latest.values().map(|l| l.figures.clone()).collect();
     let trend = match as_of {
-        Some(d) => trend(pool, company_id, facility, d).await?,
+        Some(d) => trend(months, d),
         None => Vec::new(),
     };
     Ok(Report {
@@ -97,23 +101,21 @@ pub async fn report(pool: &PgPool, company_id: Uuid, facility: Option<Uuid>) -> 
     })
 }
 
-async fn trend(
+/// Each facility's rollup rows of the 12 months ending with the latest month in scope.
+async fn trend_rows(
     pool: &PgPool,
     company_id: Uuid,
     facility: Option<Uuid>,
-    as_of: NaiveDate,
-) -> Result<Vec<MonthOut>> {
-    let last = as_of.with_day(1).unwrap_or(as_of);
-    let first = last - Months::new(11);
+) -> Result<BTreeMap<NaiveDate, Vec<Figures>>> {
     let rows = sqlx::query!(
         r#"SELECT month, total_units, occupied_units, units_estimated, rentable_sqft,
                   rentable_sqft_estimated, gross_potential_rent, actual_rent, actual_rent_estimated
            FROM facility_months
-           WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2) AND month >= $3 AND month <= $4"#,
+           WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
+             AND month >= (SELECT (max(month) - interval '11 months')::date FROM facility_months
+                           WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2))"#,
         company_id,
         facility,
-        first,
-        last
     )
     .fetch_all(pool)
     .await?;
@@ -130,7 +132,14 @@ async fn trend(
             actual_rent_estimated: r.actual_rent_estimated,
         });
     }
-    Ok((0..12)
+    Ok(by_month)
+}
+
+/// The 12 months ending with the month of `as_of`, oldest first, summed over facilities.
+fn trend(mut by_month: BTreeMap<NaiveDate, Vec<Figures>>, as_of: NaiveDate) -> Vec<MonthOut> {
+    let last = as_of.with_day(1).unwrap_or(as_of);
+    let first = last - Months::new(11);
+    (0..12)
         .map(|i| {
             let m = first + Months::new(i);
             let figs = by_month.remove(&m).unwrap_or_default();
@@ -140,5 +149,5 @@ async fn trend(
                 revenue: revenue(&sum(&figs)),
             }
         })
-        .collect())
+        .collect()
 }

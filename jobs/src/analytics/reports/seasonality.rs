@@ -4,8 +4,9 @@
 //! Move-ins of a facility-month: the month-to-date move-ins of its latest snapshot over the day
 //! of month of that snapshot (facility-days); without month-to-date figures, the sum of the
 //! daily move-ins over the days reported. For a size: the size's `move_ins_mtd` (summed over
-//! its tiers) in the month's latest snapshot. The profile rests on the months before the current
-//! one (the month of the latest snapshot); the current month gives the reading.
+//! its tiers) in the month's latest snapshot, from the per-size rollup (`facility_size_months`).
+//! The profile rests on the months before the current one (the month of the latest snapshot);
+//! the current month gives the reading.
 
 use crate::analytics::seasonality::{advisory, profile, reading, MonthIndex, MonthTotals, Reading};
 use crate::domain::values::UnitSize;
@@ -75,13 +76,9 @@ pub async fn report(
         })
         .collect(),
         Some(size) => sqlx::query!(
-            r#"SELECT m.month, u.mi::float8 AS "move_ins!", extract(day FROM m.last_date)::float8 AS "facility_days!"
-               FROM facility_months m
-               CROSS JOIN LATERAL (
-                   SELECT sum(t.move_ins_mtd) AS mi FROM sync_unit_types t
-                   WHERE t.sync_id = m.last_sync_id AND t.size = $3
-               ) u
-               WHERE m.company_id = $1 AND ($2::uuid IS NULL OR m.facility_id = $2) AND u.mi IS NOT NULL"#,
+            r#"SELECT month, move_ins_mtd::float8 AS "move_ins!", extract(day FROM last_date)::float8 AS "facility_days!"
+               FROM facility_size_months
+               WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2) AND size = $3"#,
             company_id,
             facility,
             size.to_string()
