@@ -93,11 +93,7 @@ CREATE TRIGGER sync_records_size_months_del AFTER DELETE ON sync_records
     REFERENCING OLD TABLE AS changed_old
     FOR EACH STATEMENT EXECUTE FUNCTION analytics_size_months_trigger();
 
--- Months that existed before this migration, in one pass. The same rows as
--- `analytics_refresh_size_months` computes, written directly rather than through it: the
--- function takes one advisory lock per facility, and a single transaction holding one per
--- facility of every company could exhaust the shared lock table on a large deployment (the
--- table is new, so nothing else writes it meanwhile).
+-- Months that existed before this migration, in one pass.
 INSERT INTO facility_size_months (facility_id, company_id, month, size, move_ins_mtd, last_date)
 SELECT m.facility_id, m.company_id, m.month, t.size, sum(t.move_ins_mtd), m.last_date
 FROM facility_months m

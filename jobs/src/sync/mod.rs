@@ -5,4 +5,4 @@ pub mod payload;
 pub mod store;
 
 pub use payload::{parse, Parsed, SyncPayload};
-pub use store::{ingest, Outcome, Source};
+pub use store::{ingest, store, Outcome, Source};

@@ -6,7 +6,7 @@ use crate::error::{Result, ValidationError};
 use crate::facilities;
 use chrono::NaiveDate;
 use serde::Serialize;
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 /// Which intake path produced a record.
@@ -57,9 +57,7 @@ fn check_storable(raw_json: &str) -> Result<(), ValidationError> {
     Ok(())
 }
 
-/// Matches (or creates) the facility and upserts the record for its date, replacing the
-/// record's per-size rows, leads and competitor observations. `raw_json` is the body as received,
-/// kept for audit. Concurrent calls for one facility and date serialise on the record's row.
+/// Stores one snapshot in its own transaction; see [`store`].
 pub async fn ingest(
     pool: &PgPool,
     company_id: Uuid,
@@ -67,10 +65,27 @@ pub async fn ingest(
     raw_json: &str,
     source: Source,
 ) -> Result<Outcome> {
+    let mut tx = pool.begin().await?;
+    let outcome = store(&mut tx, company_id, p, raw_json, source).await?;
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+/// Matches (or creates) the facility and upserts the record for its date, replacing the
+/// record's per-size rows, leads and competitor observations, and records its `ingest` job, all
+/// on the caller's connection: an upload or a CRM pull stores all of its snapshots in one
+/// transaction. `raw_json` is the body as received, kept for audit. Concurrent calls for one
+/// facility and date serialise on the record's row.
+pub async fn store(
+    tx: &mut PgConnection,
+    company_id: Uuid,
+    p: &SyncPayload,
+    raw_json: &str,
+    source: Source,
+) -> Result<Outcome> {
     check_storable(raw_json)?;
     let fref = p.facility.clone().unwrap_or_default();
-    let mut tx = pool.begin().await?;
-    let facility = facilities::resolve_for_sync(&mut tx, company_id, &fref).await?;
+    let facility = facilities::resolve_for_sync(&mut *tx, company_id, &fref).await?;
     let d = derive(p, facility.rentable_sqft);
     let to_i32 = |v: Option<u32>| v.map(|v| i32::try_from(v).unwrap_or(i32::MAX));
     let count = |c: Option<crate::domain::values::Count>| c.map(|c| c.as_i32());
@@ -235,7 +250,7 @@ pub async fn ingest(
         .await?;
     }
     let job_id = crate::runs::insert(
-        &mut tx,
+        &mut *tx,
         crate::runs::NewJob::new(
             crate::queue::Kind::Ingest,
             Some(company_id),
@@ -244,7 +259,6 @@ pub async fn ingest(
     )
     .await?
     .ok_or_else(|| crate::Error::Conflict("the ingest job could not be recorded".to_owned()))?;
-    tx.commit().await?;
     Ok(Outcome {
         job_id,
         sync_id,
