@@ -1,5 +1,6 @@
 //! Authentication, rate limiting and subscription checks for every `/api/v1` route but the
-//! public ones. Order: key (401), rate limit (429), subscription (402, except `GET /status`).
+//! public ones. Order: key (401), rate limit (429), subscription (402, except the calls of
+//! [`works_without_access`]).
 
 use crate::error::ApiError;
 use crate::ratelimit::Bucket;
@@ -99,10 +100,10 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
     }
 
     let state_now = principal.effective_state(now).to_owned();
-    let is_status = req.method() == Method::GET && route == "/api/v1/status";
-    let mut response = if !jobs::tenancy::has_access(&state_now) && !is_status {
+    let exempt = works_without_access(req.method(), &route);
+    let mut response = if !jobs::tenancy::has_access(&state_now) && !exempt {
         ApiError::PaymentRequired(format!(
-            "the company's subscription is {state_now}: choose a plan to continue (GET /api/v1/status still answers)"
+            "the company's subscription is {state_now}: choose a plan to continue (status, key, webhook and data-source listings and removals still answer)"
         ))
         .into_response()
     } else {
@@ -113,6 +114,22 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
         rate_headers(&mut response, &d);
     }
     response
+}
+
+/// Calls a company can make in every subscription state: reading its status, and seeing and
+/// removing what acts on its behalf (keys, webhook subscriptions, data sources), so a lapsed
+/// company can still close its accounts down.
+fn works_without_access(method: &Method, route: &str) -> bool {
+    matches!(
+        (method.as_str(), route),
+        ("GET", "/api/v1/status")
+            | ("GET", "/api/v1/api-keys")
+            | ("DELETE", "/api/v1/api-keys/{id}")
+            | ("GET", "/api/v1/webhooks")
+            | ("DELETE", "/api/v1/webhooks/{id}")
+            | ("GET", "/api/v1/data-sources")
+            | ("DELETE", "/api/v1/data-sources/{id}")
+    )
 }
 
 async fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Principal, ApiError> {

@@ -1,33 +1,37 @@
-//! Per-company rate limits shared by every api process: GCRA (generic cell rate algorithm) in
-//! one Redis script, with the clock taken from Redis `TIME` so api hosts with skewed clocks
-//! agree. A company may spend its whole per-minute budget at once; it then refills smoothly
-//! (one request every 60/limit seconds), so there is no window edge at which twice the budget
-//! can pass. The same script counts the company's API calls for the month.
+//! Per-company rate limits shared by every api process: a sliding-window log in one Redis
+//! script, with the clock taken from Redis `TIME` so api hosts with skewed clocks agree.
+//!
+//! Semantics: "120 per minute" means at most 120 requests in ANY rolling 60 seconds. Each
+//! allowed request is kept (as its time) in a sorted set for 60 s; a request passes while fewer
+//! than `limit` are kept. A company may spend its whole budget at once; each request then frees
+//! its slot exactly 60 s after it was made. (A GCRA with the whole budget as burst lets the
+//! burst plus one request per 60/limit seconds through, about 1.5 times the budget in 32 s.)
+//! The same script counts the company's API calls for the month.
 
 use redis::aio::ConnectionManager;
 use redis::Script;
 use std::sync::{Arc, LazyLock};
 use uuid::Uuid;
 
-static GCRA: LazyLock<Script> = LazyLock::new(|| {
+static SLIDING_WINDOW: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"
 local limit = tonumber(ARGV[1])
 local period = tonumber(ARGV[2])
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-local interval = period / limit
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat < now then tat = now end
-local new_tat = tat + interval
-local allow_at = new_tat - period
-if allow_at > now then
-  return {0, 0, math.ceil(allow_at - now), math.ceil(tat - now)}
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - period)
+local count = redis.call('ZCARD', KEYS[1])
+if count >= limit then
+  local oldest = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2])
+  local newest = tonumber(redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2])
+  return {0, 0, oldest + period - now, newest + period - now}
 end
-redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now) + 1000)
-redis.call('HINCRBY', KEYS[2], 'api_calls', 1)
+local calls = redis.call('HINCRBY', KEYS[2], 'api_calls', 1)
 redis.call('EXPIRE', KEYS[2], 3456000)
-return {1, math.floor((period - (new_tat - now)) / interval + 0.000001), 0, math.ceil(new_tat - now)}
+redis.call('ZADD', KEYS[1], now, now .. ':' .. calls)
+redis.call('PEXPIRE', KEYS[1], period + 1000)
+return {1, limit - count - 1, 0, period}
 ",
     )
 });
@@ -46,7 +50,7 @@ pub struct Decision {
     pub remaining: u64,
     /// Milliseconds until a denied request may be retried.
     pub retry_after_ms: u64,
-    /// Milliseconds until the budget is full again.
+    /// Milliseconds until the budget is full again (every kept request has left the window).
     pub reset_ms: u64,
 }
 
@@ -90,7 +94,7 @@ impl RateLimiter {
         };
         let key = format!("{}:rl:{company_id}:{name}", self.prefix);
         let usage = Self::usage_key(&self.prefix, company_id, month);
-        let (allowed, remaining, retry_after_ms, reset_ms): (i64, i64, i64, i64) = GCRA
+        let (allowed, remaining, retry_after_ms, reset_ms): (i64, i64, i64, i64) = SLIDING_WINDOW
             .key(key)
             .key(usage)
             .arg(limit)

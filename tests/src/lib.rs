@@ -365,11 +365,91 @@ pub async fn get_ok(app: &TestApp, path: &str) -> Value {
     body
 }
 
+/// Reads an answer as (status, JSON body); a JSON body must not repeat a key in any object
+/// (a client's parser may keep either value).
 pub async fn status_json(r: Response) -> (u16, Value) {
     let status = r.status().as_u16();
     let text = r.text().await.unwrap_or_default();
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (status, body)
+    match serde_json::from_str(&text) {
+        Ok(body) => {
+            if let Some(key) = duplicate_key(&text) {
+                panic!("the answer repeats the key {key:?} in one object: {text}");
+            }
+            (status, body)
+        }
+        Err(_) => (status, Value::String(text)),
+    }
+}
+
+/// The first key that appears twice in one JSON object of `text`, if any.
+pub fn duplicate_key(text: &str) -> Option<String> {
+    use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+    use std::cell::RefCell;
+    struct Check<'a>(&'a RefCell<Option<String>>);
+    impl<'de> DeserializeSeed<'de> for Check<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Check<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if !seen.insert(key.clone()) && self.0.borrow().is_none() {
+                    *self.0.borrow_mut() = Some(key);
+                }
+                map.next_value_seed(Check(self.0))?;
+            }
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while seq.next_element_seed(Check(self.0))?.is_some() {}
+            Ok(())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+    }
+    let found = RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_str(text);
+    Check(&found).deserialize(&mut de).ok()?;
+    found.into_inner()
+}
+
+#[cfg(test)]
+mod duplicate_key_tests {
+    #[test]
+    fn finds_a_repeated_key_at_any_depth() {
+        assert_eq!(
+            super::duplicate_key(r#"{"a":1,"b":{"c":1,"c":2}}"#),
+            Some("c".into())
+        );
+        assert_eq!(super::duplicate_key(r#"[{"a":1},{"a":2}]"#), None);
+        assert_eq!(
+            super::duplicate_key(r#"{"a":[1,{"x":null,"x":true}]}"#),
+            Some("x".into())
+        );
+    }
 }
 
 /// A realistic daily payload: `unit_types` unit types, `competitors` competitor rates and

@@ -103,7 +103,8 @@ async fn an_expired_trial_gets_402_except_on_status() {
     for (method, path) in [
         (Method::GET, "/api/v1/facilities"),
         (Method::POST, "/api/v1/sync"),
-        (Method::GET, "/api/v1/api-keys"),
+        (Method::POST, "/api/v1/api-keys"),
+        (Method::POST, "/api/v1/webhooks"),
     ] {
         let (status, body) = status_json(
             app.req(method.clone(), path)
@@ -134,4 +135,70 @@ async fn an_expired_trial_gets_402_except_on_status() {
         .await
         .unwrap();
     assert_eq!(app.get("/api/v1/facilities").await.status(), 402);
+}
+
+/// A lapsed company can still see and remove what acts on its behalf: keys, webhook
+/// subscriptions and data sources; everything else stays 402.
+#[tokio::test]
+async fn a_lapsed_company_can_still_clean_up_keys_webhooks_and_data_sources() {
+    let app = spawn_app().await;
+    let (s, key) = status_json(
+        app.post("/api/v1/api-keys", &json!({ "name": "old CRM" }))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 201, "{key}");
+    let (s, hook) = status_json(
+        app.post(
+            "/api/v1/webhooks",
+            &json!({ "url": "https://hooks.example.com/in" }),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(s, 201, "{hook}");
+    let (s, source) = status_json(
+        app.post(
+            "/api/v1/data-sources",
+            &json!({ "provider": "generic_json", "base_url": "https://crm.example.com", "api_key": "k-0042" }),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(s, 201, "{source}");
+    for state in ["expired", "canceled"] {
+        jobs::tenancy::set_subscription(app.db(), app.tenant.company_id, state, None)
+            .await
+            .unwrap();
+        for path in [
+            "/api/v1/api-keys",
+            "/api/v1/webhooks",
+            "/api/v1/data-sources",
+        ] {
+            let (s, body) = status_json(app.get(path).await).await;
+            assert_eq!(s, 200, "{state} GET {path}: {body}");
+        }
+        assert_eq!(app.get("/api/v1/facilities").await.status(), 402, "{state}");
+        assert_eq!(
+            app.post(
+                "/api/v1/data-sources/00000000-0000-0000-0000-000000000000/pull",
+                &json!({})
+            )
+            .await
+            .status(),
+            402,
+            "{state}"
+        );
+    }
+    for path in [
+        format!("/api/v1/api-keys/{}", key["id"].as_str().unwrap()),
+        format!("/api/v1/webhooks/{}", hook["id"].as_str().unwrap()),
+        format!("/api/v1/data-sources/{}", source["id"].as_str().unwrap()),
+    ] {
+        let r = app.delete(&path).await;
+        assert!(r.status().is_success(), "DELETE {path}: {}", r.status());
+    }
+    assert_eq!(app.count("webhook_subscriptions").await, 0);
+    assert_eq!(app.count("data_sources").await, 0);
+    assert_eq!(app.count("api_keys WHERE revoked_at IS NOT NULL").await, 1);
 }

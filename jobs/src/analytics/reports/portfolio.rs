@@ -24,7 +24,7 @@ pub struct Rollup {
     pub facilities_with_data: usize,
     pub facilities_in_lease_up: usize,
     pub facilities_flagged: usize,
-    pub total_units: Option<i64>,
+    // `total_units` comes with the revenue figures (flattened below).
     pub occupied_units: Option<i64>,
     /// occupied units / total units x 100.
     pub unit_occupancy_pct: Option<f64>,
@@ -48,7 +48,7 @@ pub struct FacilityOut {
     pub days_since_sync: Option<i64>,
     pub occupancy_pct: Option<f64>,
     pub previous_month_occupancy_pct: Option<f64>,
-    pub total_units: Option<i64>,
+    // `total_units` comes with the revenue figures (flattened below).
     pub occupied_units: Option<i64>,
     #[serde(flatten)]
     pub revenue: Revenue,
@@ -134,7 +134,6 @@ pub async fn report(
                 days_since_sync: None,
                 occupancy_pct: None,
                 previous_month_occupancy_pct: None,
-                total_units: None,
                 occupied_units: None,
                 revenue: Revenue::default(),
                 move_ins_mtd: None,
@@ -184,7 +183,6 @@ pub async fn report(
             days_since_sync: Some(days_since),
             occupancy_pct: l.occupancy_pct,
             previous_month_occupancy_pct: prev,
-            total_units: l.figures.total_units,
             occupied_units: l.figures.occupied_units,
             revenue: revenue(&l.figures),
             move_ins_mtd: l.move_ins_mtd,
@@ -202,7 +200,6 @@ pub async fn report(
         facilities_with_data: latest.len(),
         facilities_in_lease_up: facilities.iter().filter(|f| f.mode == "lease_up").count(),
         facilities_flagged: out.iter().filter(|f| !f.flags.is_empty()).count(),
-        total_units: total.total_units,
         occupied_units: total.occupied_units,
         unit_occupancy_pct: total
             .occupied_units
