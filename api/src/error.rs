@@ -27,6 +27,9 @@ pub enum ApiError {
     Invalid(String),
     #[error("rate limit exceeded: {limit} requests per minute; retry in {retry_after_secs} s")]
     RateLimited { limit: u32, retry_after_secs: u64 },
+    /// A per-client limit of a public route (per hour, not the per-minute company budget).
+    #[error("too many attempts from this address: at most {limit} an hour; retry in {retry_after_secs} s")]
+    TooManyAttempts { limit: u32, retry_after_secs: u64 },
     #[error("service temporarily unavailable")]
     Unavailable(#[source] anyhow::Error),
     #[error("internal error")]
@@ -44,7 +47,9 @@ impl ApiError {
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::RateLimited { .. } | Self::TooManyAttempts { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -57,6 +62,7 @@ impl From<jobs::Error> for ApiError {
             jobs::Error::Invalid(v) => Self::Invalid(v.to_string()),
             jobs::Error::NotFound(m) => Self::NotFound(m),
             jobs::Error::Conflict(m) => Self::Conflict(m),
+            jobs::Error::Internal(m) => Self::Internal(anyhow::anyhow!(m)),
             jobs::Error::Database(db) => {
                 if matches!(db, sqlx::Error::PoolTimedOut | sqlx::Error::Io(_)) {
                     Self::Unavailable(db.into())
@@ -92,6 +98,9 @@ impl IntoResponse for ApiError {
         }
         let mut response = (status, Json(json!({ "error": self.to_string() }))).into_response();
         if let Self::RateLimited {
+            retry_after_secs, ..
+        }
+        | Self::TooManyAttempts {
             retry_after_secs, ..
         } = self
         {

@@ -116,3 +116,67 @@ impl<S: Send + Sync> FromRequestParts<S> for PeerAddr {
         ))
     }
 }
+
+/// The client's address for per-client limits: the peer, or, behind `TRUSTED_PROXIES` proxies
+/// that each append the address they received from to `X-Forwarded-For`, the entry that many
+/// places from the end. Entries further left are written by the client and are not trusted.
+pub fn client_address(
+    headers: &axum::http::HeaderMap,
+    peer: Option<std::net::SocketAddr>,
+    trusted_proxies: usize,
+) -> String {
+    let peer = peer.map(|p| p.ip().to_string());
+    if trusted_proxies == 0 {
+        return peer.unwrap_or_else(|| "unknown".to_owned());
+    }
+    // Several X-Forwarded-For lines are one list, in order.
+    let hops: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .collect();
+    hops.len()
+        .checked_sub(trusted_proxies)
+        .and_then(|i| hops.get(i))
+        .and_then(|h| h.parse::<std::net::IpAddr>().ok())
+        .map(|ip| ip.to_string())
+        // Fewer hops than proxies: the request did not come through all of them.
+        .or(peer)
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+#[cfg(test)]
+mod client_address_tests {
+    use super::client_address;
+    use axum::http::HeaderMap;
+
+    fn headers(xff: &[&str]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for v in xff {
+            h.append("x-forwarded-for", v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn only_trusted_hops_are_believed() {
+        let peer = Some("10.0.0.9:5000".parse().unwrap());
+        let spoofed = headers(&["6.6.6.6, 1.2.3.4"]);
+        assert_eq!(client_address(&spoofed, peer, 0), "10.0.0.9");
+        assert_eq!(client_address(&spoofed, peer, 1), "1.2.3.4");
+        assert_eq!(client_address(&spoofed, peer, 2), "6.6.6.6");
+        assert_eq!(client_address(&spoofed, peer, 3), "10.0.0.9");
+        assert_eq!(
+            client_address(&headers(&["6.6.6.6", "1.2.3.4"]), peer, 1),
+            "1.2.3.4"
+        );
+        assert_eq!(
+            client_address(&headers(&["not-an-ip"]), peer, 1),
+            "10.0.0.9"
+        );
+        assert_eq!(client_address(&HeaderMap::new(), None, 1), "unknown");
+    }
+}

@@ -78,6 +78,10 @@ pub struct Config {
     pub rate_limit_per_minute: u32,
     pub rate_limit_sync_per_minute: u32,
     pub trial_days: u32,
+    /// Proxies in front of the api that append the client's address to `X-Forwarded-For`
+    /// (a platform router counts as one). The client address is the entry that many places from
+    /// the end; with 0 the header is ignored and the peer address is the client.
+    pub trusted_proxies: usize,
     pub log_format: LogFormat,
     /// SMTP server for outgoing mail; without it mail is written to `mail_dir`.
     pub smtp_url: Option<SecretString>,
@@ -338,6 +342,7 @@ impl Config {
                 per_minute,
             )?,
             trial_days: parse_num(get, "TRIAL_DAYS", 14u32, |v| *v <= 3650)?,
+            trusted_proxies: parse_num(get, "TRUSTED_PROXIES", 0usize, |v| *v <= 10)?,
             log_format,
             smtp_url: match var(get, "SMTP_URL") {
                 Some(url) if url.starts_with("smtp://") || url.starts_with("smtps://") => {
@@ -420,6 +425,7 @@ mod tests {
         assert_eq!(c.rate_limit_per_minute, 120);
         assert_eq!(c.rate_limit_sync_per_minute, 60);
         assert_eq!(c.trial_days, 14);
+        assert_eq!(c.trusted_proxies, 0);
         assert_eq!(c.public_base_url, "http://localhost:8080");
         assert!(!format!("{c:?}").contains("development-only"));
     }

@@ -115,6 +115,10 @@ pub enum Error {
     Conflict(String),
     #[error("database error")]
     Database(#[from] sqlx::Error),
+    /// A failure of ours that no input explains (a hash that cannot be computed, a task that
+    /// stopped): 500 at the edge, logged with its cause.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl Error {

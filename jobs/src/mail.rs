@@ -1,7 +1,12 @@
 //! Outgoing mail: queued in PostgreSQL (`mail_outbox`) by the code that causes it, delivered by
 //! the worker over SMTP, or into a folder as `.eml` files when no SMTP server is configured
 //! (development).
+//!
+//! Bodies are sealed at rest (a reset mail carries a live token): AES-256-GCM under the master
+//! key with the mail's id as associated data, opened only when the mail is sent, and blanked
+//! once it is sent or has failed for good. Finished mail is purged after the retention period.
 
+use crate::config::MasterKey;
 use crate::error::Result;
 use chrono::{Duration, Utc};
 use lettre::message::Mailbox;
@@ -13,14 +18,21 @@ use uuid::Uuid;
 /// Deliveries tried per mail before it is marked failed.
 pub const MAX_ATTEMPTS: i32 = 8;
 
-pub async fn queue(conn: &mut PgConnection, to: &str, subject: &str, body: &str) -> Result<Uuid> {
+pub async fn queue(
+    conn: &mut PgConnection,
+    key: &MasterKey,
+    to: &str,
+    subject: &str,
+    body: &str,
+) -> Result<Uuid> {
     let id = Uuid::now_v7();
+    let sealed = crate::crypto::seal(key, id.as_bytes(), body.as_bytes());
     sqlx::query!(
-        "INSERT INTO mail_outbox (id, to_address, subject, body) VALUES ($1, $2, $3, $4)",
+        "INSERT INTO mail_outbox (id, to_address, subject, body_sealed) VALUES ($1, $2, $3, $4)",
         id,
         to,
         subject,
-        body
+        sealed
     )
     .execute(conn)
     .await?;
@@ -82,12 +94,17 @@ impl Mailer {
 
 /// Delivers up to `batch` due mails; each is claimed with `SKIP LOCKED`, so any number of
 /// workers can run this at once without sending a mail twice. Returns how many were sent.
-pub async fn deliver_due(pool: &PgPool, mailer: &Mailer, batch: i64) -> Result<usize> {
+pub async fn deliver_due(
+    pool: &PgPool,
+    mailer: &Mailer,
+    key: &MasterKey,
+    batch: i64,
+) -> Result<usize> {
     let mut sent = 0;
     for _ in 0..batch {
         let mut tx = pool.begin().await?;
         let Some(mail) = sqlx::query!(
-            "SELECT id, to_address, subject, body, attempts FROM mail_outbox
+            "SELECT id, to_address, subject, body, body_sealed, attempts FROM mail_outbox
              WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
              ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED"
         )
@@ -97,13 +114,27 @@ pub async fn deliver_due(pool: &PgPool, mailer: &Mailer, batch: i64) -> Result<u
             break;
         };
         let attempts = mail.attempts + 1;
-        match mailer
-            .send(&mail.to_address, &mail.subject, &mail.body)
-            .await
-        {
+        // Mail queued before bodies were sealed still has a plain body.
+        let body = match (&mail.body_sealed, mail.body) {
+            (Some(sealed), _) => crate::crypto::open(key, mail.id.as_bytes(), sealed)
+                .map_err(|e| e.to_string())
+                .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8".to_owned())),
+            (None, Some(plain)) => Ok(plain),
+            (None, None) => Err("the mail has no body".to_owned()),
+        };
+        let outcome = match body {
+            Ok(body) => mailer
+                .send(&mail.to_address, &mail.subject, &body)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(format!("the mail's body cannot be opened: {e}")),
+        };
+        match outcome {
             Ok(()) => {
                 sqlx::query!(
-                    "UPDATE mail_outbox SET sent_at = now(), attempts = $2, last_error = NULL WHERE id = $1",
+                    "UPDATE mail_outbox SET sent_at = now(), attempts = $2, last_error = NULL,
+                         body = NULL, body_sealed = NULL
+                     WHERE id = $1",
                     mail.id,
                     attempts
                 )
@@ -117,11 +148,13 @@ pub async fn deliver_due(pool: &PgPool, mailer: &Mailer, batch: i64) -> Result<u
                     Utc::now() + Duration::seconds(30 * 2_i64.pow(attempts.clamp(0, 10) as u32));
                 sqlx::query!(
                     "UPDATE mail_outbox SET attempts = $2, last_error = $3, next_attempt_at = $4,
-                         failed_at = CASE WHEN $2::int4 >= $5::int4 THEN now() END
+                         failed_at = CASE WHEN $2::int4 >= $5::int4 THEN now() END,
+                         body = CASE WHEN $2::int4 >= $5::int4 THEN NULL ELSE body END,
+                         body_sealed = CASE WHEN $2::int4 >= $5::int4 THEN NULL ELSE body_sealed END
                      WHERE id = $1",
                     mail.id,
                     attempts,
-                    e.to_string(),
+                    e,
                     retry_at,
                     MAX_ATTEMPTS
                 )
@@ -132,4 +165,26 @@ pub async fn deliver_due(pool: &PgPool, mailer: &Mailer, batch: i64) -> Result<u
         tx.commit().await?;
     }
     Ok(sent)
+}
+
+/// Deletes mail sent or failed longer than `retention` ago, at most `batch` rows; returns how
+/// many.
+pub async fn purge_finished(
+    pool: &PgPool,
+    retention: std::time::Duration,
+    batch: i64,
+) -> Result<u64> {
+    let cutoff = Utc::now() - Duration::from_std(retention).unwrap_or(Duration::days(14));
+    Ok(sqlx::query!(
+        "DELETE FROM mail_outbox WHERE id IN (
+             SELECT id FROM mail_outbox
+             WHERE (sent_at IS NOT NULL OR failed_at IS NOT NULL)
+               AND coalesce(sent_at, failed_at) < $1
+             LIMIT $2)",
+        cutoff,
+        batch
+    )
+    .execute(pool)
+    .await?
+    .rows_affected())
 }

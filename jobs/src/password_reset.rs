@@ -1,5 +1,14 @@
 //! Password reset: a single-use token valid for one hour, stored hashed, mailed as a link.
+//!
+//! `POST /auth/forgot` only records the request ([`record_request`]): the same single insert
+//! whether or not the address belongs to a user, so neither the answer nor its timing tells
+//! whether an account exists. The worker then handles the requests ([`process_requests`]): it
+//! looks the address up and mails a link, at most one per user per [`MAIL_SPACING`]. That
+//! spacing (and no per-address cap) is what keeps a stranger who repeats the request from
+//! locking the owner out of reset: the owner always has a link less than an hour old in the
+//! inbox, and gets a fresh one five minutes after the last.
 
+use crate::config::MasterKey;
 use crate::error::{Result, ValidationError};
 use base64::Engine as _;
 use chrono::{Duration, Utc};
@@ -10,72 +19,153 @@ use uuid::Uuid;
 
 /// How long a reset link stays valid.
 pub const TOKEN_LIFETIME: Duration = Duration::hours(1);
+/// Least time between two reset mails to one user.
+pub const MAIL_SPACING: Duration = Duration::minutes(5);
 
 fn token_hash(token: &str) -> Vec<u8> {
     Sha256::digest(token.as_bytes()).to_vec()
 }
 
-/// Records a reset for `email` if it belongs to a user, and queues the mail with the link, in
-/// one transaction. Does the same lookup whether or not the user exists and reports nothing
-/// either way, so the answer cannot be used to probe for accounts. Returns whether a mail was
-/// queued (for tests and logs only; never for the response).
-pub async fn request(pool: &PgPool, email: &str, public_base_url: &str) -> Result<bool> {
+/// Records a reset request for `email`, whatever it is (an address longer than any account's
+/// is ignored). Nothing is looked up here.
+pub async fn record_request(pool: &PgPool, email: &str) -> Result<()> {
     let email = email.trim();
-    if email.is_empty() || email.len() > 254 {
-        return Ok(false);
+    if email.is_empty() || email.len() > 254 || email.contains('\0') {
+        return Ok(());
     }
-    let mut tx = pool.begin().await?;
-    let user = sqlx::query!(
-        "SELECT id, email FROM users WHERE lower(email) = lower($1)",
+    sqlx::query!(
+        "INSERT INTO password_reset_requests (id, email) VALUES ($1, $2)",
+        Uuid::now_v7(),
         email
     )
-    .fetch_optional(&mut *tx)
+    .execute(pool)
     .await?;
-    let Some(user) = user else {
-        return Ok(false);
-    };
+    Ok(())
+}
+
+/// Handles up to `batch` recorded requests, oldest first; each is claimed with `SKIP LOCKED`,
+/// so any number of workers can run this at once. Returns how many mails were queued.
+pub async fn process_requests(
+    pool: &PgPool,
+    key: &MasterKey,
+    public_base_url: &str,
+    batch: i64,
+) -> Result<usize> {
+    let mut mailed = 0;
+    for _ in 0..batch {
+        let mut tx = pool.begin().await?;
+        let Some(req) = sqlx::query!(
+            "DELETE FROM password_reset_requests WHERE id = (
+                 SELECT id FROM password_reset_requests ORDER BY requested_at
+                 LIMIT 1 FOR UPDATE SKIP LOCKED)
+             RETURNING email"
+        )
+        .fetch_optional(&mut *tx)
+        .await?
+        else {
+            break;
+        };
+        let user = sqlx::query!(
+            "SELECT id, email FROM users WHERE lower(email) = lower($1) FOR UPDATE",
+            req.email
+        )
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(user) = user {
+            let spacing_start = Utc::now() - MAIL_SPACING;
+            let recent = sqlx::query_scalar!(
+                r#"SELECT EXISTS (SELECT 1 FROM password_reset_tokens
+                       WHERE user_id = $1 AND created_at > $2) AS "recent!""#,
+                user.id,
+                spacing_start
+            )
+            .fetch_one(&mut *tx)
+            .await?;
+            if !recent {
+                let token = issue_token(&mut tx, user.id).await?;
+                let link = format!("{public_base_url}/reset-password?token={token}");
+                let body = format!(
+                    "Someone asked to reset the password of this account.\n\n\
+                     To choose a new password, open this link within one hour (it works once):\n\n{link}\n\n\
+                     If you did not ask for this, ignore this mail: your password stays as it is.\n"
+                );
+                crate::mail::queue(&mut tx, key, &user.email, "Reset your password", &body).await?;
+                mailed += 1;
+            }
+        }
+        tx.commit().await?;
+    }
+    Ok(mailed)
+}
+
+async fn issue_token(conn: &mut sqlx::PgConnection, user_id: Uuid) -> Result<String> {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
-    let expires_at = Utc::now() + TOKEN_LIFETIME;
     sqlx::query!(
         "INSERT INTO password_reset_tokens (id, user_id, token_hash, expires_at) VALUES ($1, $2, $3, $4)",
         Uuid::now_v7(),
-        user.id,
+        user_id,
         token_hash(&token),
-        expires_at
+        Utc::now() + TOKEN_LIFETIME
     )
-    .execute(&mut *tx)
+    .execute(conn)
     .await?;
-    let link = format!("{public_base_url}/reset-password?token={token}");
-    let body = format!(
-        "Someone asked to reset the password of this account.\n\n\
-         To choose a new password, open this link within one hour (it works once):\n\n{link}\n\n\
-         If you did not ask for this, ignore this mail: your password stays as it is.\n"
-    );
-    crate::mail::queue(&mut tx, &user.email, "Reset your password", &body).await?;
-    tx.commit().await?;
-    Ok(true)
+    Ok(token)
 }
 
-/// Sets a new password with a token from a reset mail. The token is used up; every other
-/// outstanding token of the user is voided too.
+/// Deletes tokens that expired more than a day ago; returns how many.
+pub async fn purge_expired(pool: &PgPool) -> Result<u64> {
+    let cutoff = Utc::now() - Duration::days(1);
+    Ok(sqlx::query!(
+        "DELETE FROM password_reset_tokens WHERE expires_at < $1",
+        cutoff
+    )
+    .execute(pool)
+    .await?
+    .rows_affected())
+}
+
+fn invalid_token() -> crate::Error {
+    ValidationError::new("token", "is invalid, expired or already used").into()
+}
+
+/// Sets a new password with a token from a reset mail. The token is looked up before any
+/// hashing (a wrong token costs one index probe), the password is hashed on a blocking thread
+/// (argon2 takes tens of milliseconds of CPU), and the token is used up in the same
+/// transaction as the new password; every other outstanding token of the user is voided too.
 pub async fn complete(pool: &PgPool, token: &str, new_password: &str) -> Result<()> {
-    let hash = crate::tenancy::hash_password(new_password)?;
+    crate::tenancy::check_password_rules(new_password)?;
+    let hash = token_hash(token.trim());
+    let live = sqlx::query_scalar!(
+        "SELECT user_id FROM password_reset_tokens
+         WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()",
+        hash
+    )
+    .fetch_optional(pool)
+    .await?;
+    if live.is_none() {
+        return Err(invalid_token());
+    }
+    let password = new_password.to_owned();
+    let password_hash =
+        tokio::task::spawn_blocking(move || crate::tenancy::hash_password(&password))
+            .await
+            .map_err(|e| crate::Error::Internal(format!("password hashing stopped: {e}")))??;
     let mut tx = pool.begin().await?;
     let user_id = sqlx::query_scalar!(
         "UPDATE password_reset_tokens SET used_at = now()
          WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()
          RETURNING user_id",
-        token_hash(token.trim())
+        hash
     )
     .fetch_optional(&mut *tx)
     .await?
-    .ok_or_else(|| ValidationError::new("token", "is invalid, expired or already used"))?;
+    .ok_or_else(invalid_token)?;
     sqlx::query!(
         "UPDATE users SET password_hash = $2 WHERE id = $1",
         user_id,
-        hash
+        password_hash
     )
     .execute(&mut *tx)
     .await?;

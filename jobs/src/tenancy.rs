@@ -111,7 +111,8 @@ pub struct CreatedCompany {
     pub api_key: String,
 }
 
-pub fn hash_password(password: &str) -> Result<String> {
+/// The rules a new password must meet (checked before any costly hashing).
+pub fn check_password_rules(password: &str) -> Result<()> {
     if password.chars().count() < 8 {
         return Err(crate::error::ValidationError::new(
             "password",
@@ -119,13 +120,22 @@ pub fn hash_password(password: &str) -> Result<String> {
         )
         .into());
     }
+    if password.len() > 1024 {
+        return Err(
+            crate::error::ValidationError::new("password", "must be at most 1024 bytes").into(),
+        );
+    }
+    Ok(())
+}
+
+/// Hashes a password with argon2 (tens of milliseconds of CPU: call it off the async threads).
+pub fn hash_password(password: &str) -> Result<String> {
+    check_password_rules(password)?;
     let salt = SaltString::generate(&mut OsRng);
     argon2::Argon2::default()
         .hash_password(password.as_bytes(), &salt)
         .map(|h| h.to_string())
-        .map_err(|e| {
-            crate::error::ValidationError::new("password", format!("cannot be hashed: {e}")).into()
-        })
+        .map_err(|e| crate::Error::Internal(format!("password hashing failed: {e}")))
 }
 
 /// Checks a user's e-mail and password; the user's id and company when they match.

@@ -120,7 +120,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let mut background = tokio::task::JoinSet::new();
     background.spawn(sweeper(ctx.clone(), stop.clone()));
     background.spawn(cron_loop(ctx.clone(), stop.clone()));
-    background.spawn(mail_loop(db.clone(), mailer, stop.clone()));
+    background.spawn(mail_loop(
+        db.clone(),
+        mailer,
+        config.master_key.clone(),
+        config.public_base_url.clone(),
+        stop.clone(),
+    ));
     if let Some(port) = settings.metrics_port {
         background.spawn(metrics::serve(
             port,
@@ -241,6 +247,11 @@ async fn retention(ctx: &JobContext) -> anyhow::Result<()> {
     if trimmed > 0 {
         tracing::info!(trimmed, "finished jobs trimmed");
     }
+    let purged = jobs::mail::purge_finished(&ctx.db, ctx.settings.retention, 10_000).await?;
+    let expired = jobs::password_reset::purge_expired(&ctx.db).await?;
+    if purged + expired > 0 {
+        tracing::info!(purged, expired, "sent mail and expired reset tokens purged");
+    }
     for kind in QUEUES {
         let removed = jobs::queue::vacuum(&ctx.queues, kind, ctx.settings.retention).await?;
         if removed > 0 {
@@ -275,14 +286,26 @@ async fn cron_loop(ctx: JobContext, stop: CancellationToken) {
     }
 }
 
-async fn mail_loop(db: sqlx::PgPool, mailer: jobs::mail::Mailer, stop: CancellationToken) {
+/// Turns recorded password-reset requests into mails, then sends what is due.
+async fn mail_loop(
+    db: sqlx::PgPool,
+    mailer: jobs::mail::Mailer,
+    key: jobs::config::MasterKey,
+    public_base_url: String,
+    stop: CancellationToken,
+) {
     let mut tick = tokio::time::interval(Duration::from_secs(2));
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
             _ = tick.tick() => {}
         }
-        match jobs::mail::deliver_due(&db, &mailer, 50).await {
+        if let Err(e) =
+            jobs::password_reset::process_requests(&db, &key, &public_base_url, 100).await
+        {
+            tracing::warn!(error = %e, "password reset pass failed");
+        }
+        match jobs::mail::deliver_due(&db, &mailer, &key, 50).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(sent = n, "mail delivered"),
             Err(e) => tracing::warn!(error = %e, "mail delivery pass failed"),

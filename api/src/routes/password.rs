@@ -1,9 +1,11 @@
 //! Public password-reset endpoints. `forgot` always answers `{"ok": true}`, whatever the input,
-//! so it cannot be used to find accounts; it is limited silently per client address and per
-//! e-mail (past the limit it still answers the same, and queues nothing).
+//! so it cannot be used to find accounts: it only records the request (one insert, the same
+//! for every address) and the worker does the rest. It is limited silently per client address
+//! (past the limit it still answers the same and records nothing); a user gets at most one
+//! mail per five minutes (see `jobs::password_reset`). `reset` is limited per client (429).
 
-use crate::error::ApiResult;
-use crate::extract::{Json, PeerAddr};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{client_address, Json, PeerAddr};
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -12,12 +14,11 @@ use axum::routing::post;
 use axum::Router;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
-/// Reset requests per e-mail address per hour.
-const PER_EMAIL_PER_HOUR: u64 = 5;
 /// Reset requests per client address per hour.
-const PER_CLIENT_PER_HOUR: u64 = 30;
+const FORGOT_PER_CLIENT_PER_HOUR: u64 = 30;
+/// Reset attempts (token and new password) per client address per hour.
+const RESET_PER_CLIENT_PER_HOUR: u64 = 30;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -30,19 +31,6 @@ struct Forgot {
     email: String,
 }
 
-/// The client address: the first `X-Forwarded-For` hop when a platform router sets it,
-/// otherwise the peer.
-fn client(headers: &HeaderMap, peer: Option<std::net::SocketAddr>) -> String {
-    headers
-        .get("x-forwarded-for")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(',').next())
-        .map(|v| v.trim().to_owned())
-        .filter(|v| !v.is_empty())
-        .or_else(|| peer.map(|p| p.ip().to_string()))
-        .unwrap_or_else(|| "unknown".to_owned())
-}
-
 async fn forgot(
     State(state): State<AppState>,
     PeerAddr(peer): PeerAddr,
@@ -50,32 +38,24 @@ async fn forgot(
     body: Bytes,
 ) -> axum::Json<Value> {
     if let Ok(Forgot { email }) = serde_json::from_slice::<Forgot>(&body) {
-        let email_key = hex::encode(Sha256::digest(email.trim().to_lowercase().as_bytes()));
+        let client = client_address(&headers, peer, state.config.trusted_proxies);
         let prefix = &state.config.redis_key_prefix;
-        let by_email = crate::ratelimit::count_in_window(
-            &state.redis,
-            &format!("{prefix}:forgot:email:{email_key}"),
-            3600,
-        )
-        .await;
         let by_client = crate::ratelimit::count_in_window(
             &state.redis,
-            &format!("{prefix}:forgot:client:{}", client(&headers, peer)),
+            &format!("{prefix}:forgot:client:{client}"),
             3600,
         )
         .await;
-        let within = matches!((by_email, by_client), (Ok(e), Ok(c)) if e <= PER_EMAIL_PER_HOUR && c <= PER_CLIENT_PER_HOUR);
-        if within {
-            if let Err(e) =
-                jobs::password_reset::request(&state.db, &email, &state.config.public_base_url)
-                    .await
-            {
-                tracing::error!(error = %e, "password reset request could not be recorded");
+        match by_client {
+            Ok(n) if n <= FORGOT_PER_CLIENT_PER_HOUR => {
+                if let Err(e) = jobs::password_reset::record_request(&state.db, &email).await {
+                    tracing::error!(error = %e, "password reset request could not be recorded");
+                }
             }
-        } else {
-            tracing::warn!(
-                "password reset request dropped by its limit (or the limiter is unavailable)"
-            );
+            Ok(_) => tracing::warn!("password reset request dropped by the per-client limit"),
+            Err(e) => {
+                tracing::warn!(error = %e, "password reset request dropped: limiter unavailable")
+            }
         }
     }
     axum::Json(json!({ "ok": true }))
@@ -90,8 +70,27 @@ struct Reset {
 
 async fn reset(
     State(state): State<AppState>,
+    PeerAddr(peer): PeerAddr,
+    headers: HeaderMap,
     Json(body): Json<Reset>,
 ) -> ApiResult<axum::Json<Value>> {
+    let client = client_address(&headers, peer, state.config.trusted_proxies);
+    let prefix = &state.config.redis_key_prefix;
+    // Fails open like the other limits: an outage of Redis should not stop resets.
+    if let Ok(n) = crate::ratelimit::count_in_window(
+        &state.redis,
+        &format!("{prefix}:reset:client:{client}"),
+        3600,
+    )
+    .await
+    {
+        if n > RESET_PER_CLIENT_PER_HOUR {
+            return Err(ApiError::TooManyAttempts {
+                limit: RESET_PER_CLIENT_PER_HOUR as u32,
+                retry_after_secs: 3600,
+            });
+        }
+    }
     jobs::password_reset::complete(&state.db, &body.token, &body.password).await?;
     Ok(axum::Json(json!({ "ok": true })))
 }

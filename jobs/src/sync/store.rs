@@ -46,13 +46,50 @@ pub struct Outcome {
     pub job_id: Uuid,
 }
 
-/// `\u0000` is valid JSON but cannot be stored in a jsonb column; refuse it up front.
-fn check_storable(raw_json: &str) -> Result<(), ValidationError> {
-    if raw_json.contains("\\u0000") {
-        return Err(ValidationError::new(
+/// Checks that JSON text, already parsed, can be stored in a `jsonb` column: PostgreSQL refuses
+/// the escape `\u0000` and any escaped UTF-16 surrogate that is not part of a pair (`"\ud800"`),
+/// both of which are valid JSON that serde skips without complaint inside ignored fields. Every
+/// raw body the service keeps passes through here, so such input is a 422, not a 500.
+pub fn check_storable(raw_json: &str) -> Result<(), ValidationError> {
+    let refuse = |what: &str| {
+        Err(ValidationError::new(
             "body",
-            "contains the escape \\u0000, which cannot be stored",
-        ));
+            format!("contains the escape {what}, which cannot be stored"),
+        ))
+    };
+    let b = raw_json.as_bytes();
+    let hex4 = |at: usize| -> Option<u16> {
+        let digits = std::str::from_utf8(b.get(at..at + 4)?).ok()?;
+        u16::from_str_radix(digits, 16).ok()
+    };
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if b.get(i + 1) != Some(&b'u') {
+            i += 2; // any other escape is one character
+            continue;
+        }
+        let Some(unit) = hex4(i + 2) else {
+            i += 2;
+            continue;
+        };
+        match unit {
+            0 => return refuse("\\u0000"),
+            0xD800..=0xDBFF => {
+                let low = (b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u'))
+                    .then(|| hex4(i + 8))
+                    .flatten();
+                if !matches!(low, Some(0xDC00..=0xDFFF)) {
+                    return refuse(&format!("\\u{unit:04x} (an unpaired surrogate)"));
+                }
+                i += 12;
+            }
+            0xDC00..=0xDFFF => return refuse(&format!("\\u{unit:04x} (an unpaired surrogate)")),
+            _ => i += 6,
+        }
     }
     Ok(())
 }
@@ -284,5 +321,23 @@ mod tests {
     fn nul_escapes_are_refused() {
         assert!(check_storable(r#"{"a":"x\u0000y"}"#).is_err());
         assert!(check_storable(r#"{"a":"x\u0001y"}"#).is_ok());
+        // An escaped backslash followed by "u0000" is text, not an escape.
+        assert!(check_storable(r#"{"a":"x\\u0000y"}"#).is_ok());
+    }
+
+    #[test]
+    fn only_paired_surrogates_are_stored() {
+        assert!(check_storable(r#"{"a":"\ud83d\ude00"}"#).is_ok());
+        assert!(check_storable(r#"{"a":"\uD83D\uDE00 and \u00e9"}"#).is_ok());
+        for bad in [
+            r#"{"a":"\ud800"}"#,
+            r#"{"a":"\ud800x"}"#,
+            r#"{"a":"\udc00"}"#,
+            r#"{"a":"\ud800\u0041"}"#,
+            r#"{"a":"\ud800\ud800"}"#,
+            r#"{"\udfff":1}"#,
+        ] {
+            assert!(check_storable(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -307,6 +307,18 @@ fn cases() -> Vec<Case> {
             "trailing characters",
         ),
         case("NUL escape", with(r#""note": "a\u0000b""#), 422, "\\u0000"),
+        case(
+            "lone surrogate in an unknown field",
+            with(r#""note": "\ud800""#),
+            422,
+            "unpaired surrogate",
+        ),
+        case(
+            "lone low surrogate in a key",
+            with(r#""\udc00": 1"#),
+            422,
+            "surrogate",
+        ),
         Case {
             content_type: Some("text/plain"),
             ..case("text/plain", with(""), 415, "Content-Type")

@@ -276,3 +276,51 @@ async fn serve_stops_cleanly_on_sigterm() {
     assert!(request_line["latency_ms"].is_number());
     assert!(status.1.contains("api stopped"));
 }
+
+/// Migration 0007 had a comment edited after it landed; a database that applied the edited
+/// copy stored that copy's checksum, and sqlx refuses to migrate a database whose applied file
+/// changed. `migrate` recognises that one comment-only edit and carries on.
+#[tokio::test]
+async fn migrate_accepts_a_database_that_applied_the_edited_0007() {
+    let world = e2e::World::new().await;
+    let url = format!("{}/{}", e2e::pg_server_url(), world.db_name);
+    let edited = hex::decode(
+        "8a832f6b52048dc95bb89608c16618aabda297f0fee8a14ccd3dc1d6f316d20d01282d0222033287aaf2bf15fbb24f8f",
+    )
+    .unwrap();
+    let landed: Vec<u8> =
+        sqlx::query_scalar("SELECT checksum FROM _sqlx_migrations WHERE version = 20261122000007")
+            .fetch_one(&world.db)
+            .await
+            .unwrap();
+    assert_ne!(landed, edited);
+    sqlx::query("UPDATE _sqlx_migrations SET checksum = $1 WHERE version = 20261122000007")
+        .bind(&edited)
+        .execute(&world.db)
+        .await
+        .unwrap();
+    let out = api(&url, &["migrate"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let now: Vec<u8> =
+        sqlx::query_scalar("SELECT checksum FROM _sqlx_migrations WHERE version = 20261122000007")
+            .fetch_one(&world.db)
+            .await
+            .unwrap();
+    assert_eq!(now, landed);
+    // Any other change to a landed file is still refused.
+    sqlx::query("UPDATE _sqlx_migrations SET checksum = '\\x00' WHERE version = 20261122000006")
+        .execute(&world.db)
+        .await
+        .unwrap();
+    let out = api(&url, &["migrate"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("20261122000006"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
