@@ -89,6 +89,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Migrate => {
             let db = jobs::db::pool(&config.database_url, 2)?;
+            jobs::versions::check_postgres(&db).await?;
             jobs::db::migrate(&db).await.context("migrations failed")?;
             tracing::info!("migrations applied");
             Ok(())
@@ -96,6 +97,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve { no_migrate } => {
             let port = config.port;
             let state = AppState::connect(config).await?;
+            jobs::versions::check_postgres(&state.db).await?;
+            jobs::versions::check_redis(&mut state.redis.clone()).await?;
             if !no_migrate {
                 jobs::db::migrate(&state.db)
                     .await

@@ -134,14 +134,18 @@ pub async fn count_in_window(
     key: &str,
     window_secs: u64,
 ) -> redis::RedisResult<u64> {
+    // `SET ... NX EX` opens the window (INCR keeps its expiry); `EXPIRE ... NX` would need
+    // Redis 7.
     let (count,): (u64,) = redis::pipe()
-        .cmd("INCR")
+        .cmd("SET")
         .arg(key)
-        .cmd("EXPIRE")
-        .arg(key)
+        .arg(0)
+        .arg("EX")
         .arg(window_secs)
         .arg("NX")
         .ignore()
+        .cmd("INCR")
+        .arg(key)
         .query_async(&mut redis.clone())
         .await?;
     Ok(count)

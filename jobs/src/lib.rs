@@ -24,6 +24,7 @@ pub mod seed;
 pub mod sync;
 pub mod tenancy;
 pub mod upload;
+pub mod versions;
 pub mod webhooks;
 
 pub use error::{Error, Result, ValidationError};

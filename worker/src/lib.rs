@@ -85,13 +85,11 @@ async fn handle(job: JobRef, data: Data<HandlerData>) -> Result<(), BoxDynError>
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let settings = config.jobs.clone();
     let db = jobs::db::pool(&config.database_url, config.database_max_connections)?;
-    sqlx::query("SELECT 1")
-        .execute(&db)
-        .await
-        .context("PostgreSQL is not reachable")?;
+    jobs::versions::check_postgres(&db).await?;
     let redis = apalis_redis::connect(config.redis_url.expose_secret())
         .await
         .context("Redis is not reachable")?;
+    jobs::versions::check_redis(&mut redis.clone()).await?;
     let queues = Queues::new(redis, &config.redis_key_prefix, settings.heartbeat);
     let instance = instance_name();
     let http = reqwest::Client::builder()
