@@ -367,3 +367,68 @@ async fn the_cron_tick_fires_at_most_hourly_and_only_for_companies_with_access()
     }
     assert_eq!(crm.count(), 0);
 }
+
+#[tokio::test]
+async fn stored_crm_credentials_and_quoted_answers_are_cleaned_by_the_migration() {
+    let ca = TestCa::new();
+    let app = spawn_app_with(&borrowed(&crm_env(&ca))).await;
+    let applied: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM _sqlx_migrations WHERE version = 20261123000010 AND success",
+    )
+    .fetch_one(app.db())
+    .await
+    .unwrap();
+    assert_eq!(applied, 1);
+    // Rows as the service stored them before addresses and errors were checked.
+    let with_user = connect(&app, "https://crm.example.com").await;
+    let clean = connect(&app, "https://crm2.example.com").await;
+    for (id, url, error) in [
+        (
+            with_user,
+            "https://crm-user:hunter2@crm.example.com:8443/api?x=1",
+            Some(format!("snapshot 0: date: must be a date, got '{SECRET}'")),
+        ),
+        (clean, "https://crm2.example.com/a@b", None),
+    ] {
+        sqlx::query("UPDATE data_sources SET base_url = $2, last_error = $3 WHERE id = $1")
+            .bind(id)
+            .bind(url)
+            .bind(error)
+            .execute(app.db())
+            .await
+            .unwrap();
+    }
+    sqlx::raw_sql(include_str!(
+        "../../../migrations/20261123000010_data_source_outbound.sql"
+    ))
+    .execute(app.db())
+    .await
+    .unwrap();
+    let (_, listed) = status_json(app.get("/api/v1/data-sources").await).await;
+    let text = listed.to_string();
+    assert!(
+        !text.contains("hunter2") && !text.contains(SECRET),
+        "{listed}"
+    );
+    let row = |id: Uuid| {
+        let listed = &listed;
+        listed["data_sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id.to_string())
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(
+        row(with_user)["base_url"],
+        "https://crm.example.com:8443/api?x=1"
+    );
+    assert!(row(with_user)["last_error"]
+        .as_str()
+        .unwrap()
+        .starts_with("the last pull failed"));
+    // An @ in the path is not user information.
+    assert_eq!(row(clean)["base_url"], "https://crm2.example.com/a@b");
+    assert_eq!(row(clean)["last_error"], Value::Null);
+}
