@@ -88,7 +88,76 @@ pub struct Config {
     pub mail_from: String,
     pub mail_dir: std::path::PathBuf,
     pub jobs: JobSettings,
+    pub outbound: OutboundSettings,
     pub webhooks: WebhookSettings,
+    pub crm: CrmSettings,
+}
+
+/// Settings shared by every request to an address a customer chose (webhooks, CRM pulls).
+#[derive(Clone, Debug)]
+pub struct OutboundSettings {
+    /// Internal addresses requests may reach anyway (on-premises receivers, tests).
+    pub private_targets: crate::outbound::guard::PrivateTargets,
+    /// Extra trusted root certificates (PEM), already checked to hold at least one.
+    pub extra_roots_pem: Option<Vec<u8>>,
+}
+
+impl OutboundSettings {
+    fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let (name, raw) = var_or_alias(
+            get,
+            "OUTBOUND_ALLOW_PRIVATE_TARGETS",
+            "WEBHOOK_ALLOW_PRIVATE_TARGETS",
+        )?;
+        let private_targets =
+            crate::outbound::guard::PrivateTargets::parse(&raw.unwrap_or_default())
+                .map_err(|problem| err(name, problem))?;
+        let (name, path) = var_or_alias(get, "OUTBOUND_CA_FILE", "WEBHOOK_CA_FILE")?;
+        let extra_roots_pem = match path {
+            None => None,
+            Some(path) => {
+                let pem = std::fs::read(path.trim())
+                    .map_err(|e| err(name, format!("cannot read {path}: {e}")))?;
+                match reqwest::Certificate::from_pem_bundle(&pem) {
+                    Ok(certs) if !certs.is_empty() => Some(pem),
+                    Ok(_) => return Err(err(name, format!("{path} holds no PEM certificate"))),
+                    Err(e) => {
+                        return Err(err(
+                            name,
+                            format!("{path} is not a PEM certificate bundle: {e}"),
+                        ))
+                    }
+                }
+            }
+        };
+        Ok(Self {
+            private_targets,
+            extra_roots_pem,
+        })
+    }
+}
+
+/// Settings of CRM pulls.
+#[derive(Clone, Debug)]
+pub struct CrmSettings {
+    /// Limit of one pull's request, connection to last byte read.
+    pub timeout: Duration,
+    /// Largest answer read; a longer one fails the pull without being read further.
+    pub max_answer_bytes: usize,
+}
+
+impl CrmSettings {
+    fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        Ok(Self {
+            timeout: parse_num(get, "CRM_PULL_TIMEOUT_MS", 30_000u64, |v| {
+                (100..=300_000).contains(v)
+            })
+            .map(Duration::from_millis)?,
+            max_answer_bytes: parse_num(get, "CRM_PULL_MAX_BYTES", 32 * 1024 * 1024, |v| {
+                (1024..=1024 * 1024 * 1024).contains(v)
+            })?,
+        })
+    }
 }
 
 /// Settings of outbound webhook deliveries.
@@ -96,10 +165,6 @@ pub struct Config {
 pub struct WebhookSettings {
     /// Waits between a delivery's attempts: one fewer than the attempts (the interface's 5).
     pub retry_schedule: Vec<Duration>,
-    /// Internal addresses deliveries may reach anyway (on-premises receivers, tests).
-    pub private_targets: crate::webhooks::guard::PrivateTargets,
-    /// Extra trusted root certificates (PEM), already checked to hold at least one.
-    pub extra_roots_pem: Option<Vec<u8>>,
     /// Limit of one attempt, connection to last byte read.
     pub timeout: Duration,
 }
@@ -126,40 +191,12 @@ impl WebhookSettings {
             var(get, "WEBHOOK_RETRY_SCHEDULE").unwrap_or_else(|| Self::DEFAULT_SCHEDULE.to_owned());
         let retry_schedule = parse_schedule(&schedule_raw)
             .map_err(|problem| err("WEBHOOK_RETRY_SCHEDULE", problem))?;
-        let private_targets = crate::webhooks::guard::PrivateTargets::parse(
-            &var(get, "WEBHOOK_ALLOW_PRIVATE_TARGETS").unwrap_or_default(),
-        )
-        .map_err(|problem| err("WEBHOOK_ALLOW_PRIVATE_TARGETS", problem))?;
-        let extra_roots_pem = match var(get, "WEBHOOK_CA_FILE") {
-            None => None,
-            Some(path) => {
-                let pem = std::fs::read(path.trim())
-                    .map_err(|e| err("WEBHOOK_CA_FILE", format!("cannot read {path}: {e}")))?;
-                match reqwest::Certificate::from_pem_bundle(&pem) {
-                    Ok(certs) if !certs.is_empty() => Some(pem),
-                    Ok(_) => {
-                        return Err(err(
-                            "WEBHOOK_CA_FILE",
-                            format!("{path} holds no PEM certificate"),
-                        ))
-                    }
-                    Err(e) => {
-                        return Err(err(
-                            "WEBHOOK_CA_FILE",
-                            format!("{path} is not a PEM certificate bundle: {e}"),
-                        ))
-                    }
-                }
-            }
-        };
         let timeout = parse_num(get, "WEBHOOK_TIMEOUT_MS", 10_000u64, |v| {
             (100..=120_000).contains(v)
         })
         .map(Duration::from_millis)?;
         Ok(Self {
             retry_schedule,
-            private_targets,
-            extra_roots_pem,
             timeout,
         })
     }
@@ -224,6 +261,25 @@ fn err(name: &'static str, problem: impl Into<String>) -> ConfigError {
 /// Reads a variable; `Ok(None)` when unset or empty.
 fn var(get: &dyn Fn(&str) -> Option<String>, name: &'static str) -> Option<String> {
     get(name).filter(|v| !v.trim().is_empty())
+}
+
+/// Reads a variable that also answers to an older name; gives the name actually set, so an
+/// error names what the operator wrote. Both set to different values is an error: one of them
+/// would be silently ignored.
+fn var_or_alias(
+    get: &dyn Fn(&str) -> Option<String>,
+    name: &'static str,
+    old: &'static str,
+) -> Result<(&'static str, Option<String>), ConfigError> {
+    match (var(get, name), var(get, old)) {
+        (Some(new), Some(previous)) if new.trim() != previous.trim() => Err(err(
+            name,
+            format!("is set and so is its old name {old}, to a different value; keep one"),
+        )),
+        (Some(new), _) => Ok((name, Some(new))),
+        (None, Some(previous)) => Ok((old, Some(previous))),
+        (None, None) => Ok((name, None)),
+    }
 }
 
 fn parse_num<T: std::str::FromStr>(
@@ -357,7 +413,9 @@ impl Config {
                 .unwrap_or_else(|| ".local/mail".to_owned())
                 .into(),
             jobs: JobSettings::from_lookup(get)?,
+            outbound: OutboundSettings::from_lookup(get)?,
             webhooks: WebhookSettings::from_lookup(get)?,
+            crm: CrmSettings::from_lookup(get)?,
         })
     }
 }
@@ -444,6 +502,10 @@ mod tests {
             ("WEBHOOK_ALLOW_PRIVATE_TARGETS", "sometimes"),
             ("WEBHOOK_CA_FILE", "/nonexistent/ca.pem"),
             ("WEBHOOK_TIMEOUT_MS", "0"),
+            ("OUTBOUND_ALLOW_PRIVATE_TARGETS", "sometimes"),
+            ("OUTBOUND_CA_FILE", "/nonexistent/ca.pem"),
+            ("CRM_PULL_TIMEOUT_MS", "0"),
+            ("CRM_PULL_MAX_BYTES", "12"),
         ] {
             let e = config(&[
                 ("DATABASE_URL", "postgres://x/y"),
@@ -473,8 +535,8 @@ mod tests {
         assert_eq!(c.webhooks.wait_after(5), None);
         assert_eq!(c.webhooks.timeout, Duration::from_secs(10));
         assert_eq!(
-            c.webhooks.private_targets,
-            crate::webhooks::guard::PrivateTargets::Refused
+            c.outbound.private_targets,
+            crate::outbound::guard::PrivateTargets::Refused
         );
         let c = config(&[
             base[0],
@@ -495,5 +557,40 @@ mod tests {
         .unwrap_err();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(e.name, "WEBHOOK_CA_FILE");
+    }
+
+    #[test]
+    fn outbound_settings_take_their_old_webhook_names_too() {
+        use crate::outbound::guard::PrivateTargets;
+        let base = [("DATABASE_URL", "postgres://x/y"), ("APP_ENV", "test")];
+        let loopback = PrivateTargets::parse("127.0.0.1").unwrap();
+        for name in [
+            "OUTBOUND_ALLOW_PRIVATE_TARGETS",
+            "WEBHOOK_ALLOW_PRIVATE_TARGETS",
+        ] {
+            let c = config(&[base[0], base[1], (name, "127.0.0.1")]).unwrap();
+            assert_eq!(c.outbound.private_targets, loopback, "{name}");
+        }
+        let same = config(&[
+            base[0],
+            base[1],
+            ("OUTBOUND_ALLOW_PRIVATE_TARGETS", "127.0.0.1"),
+            ("WEBHOOK_ALLOW_PRIVATE_TARGETS", " 127.0.0.1"),
+        ])
+        .unwrap();
+        assert_eq!(same.outbound.private_targets, loopback);
+        let e = config(&[
+            base[0],
+            base[1],
+            ("OUTBOUND_ALLOW_PRIVATE_TARGETS", "127.0.0.1"),
+            ("WEBHOOK_ALLOW_PRIVATE_TARGETS", "true"),
+        ])
+        .map(|_| ())
+        .unwrap_err();
+        assert_eq!(e.name, "OUTBOUND_ALLOW_PRIVATE_TARGETS");
+        assert!(e.problem.contains("WEBHOOK_ALLOW_PRIVATE_TARGETS"), "{e}");
+        let c = config(&base).unwrap();
+        assert_eq!(c.crm.timeout, Duration::from_secs(30));
+        assert_eq!(c.crm.max_answer_bytes, 32 * 1024 * 1024);
     }
 }

@@ -1,10 +1,14 @@
 //! The cron tick for connected CRMs: each data source's schedule, read in its company's time
 //! zone, turns into one `crm_pull` job per tick. Every worker replica runs this check; the job's
 //! dedupe key (source and tick time) makes the tick fire once however many replicas see it.
+//! A source fires at most once per [`MIN_SCHEDULE_INTERVAL`] whatever its stored schedule says,
+//! and the sources of a company without API access (the rule of the api's 402) do not fire.
 
+use crate::data_sources::MIN_SCHEDULE_INTERVAL;
 use crate::error::Result;
 use crate::queue::Kind;
 use crate::runs::{self, NewJob};
+use crate::tenancy;
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -23,11 +27,23 @@ pub fn latest_tick(
         .map(|t| t.with_timezone(&Utc))
 }
 
+/// Where the search for a source's next tick starts: its last tick plus the minimum interval
+/// (less one second, as ticks fall on whole seconds and a tick exactly an hour later may fire),
+/// or its creation when it never ticked.
+pub fn search_from(last_tick: Option<DateTime<Utc>>, created: DateTime<Utc>) -> DateTime<Utc> {
+    match last_tick {
+        Some(t) => t + MIN_SCHEDULE_INTERVAL - chrono::TimeDelta::seconds(1),
+        None => created,
+    }
+}
+
 /// Records the pull jobs of every tick that has come due since each source's last tick (only
-/// the latest tick of a gap: a pull fetches the latest data anyway). Returns the new job ids.
+/// the latest tick of a gap: a pull fetches the latest data anyway). A tick of a company without
+/// API access is passed over: recorded as the last tick, with no job. Returns the new job ids.
 pub async fn tick(pool: &PgPool, now: DateTime<Utc>) -> Result<Vec<(Kind, Uuid)>> {
     let sources = sqlx::query!(
-        "SELECT s.id, s.company_id, s.schedule, coalesce(s.last_tick_at, s.created_at) AS \"since!\", c.time_zone
+        "SELECT s.id, s.company_id, s.schedule, s.last_tick_at, s.created_at, c.time_zone,
+                c.subscription_state, c.trial_ends_at
          FROM data_sources s JOIN companies c ON c.id = s.company_id WHERE s.enabled"
     )
     .fetch_all(pool)
@@ -38,18 +54,22 @@ pub async fn tick(pool: &PgPool, now: DateTime<Utc>) -> Result<Vec<(Kind, Uuid)>
             continue;
         };
         let tz: chrono_tz::Tz = s.time_zone.parse().unwrap_or(chrono_tz::UTC);
-        let Some(at) = latest_tick(&schedule, tz, s.since, now) else {
+        let since = search_from(s.last_tick_at, s.created_at);
+        let Some(at) = latest_tick(&schedule, tz, since, now) else {
             continue;
         };
+        let state = tenancy::effective_state(&s.subscription_state, s.trial_ends_at, now);
         let mut tx = pool.begin().await?;
-        let mut job = NewJob::new(
-            Kind::CrmPull,
-            Some(s.company_id),
-            serde_json::json!({ "source_id": s.id, "trigger": "schedule", "tick": at }),
-        );
-        job.dedupe_key = Some(format!("crm_pull:{}:{}", s.id, at.timestamp()));
-        if let Some(id) = runs::insert(&mut tx, job).await? {
-            created.push((Kind::CrmPull, id));
+        if tenancy::has_access(state) {
+            let mut job = NewJob::new(
+                Kind::CrmPull,
+                Some(s.company_id),
+                serde_json::json!({ "source_id": s.id, "trigger": "schedule", "tick": at }),
+            );
+            job.dedupe_key = Some(format!("crm_pull:{}:{}", s.id, at.timestamp()));
+            if let Some(id) = runs::insert(&mut tx, job).await? {
+                created.push((Kind::CrmPull, id));
+            }
         }
         sqlx::query!(
             "UPDATE data_sources SET last_tick_at = greatest(coalesce(last_tick_at, $2), $2) WHERE id = $1",
@@ -87,6 +107,34 @@ mod tests {
         assert_eq!(
             latest_tick(&schedule, tz, since, later),
             Some(Utc.with_ymd_and_hms(2026, 11, 24, 7, 0, 0).unwrap())
+        );
+    }
+
+    #[test]
+    fn a_source_ticks_at_most_hourly() {
+        let every_second = cron::Schedule::from_str("* * * * * *").unwrap();
+        let t0 = Utc.with_ymd_and_hms(2026, 11, 21, 7, 0, 0).unwrap();
+        let created = t0 - chrono::TimeDelta::minutes(5);
+        // The first tick after creation fires.
+        assert_eq!(
+            latest_tick(
+                &every_second,
+                chrono_tz::UTC,
+                search_from(None, created),
+                t0
+            ),
+            Some(t0)
+        );
+        // Nothing more until an hour after it, then the latest due tick.
+        let since = search_from(Some(t0), created);
+        for later in [1, 60, 3599] {
+            let now = t0 + chrono::TimeDelta::seconds(later);
+            assert_eq!(latest_tick(&every_second, chrono_tz::UTC, since, now), None);
+        }
+        let hour = t0 + chrono::TimeDelta::hours(1);
+        assert_eq!(
+            latest_tick(&every_second, chrono_tz::UTC, since, hour),
+            Some(hour)
         );
     }
 }

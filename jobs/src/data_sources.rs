@@ -3,8 +3,9 @@
 
 use crate::config::MasterKey;
 use crate::crypto;
-use crate::domain::values::{HttpUrl, Text};
+use crate::domain::values::Text;
 use crate::error::{Error, Result, ValidationError};
+use crate::outbound::guard::PrivateTargets;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
@@ -24,13 +25,20 @@ pub const COMING_SOON: [&str; 6] = [
 ];
 /// Nightly at 02:00 in the company's time zone (cron with seconds).
 pub const DEFAULT_SCHEDULE: &str = "0 0 2 * * *";
+/// Data sources per company: each one is a scheduled request to a customer-chosen address.
+pub const MAX_DATA_SOURCES: i64 = 10;
+/// A schedule fires at most once per this long (checked at creation and again at each tick).
+pub const MIN_SCHEDULE_INTERVAL: chrono::TimeDelta = chrono::TimeDelta::hours(1);
+/// Most firings looked at when a new schedule's spacing is checked (an hourly one for a year).
+const SPACING_CHECKED: usize = 24 * 366;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewDataSource {
     pub provider: String,
     pub name: Option<Text<200>>,
-    pub base_url: HttpUrl,
+    /// `https://` without credentials; the adapter adds its own path and query.
+    pub base_url: String,
     /// The CRM's read-only API key.
     pub api_key: Text<500>,
     /// Cron expression with seconds (`sec min hour day month weekday`).
@@ -61,9 +69,33 @@ pub fn parse_schedule(raw: &str) -> Result<cron::Schedule, ValidationError> {
     })
 }
 
+/// Checks a new schedule: a cron expression with seconds whose firings are at least
+/// [`MIN_SCHEDULE_INTERVAL`] apart (an expression that fires every second or minute is refused
+/// rather than quietly thinned out).
+pub fn check_schedule(raw: &str) -> Result<cron::Schedule, ValidationError> {
+    let schedule = parse_schedule(raw)?;
+    let horizon = Utc::now() + chrono::TimeDelta::days(366);
+    let firings: Vec<DateTime<Utc>> = schedule
+        .upcoming(Utc)
+        .take_while(|t| *t < horizon)
+        .take(SPACING_CHECKED)
+        .collect();
+    if firings
+        .windows(2)
+        .any(|w| w[1] - w[0] < MIN_SCHEDULE_INTERVAL)
+    {
+        return Err(ValidationError::new(
+            "schedule",
+            "fires more than once an hour; a pull may run at most hourly",
+        ));
+    }
+    Ok(schedule)
+}
+
 pub async fn create(
     pool: &PgPool,
     key: &MasterKey,
+    policy: &PrivateTargets,
     company_id: Uuid,
     new: NewDataSource,
 ) -> Result<DataSource> {
@@ -86,11 +118,33 @@ pub async fn create(
         )
         .into());
     }
+    let base_url = crate::outbound::parse_https_url("base_url", &new.base_url, policy)?;
     let schedule = new.schedule.unwrap_or_else(|| DEFAULT_SCHEDULE.to_owned());
-    parse_schedule(&schedule)?;
+    check_schedule(&schedule)?;
     let id = Uuid::now_v7();
     let sealed = crypto::seal(key, id.as_bytes(), new.api_key.as_str().as_bytes());
     let name = new.name.map_or_else(|| provider.clone(), Text::into_string);
+    let mut tx = pool.begin().await?;
+    // Serialises creations of one company, so the cap holds under concurrency.
+    sqlx::query!(
+        "SELECT id FROM companies WHERE id = $1 FOR UPDATE",
+        company_id
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    let count = sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM data_sources WHERE company_id = $1"#,
+        company_id
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    if count >= MAX_DATA_SOURCES {
+        return Err(ValidationError::new(
+            "data_sources",
+            format!("a company has at most {MAX_DATA_SOURCES} data sources; delete one first"),
+        )
+        .into());
+    }
     sqlx::query!(
         "INSERT INTO data_sources (id, company_id, provider, name, base_url, credentials_sealed, credential_hint, schedule)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -98,13 +152,14 @@ pub async fn create(
         company_id,
         provider,
         name,
-        new.base_url.as_str().trim_end_matches('/'),
+        base_url.as_str(),
         sealed,
         crypto::hint(new.api_key.as_str()),
         schedule.trim()
     )
-    .execute(pool)
+    .execute(&mut *tx)
     .await?;
+    tx.commit().await?;
     get(pool, company_id, id).await
 }
 
@@ -164,4 +219,32 @@ pub async fn request_pull(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<U
     .ok_or_else(|| Error::Conflict("the pull could not be recorded".to_owned()))?;
     tx.commit().await?;
     Ok(job)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_fire_at_most_hourly() {
+        for ok in [
+            "0 0 2 * * *",
+            "0 0 * * * *",
+            "0 15 */2 * * *",
+            "0 0 0 1 1 *",
+        ] {
+            assert!(check_schedule(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "* * * * * *",
+            "0 * * * * *",
+            "0 */30 * * * *",
+            "0 0,59 3 * * *",
+        ] {
+            let e = check_schedule(bad).unwrap_err();
+            assert_eq!(e.path, "schedule", "{bad}");
+            assert!(e.message.contains("once an hour"), "{bad}: {e}");
+        }
+        assert!(check_schedule("nightly").is_err());
+    }
 }

@@ -6,6 +6,7 @@
 pub mod analytics;
 pub mod competitors;
 pub mod config;
+pub mod crm;
 pub mod cron;
 pub mod crypto;
 pub mod data_sources;
@@ -16,6 +17,7 @@ pub mod facilities;
 pub mod handlers;
 pub mod lease_up;
 pub mod mail;
+pub mod outbound;
 pub mod password_reset;
 pub mod pricing;
 pub mod queue;

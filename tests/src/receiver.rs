@@ -1,6 +1,6 @@
-//! A real HTTPS webhook receiver for the tests and the benchmark: at start it makes a
-//! certificate authority and a certificate for `localhost` and `127.0.0.1` signed by it, writes
-//! the authority's PEM to a file (for `WEBHOOK_CA_FILE`), and serves HTTP/1.1 over TLS on a
+//! A real HTTPS server on loopback for the tests and the benchmark (a webhook receiver, a CRM):
+//! at start it makes a certificate authority and a certificate for `localhost` and `127.0.0.1`
+//! signed by it, writes the authority's PEM to a file (for `OUTBOUND_CA_FILE`), and serves HTTP/1.1 over TLS on a
 //! loopback port. Every request is recorded with its raw body; the answer to the n-th request
 //! (from 0) is chosen by the test.
 
@@ -54,6 +54,8 @@ impl Reply {
 pub struct Hit {
     pub at: Instant,
     pub path: String,
+    /// The query string, without its `?`.
+    pub query: Option<String>,
     /// Header names in lower case.
     pub headers: HashMap<String, String>,
     /// The raw body bytes.
@@ -240,6 +242,7 @@ async fn answer(
     let hit = Hit {
         at,
         path: parts.uri.path().to_owned(),
+        query: parts.uri.query().map(str::to_owned),
         headers: parts
             .headers
             .iter()

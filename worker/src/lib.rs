@@ -92,20 +92,17 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     jobs::versions::check_redis(&mut redis.clone()).await?;
     let queues = Queues::new(redis, &config.redis_key_prefix, settings.heartbeat);
     let instance = instance_name();
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .build()?;
-    let webhooks = jobs::webhooks::client::WebhookClient::new(&config.webhooks)
-        .context("the webhook client could not be built (WEBHOOK_CA_FILE)")?;
+    let crm = jobs::crm::CrmClient::new(&config.outbound, &config.crm)
+        .context("the CRM client could not be built (OUTBOUND_CA_FILE)")?;
+    let webhooks = jobs::webhooks::client::WebhookClient::new(&config.outbound, &config.webhooks)
+        .context("the webhook client could not be built (OUTBOUND_CA_FILE)")?;
     let ctx = JobContext {
         db: db.clone(),
         queues: queues.clone(),
         worker: instance.clone().into(),
         settings: settings.clone(),
         master_key: config.master_key.clone(),
-        http,
+        crm,
         webhooks,
     };
     let metrics = Arc::new(Metrics::default());

@@ -32,8 +32,14 @@ async fn create(
     Auth(who): Auth,
     Json(body): Json<NewDataSource>,
 ) -> ApiResult<(StatusCode, axum::Json<DataSource>)> {
-    let created =
-        data_sources::create(&state.db, &state.config.master_key, who.company_id, body).await?;
+    let created = data_sources::create(
+        &state.db,
+        &state.config.master_key,
+        &state.config.outbound.private_targets,
+        who.company_id,
+        body,
+    )
+    .await?;
     Ok((StatusCode::CREATED, axum::Json(created)))
 }
 

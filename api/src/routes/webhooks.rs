@@ -36,7 +36,7 @@ async fn create(
     let created = webhooks::create(
         &state.db,
         &state.config.master_key,
-        &state.config.webhooks.private_targets,
+        &state.config.outbound.private_targets,
         who.company_id,
         body,
     )

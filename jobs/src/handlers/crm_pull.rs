@@ -1,18 +1,21 @@
-//! `crm_pull`: fetches snapshots from a connected CRM and stores each through the same parse and
-//! ingest path as a push. The `generic_json` adapter GETs `{base_url}/snapshots?date=YYYY-MM-DD`
-//! with `Authorization: Bearer <key>` and accepts a JSON array of sync payloads or
-//! `{"snapshots": [...]}`. Stored snapshots are upserts, so a repeated pull changes nothing.
+//! `crm_pull`: fetches snapshots from a connected CRM (see `crate::crm`) and stores them through
+//! the same parse and storage path as a push. All the snapshots of one pull and their `ingest`
+//! jobs are stored in one transaction with the job's success, so a pull stores all of them or
+//! none; the ingest jobs are pushed after commit. Stored snapshots are upserts, so a repeated
+//! pull changes nothing. A failed pull records one of the fixed messages of
+//! [`crate::crm::PullError`] in the source's `last_error`.
 
 use super::{FollowUps, JobContext, JobError};
+use crate::crm::{self, PullError};
 use crate::queue::Kind;
 use crate::runs::{self, Claimed};
-use crate::sync::{self, Source};
+use crate::sync::{self, Parsed, Source};
 use chrono::{Duration, NaiveDate, Utc};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-/// Most snapshots accepted from one pull.
-const MAX_SNAPSHOTS: usize = 10_000;
+/// Time past the request's limit for parsing and storing the answer.
+const LEASE_MARGIN: std::time::Duration = std::time::Duration::from_secs(30);
 
 pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError> {
     let source_id: Uuid = job
@@ -22,21 +25,23 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| JobError::Permanent("payload has no source_id".to_owned()))?;
     let Some(src) = sqlx::query!(
-        "SELECT s.company_id, s.provider, s.base_url, s.credentials_sealed, c.time_zone
+        "SELECT s.company_id, s.provider, s.base_url, s.credentials_sealed, c.time_zone,
+                c.subscription_state, c.trial_ends_at
          FROM data_sources s JOIN companies c ON c.id = s.company_id WHERE s.id = $1",
         source_id
     )
     .fetch_optional(&ctx.db)
     .await?
     else {
-        return finish(
-            ctx,
-            job,
-            json!({ "skipped": "the data source was deleted" }),
-            vec![],
-        )
-        .await;
+        return skip(ctx, job, "the data source was deleted").await;
     };
+    // A pull recorded before the subscription lapsed is not made after: the company has no
+    // access to what it would store.
+    let state =
+        crate::tenancy::effective_state(&src.subscription_state, src.trial_ends_at, Utc::now());
+    if !crate::tenancy::has_access(state) {
+        return skip(ctx, job, &format!("the company's subscription is {state}")).await;
+    }
     if src.provider != "generic_json" {
         return Err(JobError::Permanent(format!(
             "no adapter for provider {}",
@@ -60,107 +65,106 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
         .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
         .unwrap_or_else(|| (Utc::now().with_timezone(&tz) - Duration::days(1)).date_naive());
 
-    let outcome = pull(ctx, &src.base_url, &key, date, src.company_id).await;
-    let (status, error) = match &outcome {
-        Ok(_) => ("succeeded", None),
-        Err(e) => ("failed", Some(e.to_string())),
-    };
-    sqlx::query!(
-        "UPDATE data_sources SET last_pull_at = now(), last_pull_status = $2, last_error = $3 WHERE id = $1",
-        source_id,
-        status,
-        error
+    // Hold the job for the whole request (the CRM's time limit may pass the platform's lease),
+    // so no other worker takes it over meanwhile. No transaction is open while the CRM is asked.
+    let lease = ctx.crm.settings().timeout + LEASE_MARGIN;
+    let held = sqlx::query!(
+        "UPDATE job_runs SET lease_expires_at = greatest(lease_expires_at, now() + make_interval(secs => $3))
+         WHERE id = $1 AND claimed_by = $2 AND status = 'running'",
+        job.id,
+        job.worker,
+        lease.as_secs_f64()
     )
     .execute(&ctx.db)
     .await?;
-    let (stored, follow_ups) = outcome?;
-    finish(
-        ctx,
-        job,
-        json!({ "date": date, "snapshots": stored }),
-        follow_ups,
-    )
-    .await
-}
-
-async fn pull(
-    ctx: &JobContext,
-    base_url: &str,
-    key: &str,
-    date: NaiveDate,
-    company_id: Uuid,
-) -> Result<(usize, FollowUps), JobError> {
-    let url = format!("{base_url}/snapshots?date={date}");
-    let response = ctx
-        .http
-        .get(&url)
-        .bearer_auth(key)
-        .send()
-        .await
-        .map_err(|e| JobError::Retryable(anyhow::anyhow!("CRM request failed: {e}")))?;
-    let status = response.status();
-    if status.as_u16() == 401 || status.as_u16() == 403 {
-        return Err(JobError::Permanent(format!(
-            "the CRM refused the credential ({status})"
-        )));
+    if held.rows_affected() != 1 {
+        return Err(JobError::ClaimLost);
     }
-    if !status.is_success() {
-        return Err(JobError::Retryable(anyhow::anyhow!(
-            "the CRM answered {status}"
-        )));
-    }
-    let body: Value = response
-        .json()
-        .await
-        .map_err(|e| JobError::Permanent(format!("the CRM's answer is not JSON: {e}")))?;
-    let snapshots = match body {
-        Value::Array(items) => items,
-        Value::Object(mut o) => match o.remove("snapshots") {
-            Some(Value::Array(items)) => items,
-            _ => {
-                return Err(JobError::Permanent(
-                    "the CRM's answer has no snapshots array".to_owned(),
-                ))
-            }
-        },
-        _ => {
-            return Err(JobError::Permanent(
-                "the CRM's answer is not a list of snapshots".to_owned(),
-            ))
-        }
+    let parsed = match ctx.crm.fetch(&src.base_url, &key, date).await {
+        Ok(snapshots) => parse_all(&snapshots),
+        Err(e) => Err(e),
     };
-    if snapshots.len() > MAX_SNAPSHOTS {
-        return Err(JobError::Permanent(format!(
-            "more than {MAX_SNAPSHOTS} snapshots in one pull"
-        )));
-    }
-    let today = Utc::now().date_naive();
-    // Check every snapshot first: one bad snapshot stores nothing, as with an upload.
-    let mut parsed = Vec::with_capacity(snapshots.len());
-    for (i, s) in snapshots.iter().enumerate() {
-        let raw = s.to_string();
-        let p = sync::parse(raw.as_bytes(), today)
-            .map_err(|e| JobError::Permanent(format!("snapshot {i}: {e}")))?;
-        parsed.push((p, raw));
-    }
-    let mut follow_ups = Vec::new();
-    for (p, raw) in &parsed {
-        let outcome = sync::ingest(&ctx.db, company_id, &p.payload, raw, Source::Crm).await?;
-        follow_ups.push((Kind::Ingest, outcome.job_id));
-    }
-    Ok((parsed.len(), follow_ups))
-}
+    let parsed = match parsed {
+        Ok(p) => p,
+        Err(e) => return Err(record_failure(ctx, source_id, e).await?),
+    };
 
-async fn finish(
-    ctx: &JobContext,
-    job: &Claimed,
-    result: Value,
-    follow_ups: FollowUps,
-) -> Result<FollowUps, JobError> {
     let mut tx = ctx.db.begin().await?;
+    let mut follow_ups = Vec::with_capacity(parsed.len());
+    for (index, (p, raw)) in parsed.iter().enumerate() {
+        match sync::store(&mut tx, src.company_id, &p.payload, raw, Source::Crm).await {
+            Ok(outcome) => follow_ups.push((Kind::Ingest, outcome.job_id)),
+            Err(crate::Error::Database(e)) => return Err(e.into()),
+            Err(other) => {
+                drop(tx);
+                let failure = match other {
+                    crate::Error::Invalid(v) => crm::snapshot_error(index, &v),
+                    _ => PullError::Snapshot {
+                        index,
+                        reason: "conflicts with stored data".to_owned(),
+                    },
+                };
+                return Err(record_failure(ctx, source_id, failure).await?);
+            }
+        }
+    }
+    sqlx::query!(
+        "UPDATE data_sources SET last_pull_at = now(), last_pull_status = 'succeeded', last_error = NULL
+         WHERE id = $1",
+        source_id
+    )
+    .execute(&mut *tx)
+    .await?;
+    let result = json!({ "date": date, "snapshots": parsed.len() });
     if !runs::succeed(&mut tx, job, &result).await? {
         return Err(JobError::ClaimLost);
     }
     tx.commit().await?;
     Ok(follow_ups)
+}
+
+/// Checks every snapshot before anything is stored.
+fn parse_all(snapshots: &[Value]) -> Result<Vec<(Parsed, String)>, PullError> {
+    let today = Utc::now().date_naive();
+    snapshots
+        .iter()
+        .enumerate()
+        .map(|(index, s)| {
+            let raw = s.to_string();
+            sync::parse(raw.as_bytes(), today)
+                .map(|p| (p, raw))
+                .map_err(|e| crm::snapshot_error(index, &e))
+        })
+        .collect()
+}
+
+/// Records the failed pull on its source and gives the job's error, with the same text.
+async fn record_failure(
+    ctx: &JobContext,
+    source_id: Uuid,
+    failure: PullError,
+) -> Result<JobError, JobError> {
+    let message = failure.to_string();
+    sqlx::query!(
+        "UPDATE data_sources SET last_pull_at = now(), last_pull_status = 'failed', last_error = $2
+         WHERE id = $1",
+        source_id,
+        message
+    )
+    .execute(&ctx.db)
+    .await?;
+    Ok(if failure.retryable() {
+        JobError::Retryable(anyhow::anyhow!(message))
+    } else {
+        JobError::Permanent(message)
+    })
+}
+
+async fn skip(ctx: &JobContext, job: &Claimed, why: &str) -> Result<FollowUps, JobError> {
+    let mut tx = ctx.db.begin().await?;
+    if !runs::succeed(&mut tx, job, &json!({ "skipped": why })).await? {
+        return Err(JobError::ClaimLost);
+    }
+    tx.commit().await?;
+    Ok(vec![])
 }

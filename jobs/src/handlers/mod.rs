@@ -25,8 +25,9 @@ pub struct JobContext {
     pub worker: Arc<str>,
     pub settings: JobSettings,
     pub master_key: MasterKey,
-    pub http: reqwest::Client,
-    /// The guarded client and schedule of webhook deliveries.
+    /// The outbound client of CRM pulls.
+    pub crm: crate::crm::CrmClient,
+    /// The outbound client and schedule of webhook deliveries.
     pub webhooks: crate::webhooks::client::WebhookClient,
 }
 

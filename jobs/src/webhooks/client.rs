@@ -1,12 +1,12 @@
-//! The outbound HTTP client of webhook deliveries and one signed attempt.
+//! The HTTP client of webhook deliveries and one signed attempt.
 //!
-//! The client refuses internal targets (see `guard`), follows no redirect (a 3xx is a failed
-//! attempt: following it would let a receiver point the service anywhere), ignores proxy
-//! variables, bounds each attempt by `WEBHOOK_TIMEOUT_MS` (10 s) and speaks only HTTPS, trusting
-//! the public roots plus `WEBHOOK_CA_FILE`.
+//! The client is an outbound client (see `crate::outbound`: HTTPS only, internal targets
+//! refused, no redirect followed, no proxy), bounded per attempt by `WEBHOOK_TIMEOUT_MS` (10 s)
+//! for connecting and for the whole attempt.
 
-use super::guard::{GuardedResolver, Lookup, PrivateTargets, Refused};
-use crate::config::WebhookSettings;
+use crate::config::{OutboundSettings, WebhookSettings};
+use crate::outbound::guard::{Lookup, PrivateTargets};
+use crate::outbound::{self, Blocked, Failure, Limits};
 use hmac::{Hmac, Mac};
 use secrecy::{ExposeSecret, SecretString};
 use sha2::Sha256;
@@ -57,35 +57,31 @@ pub struct WebhookClient {
 }
 
 impl WebhookClient {
-    pub fn new(settings: &WebhookSettings) -> Result<Self, reqwest::Error> {
-        Self::with_lookup(settings, super::guard::system_lookup())
+    pub fn new(
+        outbound: &OutboundSettings,
+        settings: &WebhookSettings,
+    ) -> Result<Self, reqwest::Error> {
+        Self::with_lookup(outbound, settings, outbound::guard::system_lookup())
     }
 
     /// A client resolving names through `lookup` (tests give a fixed table).
-    pub fn with_lookup(settings: &WebhookSettings, lookup: Lookup) -> Result<Self, reqwest::Error> {
-        let policy = Arc::new(settings.private_targets.clone());
-        let mut builder = reqwest::Client::builder()
-            .https_only(true)
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .timeout(settings.timeout)
-            .connect_timeout(settings.timeout)
-            .user_agent(concat!(
-                "self-storage-pricing-webhooks/",
-                env!("CARGO_PKG_VERSION")
-            ))
-            .dns_resolver(Arc::new(GuardedResolver {
-                policy: policy.clone(),
-                lookup,
-            }));
-        if let Some(pem) = &settings.extra_roots_pem {
-            for cert in reqwest::Certificate::from_pem_bundle(pem)? {
-                builder = builder.add_root_certificate(cert);
-            }
-        }
+    pub fn with_lookup(
+        outbound: &OutboundSettings,
+        settings: &WebhookSettings,
+        lookup: Lookup,
+    ) -> Result<Self, reqwest::Error> {
+        let http = outbound::client(
+            outbound,
+            lookup,
+            Limits {
+                connect: settings.timeout,
+                total: settings.timeout,
+            },
+            concat!("self-storage-pricing-webhooks/", env!("CARGO_PKG_VERSION")),
+        )?;
         Ok(Self {
-            http: builder.build()?,
-            policy,
+            http,
+            policy: Arc::new(outbound.private_targets.clone()),
             settings: Arc::new(settings.clone()),
         })
     }
@@ -106,19 +102,17 @@ impl WebhookClient {
             duration: start.elapsed(),
         };
         let url = match url::Url::parse(out.url) {
-            Ok(u) if u.scheme() == "https" => u,
-            Ok(_) => return failed("the target is not an https:// URL".to_owned(), start),
+            Ok(u) => u,
             Err(e) => return failed(format!("the target URL does not parse: {e}"), start),
         };
-        // IP literals never reach the resolver: check them before any I/O.
-        match url.host() {
-            Some(host @ (url::Host::Ipv4(_) | url::Host::Ipv6(_))) => {
-                if let Err(refused) = self.policy.check_host(&host) {
-                    return failed(refused.to_string(), start);
-                }
-            }
-            Some(url::Host::Domain(_)) => {}
-            None => return failed("the target URL has no host".to_owned(), start),
+        if let Err(blocked) = outbound::check_target(&url, &self.policy) {
+            let why = match blocked {
+                Blocked::NotHttps => "the target is not an https:// URL".to_owned(),
+                Blocked::NoHost => "the target URL has no host".to_owned(),
+                Blocked::Credentials => "the target URL carries a user name or password".to_owned(),
+                Blocked::Internal(refused) => refused.to_string(),
+            };
+            return failed(why, start);
         }
         let timestamp = chrono::Utc::now().timestamp().to_string();
         let response = self
@@ -146,19 +140,9 @@ impl WebhookClient {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         // The first KiB of the answer; the rest is not read.
-        let mut excerpt: Vec<u8> = Vec::new();
-        let mut body_error = None;
-        while excerpt.len() < RESPONSE_EXCERPT_BYTES {
-            match response.chunk().await {
-                Ok(Some(chunk)) => excerpt.extend_from_slice(&chunk),
-                Ok(None) => break,
-                Err(e) => {
-                    body_error = Some(self.describe(&e));
-                    break;
-                }
-            }
-        }
-        excerpt.truncate(RESPONSE_EXCERPT_BYTES);
+        let (excerpt, body_error) =
+            outbound::read_prefix(&mut response, RESPONSE_EXCERPT_BYTES).await;
+        let body_error = body_error.map(|e| self.describe(&e));
         // PostgreSQL text cannot hold NUL characters; a receiver may send them.
         let response_excerpt = (!excerpt.is_empty())
             .then(|| String::from_utf8_lossy(&excerpt).replace('\0', "\u{fffd}"));
@@ -192,25 +176,15 @@ impl WebhookClient {
 
     /// A failed request in words a receiver's owner can act on.
     fn describe(&self, e: &reqwest::Error) -> String {
-        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-        let mut deepest = e.to_string();
-        while let Some(s) = source {
-            if let Some(refused) = s.downcast_ref::<Refused>() {
-                return refused.to_string();
-            }
-            deepest = s.to_string();
-            source = s.source();
-        }
-        if e.is_timeout() {
-            return format!(
+        match outbound::classify(e) {
+            Failure::Refused(refused) => refused.to_string(),
+            Failure::Timeout => format!(
                 "no complete answer within {} ms (timeout)",
                 self.settings.timeout.as_millis()
-            );
+            ),
+            Failure::Connect(deepest) => format!("could not connect: {deepest}"),
+            Failure::Other(deepest) => format!("request failed: {deepest}"),
         }
-        if e.is_connect() {
-            return format!("could not connect: {deepest}");
-        }
-        format!("request failed: {deepest}")
     }
 }
 

@@ -7,16 +7,15 @@
 //! it. The attempts themselves are made by `handlers::webhook_delivery`.
 
 pub mod client;
-pub mod guard;
 
 use crate::config::MasterKey;
 use crate::crypto;
 use crate::error::{Error, Result, ValidationError};
+use crate::outbound::guard::PrivateTargets;
 use crate::queue::Kind;
 use crate::runs::{self, NewJob};
 use base64::Engine as _;
 use chrono::{DateTime, SecondsFormat, Utc};
-use guard::PrivateTargets;
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -189,29 +188,7 @@ pub struct NewSubscription {
 /// not an obviously internal host (IP literal or loopback name) unless the operator allows it.
 /// Names are resolved and checked again at every attempt.
 pub fn parse_target_url(raw: &str, policy: &PrivateTargets) -> Result<String, ValidationError> {
-    let bad = |m: String| ValidationError::new("url", m);
-    let raw = raw.trim();
-    if raw.len() > 2048 {
-        return Err(bad("must be a URL of at most 2048 characters".to_owned()));
-    }
-    let url =
-        url::Url::parse(raw).map_err(|e| bad(format!("must be an absolute https:// URL ({e})")))?;
-    if url.scheme() != "https" {
-        return Err(bad(format!(
-            "must be an https:// URL, got {}://",
-            url.scheme()
-        )));
-    }
-    let host = url
-        .host()
-        .ok_or_else(|| bad("must name a host".to_owned()))?;
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(bad("must not carry a user name or password".to_owned()));
-    }
-    policy
-        .check_host(&host)
-        .map_err(|refused| bad(refused.to_string()))?;
-    Ok(url.to_string())
+    crate::outbound::parse_https_url("url", raw, policy).map(String::from)
 }
 
 fn parse_events(events: Option<Vec<String>>) -> Result<Option<Vec<String>>, ValidationError> {

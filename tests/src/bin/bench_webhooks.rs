@@ -87,8 +87,8 @@ async fn run(args: &Args, workers: usize) -> anyhow::Result<Value> {
     let ca = TestCa::new();
     let receiver = Receiver::start(&ca, |_, _| Reply::status(200)).await;
     let env: Vec<(&str, String)> = vec![
-        ("WEBHOOK_ALLOW_PRIVATE_TARGETS", "127.0.0.1".to_owned()),
-        ("WEBHOOK_CA_FILE", ca.pem_path().to_owned()),
+        ("OUTBOUND_ALLOW_PRIVATE_TARGETS", "127.0.0.1".to_owned()),
+        ("OUTBOUND_CA_FILE", ca.pem_path().to_owned()),
         ("DATABASE_MAX_CONNECTIONS", "16".to_owned()),
     ];
     let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -111,7 +111,7 @@ async fn run(args: &Args, workers: usize) -> anyhow::Result<Value> {
         jobs::webhooks::create(
             &server.state.db,
             &server.state.config.master_key,
-            &server.state.config.webhooks.private_targets,
+            &server.state.config.outbound.private_targets,
             c.company_id,
             jobs::webhooks::NewSubscription {
                 url: receiver.url("/bench"),

@@ -1,45 +1,54 @@
-//! Connected CRMs: sealed credentials, the provider-agnostic pull against a real HTTP server
-//! standing in for the CRM, and the cron tick firing once across two worker replicas.
+//! Connected CRMs: sealed credentials and the rules of a source (address, schedule, count), the
+//! provider-agnostic pull against a real HTTPS server on loopback standing in for the CRM, and
+//! the cron tick firing once across two worker replicas.
 
-use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::Json;
-use e2e::{all_jobs_finished, spawn_app, status_json, wait_until, WorkerProcess};
+use e2e::receiver::{Hit, Receiver, Reply, TestCa};
+use e2e::{all_jobs_finished, spawn_app, spawn_app_with, status_json, wait_until, WorkerProcess};
 use serde_json::{json, Value};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-const KEY: &str = "crm-read-only-key-0042";
+pub const KEY: &str = "crm-read-only-key-0042";
 
-/// A CRM with two facilities; counts the requests it answers.
-async fn start_crm() -> (String, Arc<AtomicUsize>) {
-    async fn snapshots(
-        State(hits): State<Arc<AtomicUsize>>,
-        headers: HeaderMap,
-        Query(q): Query<HashMap<String, String>>,
-    ) -> Result<Json<Value>, StatusCode> {
-        if headers.get("authorization").and_then(|v| v.to_str().ok())
-            != Some(&format!("Bearer {KEY}"))
-        {
-            return Err(StatusCode::UNAUTHORIZED);
-        }
-        hits.fetch_add(1, Ordering::SeqCst);
-        let date = q.get("date").cloned().unwrap_or_default();
-        Ok(Json(json!({ "snapshots": [
+/// Settings that let the api and the worker reach a CRM on loopback over TLS.
+pub fn crm_env(ca: &TestCa) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "OUTBOUND_ALLOW_PRIVATE_TARGETS",
+            "127.0.0.0/8,::1".to_owned(),
+        ),
+        ("OUTBOUND_CA_FILE", ca.pem_path().to_owned()),
+    ]
+}
+
+pub fn borrowed<'a>(vars: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    vars.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+/// The `date` of a request's query string.
+pub fn date_of(hit: &Hit) -> String {
+    hit.query
+        .as_deref()
+        .unwrap_or_default()
+        .split('&')
+        .find_map(|p| p.strip_prefix("date="))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A CRM answer with two facilities for the asked date; 401 without the key.
+pub fn two_facilities(hit: &Hit) -> Reply {
+    if hit.header("authorization") != Some(&format!("Bearer {KEY}")) {
+        return Reply::status(401);
+    }
+    let date = date_of(hit);
+    Reply {
+        body: json!({ "snapshots": [
             { "facility": { "external_id": "A", "source_system": "crm", "name": "CRM A" }, "date": date, "occupancy_pct": 91 },
             { "facility": { "external_id": "B", "source_system": "crm", "name": "CRM B" }, "date": date, "occupancy_pct": 55 }
-        ]})))
+        ]})
+        .to_string(),
+        ..Reply::status(200)
     }
-    let hits = Arc::new(AtomicUsize::new(0));
-    let app = axum::Router::new()
-        .route("/snapshots", axum::routing::get(snapshots))
-        .with_state(hits.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (base, hits)
 }
 
 #[tokio::test]
@@ -59,6 +68,8 @@ async fn connecting_a_crm_seals_the_key_and_validates_input() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&sealed).contains(KEY));
 
+    let source = |base_url: &str| json!({ "provider": "generic_json", "base_url": base_url, "api_key": "k" });
+    let every = |schedule: &str| json!({ "provider": "generic_json", "base_url": "https://x.example", "api_key": "k", "schedule": schedule });
     for (body, fragment) in [
         (
             json!({ "provider": "sitelink", "base_url": "https://x.example", "api_key": "k" }),
@@ -68,19 +79,53 @@ async fn connecting_a_crm_seals_the_key_and_validates_input() {
             json!({ "provider": "nope", "base_url": "https://x.example", "api_key": "k" }),
             "must be one of",
         ),
+        (every("nightly"), "schedule:"),
+        (every("* * * * * *"), "once an hour"),
+        (every("0 */30 * * * *"), "once an hour"),
+        (every("0 0,59 3 * * *"), "once an hour"),
+        (source("not a url"), "base_url:"),
         (
-            json!({ "provider": "generic_json", "base_url": "https://x.example", "api_key": "k", "schedule": "nightly" }),
-            "schedule:",
+            source("http://crm.example.com"),
+            "base_url: must be an https:// URL",
         ),
         (
-            json!({ "provider": "generic_json", "base_url": "not a url", "api_key": "k" }),
-            "base_url:",
+            source("https://crm-user:hunter2@crm.example.com"),
+            "base_url: must not carry a user name or password",
         ),
+        (source("https://127.0.0.1:8443"), "loopback"),
+        (source("https://169.254.169.254/latest"), "link-local"),
+        (source("https://localhost/"), "loopback"),
+        (source("https://[::ffff:0:127.0.0.1]/"), "SIIT"),
+        (source("https://[64:ff9b:1::a00:1]/"), "NAT64"),
     ] {
         let (s, res) = status_json(app.post("/api/v1/data-sources", &body).await).await;
-        assert_eq!(s, 422, "{res}");
-        assert!(res["error"].as_str().unwrap().contains(fragment), "{res}");
+        assert_eq!(s, 422, "{body}: {res}");
+        let error = res["error"].as_str().unwrap();
+        assert!(error.contains(fragment), "{body}: {res}");
+        assert!(!error.contains("hunter2"), "{res}");
     }
+    assert_eq!(app.count("data_sources").await, 1, "nothing written");
+
+    // An hourly schedule is accepted; the eleventh source of a company is not.
+    for i in 2..=10 {
+        let (s, res) = status_json(
+            app.post("/api/v1/data-sources", &json!({ "provider": "generic_json", "base_url": format!("https://crm{i}.example.com/api/v2"), "api_key": KEY, "schedule": "0 0 * * * *" })).await,
+        )
+        .await;
+        assert_eq!(s, 201, "{res}");
+    }
+    let (s, res) = status_json(
+        app.post("/api/v1/data-sources", &source("https://crm11.example.com"))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 422, "{res}");
+    assert!(
+        res["error"].as_str().unwrap().contains("at most 10"),
+        "{res}"
+    );
+    assert_eq!(app.count("data_sources").await, 10);
+
     let other = app.create_tenant("Other").await;
     let (_, theirs) = status_json(
         app.req_as(&other, reqwest::Method::GET, "/api/v1/data-sources")
@@ -90,6 +135,16 @@ async fn connecting_a_crm_seals_the_key_and_validates_input() {
     )
     .await;
     assert_eq!(theirs["data_sources"], json!([]));
+    // Another company's cap is its own.
+    let (s, res) = status_json(
+        app.req_as(&other, reqwest::Method::POST, "/api/v1/data-sources")
+            .json(&source("https://crm.example.com"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 201, "{res}");
     let path = format!("/api/v1/data-sources/{}", body["id"].as_str().unwrap());
     assert_eq!(
         app.req_as(&other, reqwest::Method::DELETE, &path)
@@ -104,20 +159,26 @@ async fn connecting_a_crm_seals_the_key_and_validates_input() {
 
 #[tokio::test]
 async fn two_replicas_and_one_cron_tick_give_one_pull() {
-    let app = spawn_app().await;
-    let (crm, hits) = start_crm().await;
-    // Every two seconds, so a few ticks pass during the test.
+    let ca = TestCa::new();
+    let env = crm_env(&ca);
+    let app = spawn_app_with(&borrowed(&env)).await;
+    let crm = Receiver::start(&ca, |_, hit| two_facilities(hit)).await;
+    // Hourly: the source is made two hours old, so exactly one tick (the last full hour) is due.
     let (s, source) = status_json(
         app.post(
             "/api/v1/data-sources",
-            &json!({ "provider": "generic_json", "base_url": crm, "api_key": KEY, "schedule": "*/2 * * * * *" }),
+            &json!({ "provider": "generic_json", "base_url": crm.url("/api/v2"), "api_key": KEY, "schedule": "0 0 * * * *" }),
         )
         .await,
     )
     .await;
     assert_eq!(s, 201, "{source}");
+    sqlx::query("UPDATE data_sources SET created_at = now() - interval '2 hours'")
+        .execute(app.db())
+        .await
+        .unwrap();
     let workers: Vec<WorkerProcess> = (0..2)
-        .map(|_| WorkerProcess::start(&app.world, &[]))
+        .map(|_| WorkerProcess::start(&app.world, &borrowed(&env)))
         .collect();
     let pulls = || async {
         sqlx::query_scalar::<_, i64>(
@@ -127,38 +188,26 @@ async fn two_replicas_and_one_cron_tick_give_one_pull() {
         .await
         .unwrap()
     };
-    wait_until("three scheduled pulls", Duration::from_secs(60), || async {
-        pulls().await >= 3
+    wait_until("the scheduled pull", Duration::from_secs(60), || async {
+        pulls().await >= 1
     })
     .await;
-    sqlx::query("UPDATE data_sources SET enabled = false")
-        .execute(app.db())
-        .await
-        .unwrap();
     wait_until("all jobs finished", Duration::from_secs(60), || {
         all_jobs_finished(app.db())
     })
     .await;
-
     let ticks: Vec<(String,)> = sqlx::query_as(
         "SELECT dedupe_key FROM job_runs WHERE kind = 'crm_pull' ORDER BY dedupe_key",
     )
     .fetch_all(app.db())
     .await
     .unwrap();
-    let jobs = ticks.len();
-    // One job per tick, one request to the CRM per job: the second replica added nothing.
-    assert_eq!(hits.load(Ordering::SeqCst), jobs, "{ticks:?}");
-    let distinct: std::collections::HashSet<_> = ticks.iter().collect();
-    assert_eq!(distinct.len(), jobs);
-    let seconds: Vec<i64> = ticks
-        .iter()
-        .map(|(k,)| k.rsplit(':').next().unwrap().parse().unwrap())
-        .collect();
-    assert!(
-        seconds.windows(2).all(|w| w[1] - w[0] >= 2),
-        "ticks two seconds apart: {seconds:?}"
-    );
+    // One job for the tick, one request to the CRM: the second replica added nothing.
+    assert_eq!(ticks.len(), 1, "{ticks:?}");
+    assert_eq!(crm.count(), 1);
+    let hit = &crm.hits()[0];
+    assert_eq!(hit.path, "/api/v2/snapshots");
+    assert_eq!(hit.header("authorization"), Some(&*format!("Bearer {KEY}")));
 
     // The pulled snapshots went through the normal pipeline (stored, then ingested).
     let (records, crm_records): (i64, i64) =
@@ -166,10 +215,7 @@ async fn two_replicas_and_one_cron_tick_give_one_pull() {
             .fetch_one(app.db())
             .await
             .unwrap();
-    assert!(
-        records >= 2 && records == crm_records,
-        "{records} {crm_records}"
-    );
+    assert_eq!((records, crm_records), (2, 2));
     let mode: String = sqlx::query_scalar("SELECT mode FROM facilities WHERE name = 'CRM B'")
         .fetch_one(app.db())
         .await
@@ -183,15 +229,14 @@ async fn two_replicas_and_one_cron_tick_give_one_pull() {
     );
     let (s, res) = status_json(app.post(&path, &json!({})).await).await;
     assert_eq!(s, 202, "{res}");
-    wait_until("the on-demand pull", Duration::from_secs(60), || {
-        all_jobs_finished(app.db())
+    wait_until("the on-demand pull", Duration::from_secs(60), || async {
+        pulls().await == 2 && all_jobs_finished(app.db()).await
     })
     .await;
-    assert_eq!(hits.load(Ordering::SeqCst), jobs + 1);
+    assert_eq!(crm.count(), 2);
     let (_, listed) = status_json(app.get("/api/v1/data-sources").await).await;
-    assert_eq!(
-        listed["data_sources"][0]["last_pull_status"], "succeeded",
-        "{listed}"
-    );
+    let listed: &Value = &listed["data_sources"][0];
+    assert_eq!(listed["last_pull_status"], "succeeded", "{listed}");
+    assert_eq!(listed["last_error"], Value::Null, "{listed}");
     drop(workers);
 }

@@ -9,6 +9,7 @@ mod api_keys;
 mod auth;
 mod bad_input;
 mod cli;
+mod crm_outbound;
 mod data_sources;
 mod envelope;
 mod facilities;

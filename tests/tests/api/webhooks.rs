@@ -121,6 +121,9 @@ async fn webhook_subscriptions_validate_input_and_keep_tenants_apart() {
             "link-local",
         ),
         (json!({ "url": "https://localhost:8443/in" }), "loopback"),
+        (json!({ "url": "https://[::ffff:0:127.0.0.1]/in" }), "SIIT"),
+        (json!({ "url": "https://[::ffff:0:8.8.8.8]/in" }), "SIIT"),
+        (json!({ "url": "https://[64:ff9b:1::a00:1]/in" }), "NAT64"),
         (json!({ "url": "not a url" }), "url:"),
         (
             json!({ "url": "https://hooks.example.com", "events": ["nope"] }),
@@ -802,7 +805,7 @@ fn client(ca: &TestCa, allow: &str) -> WebhookClient {
             .map(|(_, v)| (*v).to_owned())
     })
     .unwrap();
-    WebhookClient::new(&config.webhooks).unwrap()
+    WebhookClient::new(&config.outbound, &config.webhooks).unwrap()
 }
 
 async fn send(client: &WebhookClient, url: &str) -> jobs::webhooks::client::AttemptResult {

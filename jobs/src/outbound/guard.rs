@@ -1,10 +1,11 @@
-//! The outbound guard of webhook deliveries (SSRF): a receiver URL names a host chosen by a
-//! customer, so the service must never be made to call its own network. Every address a
-//! delivery would connect to is checked, after DNS resolution for names (in the HTTP client's
-//! resolver, so the address checked is the address connected to) and before any I/O for IP
-//! literals (which the client does not resolve). Private, loopback, link-local, shared,
-//! multicast, documentation and reserved ranges are refused unless the operator's allow-list
-//! (`WEBHOOK_ALLOW_PRIVATE_TARGETS`) covers them.
+//! The guard against internal targets (SSRF): webhook receivers and CRM addresses name hosts
+//! chosen by a customer, so the service must never be made to call its own network. Every
+//! address a request would connect to is checked, after DNS resolution for names (in the HTTP
+//! client's resolver, so the address checked is the address connected to) and before any I/O
+//! for IP literals (which the client does not resolve). Private, loopback, link-local, shared,
+//! multicast, documentation and reserved ranges, and the IPv6 forms that translate to IPv4
+//! through a local translator, are refused unless the operator's allow-list
+//! (`OUTBOUND_ALLOW_PRIVATE_TARGETS`) covers them.
 
 use ipnet::IpNet;
 use std::fmt;
@@ -166,6 +167,16 @@ fn internal_v6(ip: Ipv6Addr) -> Option<&'static str> {
         // NAT64 (64:ff9b::/96).
         return internal_v4(embedded(s[6], s[7]));
     }
+    if s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1 {
+        // Local-use NAT64 (64:ff9b:1::/48): the operator's own translator decides where such an
+        // address leads, with any embedding, so none of it is public.
+        return Some("a local-use NAT64 address");
+    }
+    if s[..4] == [0, 0, 0, 0] && s[4] == 0xffff && s[5] == 0 {
+        // IPv4-translated (SIIT, ::ffff:0:a.b.c.d): reaches the IPv4 address through a local
+        // translator; no public service is addressed this way.
+        return Some("an IPv4-translated (SIIT) address");
+    }
     if s[0] == 0x2002 {
         // 6to4 (2002::/16) carries the IPv4 address in segments 1 and 2.
         return internal_v4(embedded(s[1], s[2]));
@@ -275,6 +286,11 @@ mod tests {
             "::ffff:10.0.0.1",
             "::ffff:169.254.169.254",
             "64:ff9b::a00:1",
+            "64:ff9b:1::a00:1",
+            "64:ff9b:1::808:808",
+            "64:ff9b:1:ffff::1",
+            "::ffff:0:7f00:1",
+            "::ffff:0:808:808",
             "2002:7f00:1::",
             "2001:db8::1",
         ] {
@@ -335,6 +351,8 @@ mod tests {
             "https://2130706433/",
             "https://0x7f.1/",
             "https://[::ffff:127.0.0.1]/",
+            "https://[::ffff:0:127.0.0.1]/",
+            "https://[64:ff9b:1::a9fe:a9fe]/",
         ] {
             let u = host(bad);
             assert!(p.check_host(&u.host().unwrap()).is_err(), "{bad}");

@@ -1,0 +1,321 @@
+//! The request of a CRM pull (`generic_json` adapter) and what it may report.
+//!
+//! The CRM's address is a customer's choice, so the request is an outbound one (see
+//! `crate::outbound`) and whatever goes wrong is reported as one of a fixed set of messages of
+//! ours ([`PullError`]): never a text from the answer's body, from a low-level error (which
+//! would tell an open port from a closed one) or from a value in a snapshot.
+
+use crate::config::{CrmSettings, OutboundSettings};
+use crate::error::ValidationError;
+use crate::outbound::guard::{Lookup, PrivateTargets};
+use crate::outbound::{self, Blocked, Failure, Limits, ReadError};
+use chrono::NaiveDate;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Most snapshots accepted from one pull.
+pub const MAX_SNAPSHOTS: usize = 10_000;
+/// Connecting never waits longer than this, whatever `CRM_PULL_TIMEOUT_MS` says.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a pull failed, in the words stored in `last_error`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PullError {
+    #[error("the CRM address is not an https:// URL")]
+    NotHttps,
+    #[error("the CRM address carries a user name or password")]
+    Credentials,
+    #[error("the CRM address is not a valid URL")]
+    BadUrl,
+    #[error("the CRM address resolves to an internal network address")]
+    Internal,
+    #[error("could not connect to the CRM")]
+    Connect,
+    #[error("the CRM did not answer within {}", human_duration(*.0))]
+    Timeout(Duration),
+    #[error("the CRM request failed")]
+    Request,
+    #[error("the CRM refused the credential (HTTP {0})")]
+    Credential(u16),
+    #[error("the CRM answered HTTP {0}")]
+    Status(u16),
+    #[error("the CRM's answer exceeds {}", human_bytes(*.0))]
+    TooLarge(usize),
+    #[error("the CRM's answer is not JSON")]
+    NotJson,
+    #[error("the CRM's answer is not a list of snapshots")]
+    NotAList,
+    #[error("the CRM's answer has more than {MAX_SNAPSHOTS} snapshots")]
+    TooMany,
+    /// `reason` is built from the field's path and a fixed phrase (see [`snapshot_error`]).
+    #[error("snapshot {index}: {reason}")]
+    Snapshot { index: usize, reason: String },
+}
+
+impl PullError {
+    /// Whether a later attempt may succeed (the CRM busy or unreachable for now).
+    pub fn retryable(&self) -> bool {
+        match self {
+            Self::Connect | Self::Timeout(_) | Self::Request => true,
+            Self::Status(code) => *code >= 500 || *code == 408 || *code == 429,
+            _ => false,
+        }
+    }
+}
+
+fn human_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{ms} ms")
+    }
+}
+
+fn human_bytes(n: usize) -> String {
+    const MIB: usize = 1024 * 1024;
+    if n.is_multiple_of(MIB) {
+        format!("{} MiB", n / MIB)
+    } else if n.is_multiple_of(1024) {
+        format!("{} KiB", n / 1024)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// Describes a snapshot the sync rules refuse by the field's path and a fixed phrase: a
+/// validation message may quote the offending value, which came from the CRM's answer.
+pub fn snapshot_error(index: usize, e: &ValidationError) -> PullError {
+    let safe_path = !e.path.is_empty()
+        && e.path.len() <= 100
+        && e.path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '[' | ']'));
+    let field = if safe_path {
+        e.path.as_str()
+    } else {
+        "a field"
+    };
+    let reason = if e.path == "body" {
+        if e.message.contains("\\u0000") {
+            "contains a NUL character, which cannot be stored".to_owned()
+        } else {
+            "is not a snapshot object".to_owned()
+        }
+    } else if e.message == "is required" {
+        format!("{field} is missing")
+    } else if e.message.starts_with("invalid type") {
+        format!("{field} has the wrong type")
+    } else if e.message.starts_with("unknown variant") {
+        format!("{field} is not one of the accepted values")
+    } else {
+        format!("{field} has a value that is not accepted")
+    };
+    PullError::Snapshot { index, reason }
+}
+
+/// The client of CRM pulls.
+#[derive(Clone)]
+pub struct CrmClient {
+    http: reqwest::Client,
+    policy: Arc<PrivateTargets>,
+    settings: CrmSettings,
+}
+
+impl CrmClient {
+    pub fn new(
+        outbound: &OutboundSettings,
+        settings: &CrmSettings,
+    ) -> Result<Self, reqwest::Error> {
+        Self::with_lookup(outbound, settings, outbound::guard::system_lookup())
+    }
+
+    /// A client resolving names through `lookup` (tests give a fixed table).
+    pub fn with_lookup(
+        outbound: &OutboundSettings,
+        settings: &CrmSettings,
+        lookup: Lookup,
+    ) -> Result<Self, reqwest::Error> {
+        let http = outbound::client(
+            outbound,
+            lookup,
+            Limits {
+                connect: settings.timeout.min(CONNECT_TIMEOUT),
+                total: settings.timeout,
+            },
+            concat!("self-storage-pricing-crm/", env!("CARGO_PKG_VERSION")),
+        )?;
+        Ok(Self {
+            http,
+            policy: Arc::new(outbound.private_targets.clone()),
+            settings: settings.clone(),
+        })
+    }
+
+    pub fn settings(&self) -> &CrmSettings {
+        &self.settings
+    }
+
+    /// GETs `{base_url}/snapshots?date=YYYY-MM-DD` with the key as a bearer token and gives the
+    /// snapshots of the answer (a JSON array, or an object with a `snapshots` array).
+    pub async fn fetch(
+        &self,
+        base_url: &str,
+        key: &str,
+        date: NaiveDate,
+    ) -> Result<Vec<Value>, PullError> {
+        let url = snapshots_url(base_url, date)?;
+        outbound::check_target(&url, &self.policy).map_err(|blocked| match blocked {
+            Blocked::NotHttps => PullError::NotHttps,
+            Blocked::Credentials => PullError::Credentials,
+            Blocked::NoHost => PullError::BadUrl,
+            Blocked::Internal(_) => PullError::Internal,
+        })?;
+        let mut response = self
+            .http
+            .get(url)
+            .bearer_auth(key)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| self.failure(&e))?;
+        let status = response.status().as_u16();
+        if status == 401 || status == 403 {
+            return Err(PullError::Credential(status));
+        }
+        if !response.status().is_success() {
+            // A 3xx lands here too: redirects are not followed.
+            return Err(PullError::Status(status));
+        }
+        let body = outbound::read_capped(&mut response, self.settings.max_answer_bytes)
+            .await
+            .map_err(|e| match e {
+                ReadError::TooLarge => PullError::TooLarge(self.settings.max_answer_bytes),
+                ReadError::Body(e) => self.failure(&e),
+            })?;
+        snapshots_of(&body)
+    }
+
+    fn failure(&self, e: &reqwest::Error) -> PullError {
+        match outbound::classify(e) {
+            Failure::Refused(_) => PullError::Internal,
+            Failure::Timeout => PullError::Timeout(self.settings.timeout),
+            Failure::Connect(deepest) => {
+                tracing::info!(cause = deepest, "CRM connection failed");
+                PullError::Connect
+            }
+            Failure::Other(deepest) => {
+                tracing::info!(cause = deepest, "CRM request failed");
+                PullError::Request
+            }
+        }
+    }
+}
+
+/// The snapshots address: path and query set through the URL API, so nothing in the base
+/// address (a `?`, a `#`, an encoded slash) can change which resource is asked for.
+pub fn snapshots_url(base_url: &str, date: NaiveDate) -> Result<url::Url, PullError> {
+    let mut url = url::Url::parse(base_url).map_err(|_| PullError::BadUrl)?;
+    url.set_fragment(None);
+    url.path_segments_mut()
+        .map_err(|()| PullError::BadUrl)?
+        .pop_if_empty()
+        .push("snapshots");
+    let kept: Vec<(String, String)> = url
+        .query_pairs()
+        .filter(|(k, _)| k != "date")
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    url.query_pairs_mut()
+        .clear()
+        .extend_pairs(kept)
+        .append_pair("date", &date.format("%Y-%m-%d").to_string());
+    Ok(url)
+}
+
+fn snapshots_of(body: &[u8]) -> Result<Vec<Value>, PullError> {
+    let snapshots = match serde_json::from_slice::<Value>(body).map_err(|_| PullError::NotJson)? {
+        Value::Array(items) => items,
+        Value::Object(mut o) => match o.remove("snapshots") {
+            Some(Value::Array(items)) => items,
+            _ => return Err(PullError::NotAList),
+        },
+        _ => return Err(PullError::NotAList),
+    };
+    if snapshots.len() > MAX_SNAPSHOTS {
+        return Err(PullError::TooMany);
+    }
+    Ok(snapshots)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_snapshots_address_is_built_with_the_url_api() {
+        let date = NaiveDate::from_ymd_opt(2026, 11, 22).unwrap();
+        let url = |base: &str| snapshots_url(base, date).unwrap().to_string();
+        assert_eq!(
+            url("https://crm.example.com"),
+            "https://crm.example.com/snapshots?date=2026-11-22"
+        );
+        assert_eq!(
+            url("https://crm.example.com/api/v2/"),
+            "https://crm.example.com/api/v2/snapshots?date=2026-11-22"
+        );
+        assert_eq!(
+            url("https://crm.example.com/api?account=7&date=1999-01-01#x"),
+            "https://crm.example.com/api/snapshots?account=7&date=2026-11-22"
+        );
+        // An encoded slash in the base stays inside its path segment.
+        assert_eq!(
+            url("https://crm.example.com/a%2F..%2Fadmin"),
+            "https://crm.example.com/a%2F..%2Fadmin/snapshots?date=2026-11-22"
+        );
+    }
+
+    #[test]
+    fn snapshot_errors_never_quote_the_answer() {
+        let e = ValidationError::new(
+            "date",
+            "must be a date in the form YYYY-MM-DD, got 'SECRET'",
+        );
+        assert_eq!(
+            snapshot_error(3, &e).to_string(),
+            "snapshot 3: date has a value that is not accepted"
+        );
+        let e = ValidationError::new("date", "is required");
+        assert_eq!(
+            snapshot_error(3, &e).to_string(),
+            "snapshot 3: date is missing"
+        );
+        let e = ValidationError::new("unit_types[0].size", "invalid type: string \"SECRET\"");
+        assert_eq!(
+            snapshot_error(0, &e).to_string(),
+            "snapshot 0: unit_types[0].size has the wrong type"
+        );
+        let e = ValidationError::new("facility.SECRET key", "is required");
+        assert_eq!(
+            snapshot_error(1, &e).to_string(),
+            "snapshot 1: a field is missing"
+        );
+    }
+
+    #[test]
+    fn answers_are_a_list_of_snapshots() {
+        assert_eq!(snapshots_of(b"[1,2]").unwrap().len(), 2);
+        assert_eq!(snapshots_of(br#"{"snapshots":[{}]}"#).unwrap().len(), 1);
+        assert_eq!(snapshots_of(b"<html>SECRET"), Err(PullError::NotJson));
+        assert_eq!(snapshots_of(br#"{"items":[]}"#), Err(PullError::NotAList));
+        assert_eq!(
+            PullError::TooLarge(32 * 1024 * 1024).to_string(),
+            "the CRM's answer exceeds 32 MiB"
+        );
+        assert_eq!(
+            PullError::Timeout(Duration::from_secs(30)).to_string(),
+            "the CRM did not answer within 30 s"
+        );
+    }
+}
