@@ -20,4 +20,5 @@ mod rate_limit;
 mod status;
 mod sync;
 mod upload;
+mod upload_limits;
 mod webhooks;
