@@ -17,6 +17,7 @@ mod jobs;
 mod password;
 mod pricing;
 mod rate_limit;
+mod slow_clients;
 mod status;
 mod sync;
 mod upload;
