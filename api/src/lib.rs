@@ -2,6 +2,7 @@
 //! CLI. Handlers parse, check, call `jobs`, and answer; no durable work runs in a request task.
 
 pub mod auth;
+pub mod body_timeout;
 pub mod cli;
 pub mod error;
 pub mod extract;

@@ -91,6 +91,7 @@ pub struct Config {
     pub outbound: OutboundSettings,
     pub webhooks: WebhookSettings,
     pub crm: CrmSettings,
+    pub http: HttpSettings,
 }
 
 /// Settings shared by every request to an address a customer chose (webhooks, CRM pulls).
@@ -155,6 +156,39 @@ impl CrmSettings {
             .map(Duration::from_millis)?,
             max_answer_bytes: parse_num(get, "CRM_PULL_MAX_BYTES", 32 * 1024 * 1024, |v| {
                 (1024..=1024 * 1024 * 1024).contains(v)
+            })?,
+        })
+    }
+}
+
+
+/// Limits on how long and how much a client may take, so slow or idle clients hold no more
+/// than a socket for a bounded time.
+#[derive(Clone, Debug)]
+pub struct HttpSettings {
+    /// From a request's first byte, the time its request line and headers may take.
+    pub header_timeout: Duration,
+    /// The time a request body may take to arrive, counted while the server waits on it.
+    pub body_timeout: Duration,
+    /// How long a keep-alive connection may sit between requests.
+    pub idle_timeout: Duration,
+    /// Largest request line plus headers, in bytes (431 above).
+    pub max_header_bytes: usize,
+}
+
+impl HttpSettings {
+    fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let ms = |name: &'static str, default: u64| -> Result<Duration, ConfigError> {
+            parse_num(get, name, default, |v| (100..=3_600_000).contains(v))
+                .map(Duration::from_millis)
+        };
+        Ok(Self {
+            header_timeout: ms("HTTP_HEADER_TIMEOUT_MS", 10_000)?,
+            body_timeout: ms("HTTP_BODY_TIMEOUT_MS", 120_000)?,
+            idle_timeout: ms("HTTP_IDLE_TIMEOUT_MS", 75_000)?,
+            // hyper reads at least 8 KiB at a time; more than 256 KiB of headers is abuse.
+            max_header_bytes: parse_num(get, "HTTP_MAX_HEADER_BYTES", 32_768usize, |v| {
+                (8_192..=262_144).contains(v)
             })?,
         })
     }
@@ -416,6 +450,7 @@ impl Config {
             outbound: OutboundSettings::from_lookup(get)?,
             webhooks: WebhookSettings::from_lookup(get)?,
             crm: CrmSettings::from_lookup(get)?,
+            http: HttpSettings::from_lookup(get)?,
         })
     }
 }
@@ -485,6 +520,10 @@ mod tests {
         assert_eq!(c.trial_days, 14);
         assert_eq!(c.trusted_proxies, 0);
         assert_eq!(c.public_base_url, "http://localhost:8080");
+        assert_eq!(c.http.header_timeout, Duration::from_secs(10));
+        assert_eq!(c.http.body_timeout, Duration::from_secs(120));
+        assert_eq!(c.http.idle_timeout, Duration::from_secs(75));
+        assert_eq!(c.http.max_header_bytes, 32_768);
         assert!(!format!("{c:?}").contains("development-only"));
     }
 
@@ -506,6 +545,10 @@ mod tests {
             ("OUTBOUND_CA_FILE", "/nonexistent/ca.pem"),
             ("CRM_PULL_TIMEOUT_MS", "0"),
             ("CRM_PULL_MAX_BYTES", "12"),
+            ("HTTP_HEADER_TIMEOUT_MS", "50"),
+            ("HTTP_BODY_TIMEOUT_MS", "soon"),
+            ("HTTP_IDLE_TIMEOUT_MS", "3600001"),
+            ("HTTP_MAX_HEADER_BYTES", "1024"),
         ] {
             let e = config(&[
                 ("DATABASE_URL", "postgres://x/y"),

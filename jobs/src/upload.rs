@@ -2,10 +2,15 @@
 //! detection, row checks with line numbers, and the templates. The caller feeds rows one at a
 //! time (so a large CSV streams), collects every bad row, and writes only when none is bad.
 //!
-//! - Unit rates become one sync snapshot per date (`{facility, date, unit_types}`) checked and
-//!   stored exactly as a push of that payload, so an uploaded day is the record a push makes.
+//! - Unit rates become one sync snapshot per date (`{facility, date, unit_types}`) checked by
+//!   the push's parser and stored by its code; a day that already has a record keeps it and
+//!   takes the uploaded unit types in ([`merge`]).
 //! - Competitor rates are upserted per competitor, size and day, like
 //!   `POST .../competitor-rates`.
+//! - Everything an upload writes is written in one transaction ([`store`]).
+
+pub mod merge;
+pub mod store;
 
 use crate::competitors::{Checked as CheckedRate, NewRate};
 use crate::domain::values::{Count, HttpUrl, Money, Percent, Text, UnitSize};
@@ -240,6 +245,37 @@ pub fn template(kind: UploadKind) -> &'static str {
     }
 }
 
+/// Most columns or problems named in one message; the rest are counted. A header of a million
+/// columns must not become a message of megabytes.
+pub const MAX_LISTED: usize = 100;
+
+/// Longest column name shown in a message (in characters).
+const MAX_NAME_SHOWN: usize = 60;
+
+/// A column name as shown in messages: trimmed and cut to [`MAX_NAME_SHOWN`] characters.
+pub fn shown_name(h: &str) -> String {
+    let t = h.trim();
+    if t.chars().count() > MAX_NAME_SHOWN {
+        format!("{}...", t.chars().take(MAX_NAME_SHOWN).collect::<String>())
+    } else {
+        t.to_owned()
+    }
+}
+
+/// The first [`MAX_LISTED`] names, comma-separated, and how many more there are.
+pub fn shown_list(names: &[String]) -> String {
+    let mut out = names
+        .iter()
+        .take(MAX_LISTED)
+        .map(|h| shown_name(h))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > MAX_LISTED {
+        out.push_str(&format!(" and {} more", names.len() - MAX_LISTED));
+    }
+    out
+}
+
 pub fn normalise_header(h: &str) -> String {
     let mut out = String::new();
     for c in h.trim().trim_start_matches('\u{feff}').chars() {
@@ -303,7 +339,7 @@ pub fn map_headers(headers: &[String], kind: Option<UploadKind>) -> Result<Colum
             return Err(format!(
                 "cannot tell whether the file holds unit_rates or competitor_rates from its \
                  columns ({}); pass kind",
-                headers.join(", ")
+                shown_list(headers)
             ))
         }
     };
@@ -319,7 +355,9 @@ pub fn map_headers(headers: &[String], kind: Option<UploadKind>) -> Result<Colum
         if let Some(f) = field {
             if let Some(first) = seen.insert(f, raw) {
                 return Err(format!(
-                    "columns '{first}' and '{raw}' both mean {}",
+                    "columns '{}' and '{}' both mean {}",
+                    shown_name(first),
+                    shown_name(raw),
                     f.name()
                 ));
             }
@@ -347,7 +385,7 @@ pub fn map_headers(headers: &[String], kind: Option<UploadKind>) -> Result<Colum
                 .collect::<Vec<_>>()
                 .join(", "),
             missing.join(", "),
-            headers.join(", ")
+            shown_list(headers)
         ));
     }
     Ok(Columns {

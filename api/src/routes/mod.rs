@@ -49,6 +49,10 @@ pub fn app(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(JSON_BODY_LIMIT))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(middleware::from_fn(envelope_errors))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::body_timeout::limit,
+        ))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
 }

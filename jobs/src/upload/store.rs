@@ -1,0 +1,124 @@
+//! Writing an upload whose every row has been checked, on the caller's one transaction: all of
+//! its snapshots and their ingest jobs (or all of its competitor rates), or nothing. A retry
+//! after a failure therefore finds nothing half-done to duplicate.
+
+use super::merge::{self, MergeReport};
+use super::UnitRateRow;
+use crate::error::{Error, Result, ValidationError};
+use crate::sync::{self, Source};
+use chrono::NaiveDate;
+use serde::Serialize;
+use sqlx::PgConnection;
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+/// What an upload did to one day.
+#[derive(Clone, Debug, Serialize)]
+pub struct DayOutcome {
+    pub date: NaiveDate,
+    pub sync_id: Uuid,
+    /// The day had a record (from a push, a CRM pull or an earlier upload) and the upload was
+    /// merged into it; `false`: the upload created the day.
+    pub merged: bool,
+    /// `created` or `updated`, as a push answers.
+    pub idempotent: &'static str,
+    pub unit_types: MergeReport,
+    /// The `ingest` job recorded with the snapshot; push it once committed.
+    pub job_id: Uuid,
+}
+
+/// Stores each date's rows as that day's snapshot, merged into the record the day already has,
+/// in date order (the analytics triggers lock per company and day in that order too).
+pub async fn unit_rates(
+    tx: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+    days: &BTreeMap<NaiveDate, Vec<UnitRateRow>>,
+    today: NaiveDate,
+) -> Result<Vec<DayOutcome>> {
+    let mut out = Vec::with_capacity(days.len());
+    for (date, rows) in days {
+        out.push(one_day(tx, company_id, facility_id, *date, rows, today).await?);
+    }
+    Ok(out)
+}
+
+async fn one_day(
+    tx: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+    date: NaiveDate,
+    rows: &[UnitRateRow],
+    today: NaiveDate,
+) -> Result<DayOutcome> {
+    let in_rows = |e: ValidationError| {
+        Error::Invalid(ValidationError::new(
+            format!("rows dated {date} (lines {})", lines(rows)),
+            e.to_string(),
+        ))
+    };
+    let uploaded_raw = super::unit_rates_payload(facility_id, date, rows);
+    let uploaded = sync::parse(uploaded_raw.to_string().as_bytes(), today)
+        .map_err(in_rows)?
+        .payload;
+    // The row lock keeps a concurrent push of the day from landing between read and write.
+    let stored_raw = sqlx::query_scalar!(
+        r#"SELECT raw_payload AS "raw!" FROM sync_records
+           WHERE company_id = $1 AND facility_id = $2 AND snapshot_date = $3 FOR UPDATE"#,
+        company_id,
+        facility_id,
+        date
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
+    let (raw, mut payload, report) = match &stored_raw {
+        None => (
+            uploaded_raw.to_string(),
+            uploaded.clone(),
+            merge::new_day(&uploaded),
+        ),
+        Some(stored_raw) => {
+            let stored = sync::parse(stored_raw.to_string().as_bytes(), today)
+                .map_err(|e| {
+                    Error::Conflict(format!(
+                        "the stored record of {date} cannot be merged with the upload ({e}); \
+                         push that day again first"
+                    ))
+                })?
+                .payload;
+            let (merged, report) =
+                merge::merge_day(stored_raw, &stored, &uploaded_raw, &uploaded).map_err(in_rows)?;
+            let raw = merged.to_string();
+            let payload = sync::parse(raw.as_bytes(), today).map_err(in_rows)?.payload;
+            (raw, payload, report)
+        }
+    };
+    // The day belongs to the facility of the upload's path, whatever the stored payload named
+    // it by (a name may have changed since); the raw payload keeps what was sent.
+    payload.facility = Some(sync::payload::FacilityRef {
+        id: Some(facility_id),
+        ..Default::default()
+    });
+    let outcome = sync::store(&mut *tx, company_id, &payload, &raw, Source::Upload).await?;
+    if stored_raw.is_none() && outcome.idempotent != "created" {
+        // A push created the day after the read above; merging now would drop what it sent.
+        return Err(Error::Conflict(format!(
+            "the record of {date} was created while the upload was being stored; \
+             nothing was written, send the upload again"
+        )));
+    }
+    Ok(DayOutcome {
+        date,
+        sync_id: outcome.sync_id,
+        merged: stored_raw.is_some(),
+        idempotent: outcome.idempotent,
+        unit_types: report,
+        job_id: outcome.job_id,
+    })
+}
+
+fn lines(rows: &[UnitRateRow]) -> String {
+    let first = rows.first().map_or(0, |r| r.line);
+    let last = rows.last().map_or(0, |r| r.line);
+    format!("{first}-{last}")
+}
