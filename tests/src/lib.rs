@@ -436,22 +436,6 @@ pub fn duplicate_key(text: &str) -> Option<String> {
     found.into_inner()
 }
 
-#[cfg(test)]
-mod duplicate_key_tests {
-    #[test]
-    fn finds_a_repeated_key_at_any_depth() {
-        assert_eq!(
-            super::duplicate_key(r#"{"a":1,"b":{"c":1,"c":2}}"#),
-            Some("c".into())
-        );
-        assert_eq!(super::duplicate_key(r#"[{"a":1},{"a":2}]"#), None);
-        assert_eq!(
-            super::duplicate_key(r#"{"a":[1,{"x":null,"x":true}]}"#),
-            Some("x".into())
-        );
-    }
-}
-
 /// A realistic daily payload: `unit_types` unit types, `competitors` competitor rates and
 /// `rents` tenant-rent rows.
 pub fn payload(
@@ -756,5 +740,21 @@ impl PrivateRedis {
 impl Drop for PrivateRedis {
     fn drop(&mut self) {
         self.kill9();
+    }
+}
+
+#[cfg(test)]
+mod duplicate_key_tests {
+    #[test]
+    fn finds_a_repeated_key_at_any_depth() {
+        assert_eq!(
+            super::duplicate_key(r#"{"a":1,"b":{"c":1,"c":2}}"#),
+            Some("c".into())
+        );
+        assert_eq!(super::duplicate_key(r#"[{"a":1},{"a":2}]"#), None);
+        assert_eq!(
+            super::duplicate_key(r#"{"a":[1,{"x":null,"x":true}]}"#),
+            Some("x".into())
+        );
     }
 }
