@@ -6,6 +6,7 @@ pub mod band;
 pub mod engine;
 pub mod seasonality;
 pub mod settings;
+pub mod target;
 
 pub use band::{
     competitor_band, lease_up_fill, BandSettings, CompetitorBand, CompetitorObservation,

@@ -220,10 +220,10 @@ mod tests {
     #[test]
     fn share_is_one_at_the_median_and_falls_with_the_rate() {
         assert!((demand_share(100.0, 100.0) - 1.0).abs() < 1e-12);
-        // 10 % above: 2 / (1 + e^0.6) = 0.7089.
-        assert!((demand_share(110.0, 100.0) - 0.7089).abs() < 1e-4);
-        // 10 % below: 2 / (1 + e^-0.6) = 1.2911.
-        assert!((demand_share(90.0, 100.0) - 1.2911).abs() < 1e-4);
+        // 10 % above: 2 / (1 + e^0.6) = 0.7087.
+        assert!((demand_share(110.0, 100.0) - 0.7087).abs() < 1e-4);
+        // 10 % below: 2 / (1 + e^-0.6) = 1.2913.
+        assert!((demand_share(90.0, 100.0) - 1.2913).abs() < 1e-4);
     }
 
     #[test]
@@ -237,9 +237,10 @@ mod tests {
     }
 
     #[test]
-    fn a_size_at_a_steady_rate_settles_near_demand_times_units() {
-        // Demand 0.8 at the median, street at the median: occupancy heads for 80 %, from 50 %
-        // (over a year the gap to it shrinks by e^(-365/400), to about 40 %: near 68 %).
+    fn a_size_at_a_steady_rate_heads_for_demand_times_units() {
+        // Demand 0.8 at the median, street at the median: occupancy heads for 80 % from 50 %;
+        // over a year the gap shrinks by e^(-365/400) to 40 % of itself: 80 - 30 x 0.40 = 68 %
+        // expected, averaged over 20 seeds (one seed is off by about 10 points either way).
         let s = Scenario {
             name: "t",
             demand: 0.8,
@@ -247,13 +248,17 @@ mod tests {
             start_rate_spread: 0.0,
         };
         let start: NaiveDate = "2026-01-01".parse().unwrap();
-        let mut m = SizeMarket::new(&s, 3, 2, start);
-        m.street_rate = m.market_median();
-        for day in 0..365 {
-            let date = start + chrono::Days::new(day);
-            m.trade(&s, date);
-        }
-        let occ = m.occupancy_pct();
-        assert!((60.0..76.0).contains(&occ), "{occ}");
+        let mean = (1..=20)
+            .map(|seed| {
+                let mut m = SizeMarket::new(&s, seed, 2, start);
+                m.street_rate = m.market_median();
+                for day in 0..365 {
+                    m.trade(&s, start + chrono::Days::new(day));
+                }
+                m.occupancy_pct()
+            })
+            .sum::<f64>()
+            / 20.0;
+        assert!((64.0..72.0).contains(&mean), "{mean}");
     }
 }

@@ -7,7 +7,7 @@
 pub mod market;
 pub mod report;
 
-use super::engine::{recommend, FacilityInput, Mode, UnitTypeInput};
+use super::engine::{recommend, EarlierReading, FacilityInput, Mode, UnitTypeInput};
 use super::seasonality::{SeasonalIndex, NATIONAL_PRIOR};
 use super::settings::PricingSettings;
 use chrono::{Datelike, NaiveDate};
@@ -80,6 +80,8 @@ pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeR
     let mut last_change: Vec<Option<NaiveDate>> = vec![None; markets.len()];
     let mut last_direction: Vec<f64> = vec![0.0; markets.len()];
     let mut move_ins_mtd = 0u32;
+    // Each morning's (occupancy, street rate) per size, for the engine's earlier reading.
+    let mut history: Vec<Vec<(f64, f64)>> = Vec::with_capacity(DAYS as usize);
     let mut mode = if scenario.start_occupancy * 100.0 < LEASE_UP_ENTER_PCT {
         Mode::LeaseUp
     } else {
@@ -101,7 +103,15 @@ pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeR
         } else if facility_occupancy >= LEASE_UP_EXIT_PCT {
             mode = Mode::Stabilized;
         }
+        history.push(
+            markets
+                .iter()
+                .map(|m| (m.occupancy_pct(), m.street_rate))
+                .collect(),
+        );
         if let Policy::Engine(settings) = policy {
+            let back = u32::try_from(settings.occupancy_trend_days).unwrap_or(u32::MAX);
+            let earlier = day.checked_sub(back).and_then(|d| history.get(d as usize));
             let input = FacilityInput {
                 as_of: date,
                 mode,
@@ -116,13 +126,21 @@ pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeR
                 unit_types: markets
                     .iter()
                     .zip(&last_change)
-                    .map(|(m, changed)| UnitTypeInput {
+                    .enumerate()
+                    .map(|(i, (m, changed))| UnitTypeInput {
                         size: m.size.to_owned(),
                         tier: "standard".to_owned(),
                         street_rate: m.street_rate,
                         occupancy_pct: Some(m.occupancy_pct()),
                         total_units: Some(m.units),
                         last_rate_change: *changed,
+                        last_change_raised: (last_direction[i] != 0.0)
+                            .then_some(last_direction[i] > 0.0),
+                        earlier: earlier.map(|e| EarlierReading {
+                            days_ago: back,
+                            occupancy_pct: Some(e[i].0),
+                            street_rate: e[i].1,
+                        }),
                     })
                     .collect(),
                 promotions: Vec::new(),
