@@ -161,7 +161,6 @@ impl CrmSettings {
     }
 }
 
-
 /// Limits on how long and how much a client may take, so slow or idle clients hold no more
 /// than a socket for a bounded time.
 #[derive(Clone, Debug)]
