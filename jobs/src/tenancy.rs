@@ -449,6 +449,18 @@ pub async fn usage(
     })
 }
 
+/// Locks the company's row until the caller's transaction ends: creations that must respect a
+/// per-company cap take it first, so two concurrent ones cannot both pass the count.
+pub async fn lock_company(conn: &mut sqlx::PgConnection, company_id: Uuid) -> Result<()> {
+    sqlx::query!(
+        "SELECT id FROM companies WHERE id = $1 FOR UPDATE",
+        company_id
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

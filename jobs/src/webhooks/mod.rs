@@ -238,12 +238,7 @@ pub async fn create(
     let events = parse_events(new.events)?;
     let mut tx = pool.begin().await?;
     // Serialises creations of one company, so the cap holds under concurrency.
-    sqlx::query!(
-        "SELECT id FROM companies WHERE id = $1 FOR UPDATE",
-        company_id
-    )
-    .fetch_one(&mut *tx)
-    .await?;
+    crate::tenancy::lock_company(&mut tx, company_id).await?;
     let count = sqlx::query_scalar!(
         r#"SELECT count(*) AS "n!" FROM webhook_subscriptions WHERE company_id = $1"#,
         company_id
