@@ -2,11 +2,11 @@
 //! to a static policy and the best fixed rate per size (docs/pricing.md, "Backtest").
 //!
 //! `cargo run -p e2e --bin backtest -- [--seeds 5] [--first-seed 1] [--scenario lease_up]
-//! [--settings '{"max_step_pct": 5}']`
+//! [--settings '{"max_step_pct": 5}'] [--reference]`
 
 use clap::Parser;
 use jobs::pricing::backtest::market::SCENARIOS;
-use jobs::pricing::backtest::report::{markdown, summarize};
+use jobs::pricing::backtest::report::{markdown, reference_rules, summarize};
 use jobs::pricing::{PricingSettings, ENGINE_VERSION};
 
 #[derive(Parser)]
@@ -23,6 +23,10 @@ struct Args {
     /// Pricing settings overrides, as the pricing-settings route takes them (a JSON object).
     #[arg(long, default_value = "{}")]
     settings: String,
+    /// Also sweep the reference rules (`jobs::pricing::backtest::Rule`) and print the best
+    /// found with hindsight, per scenario and one for all.
+    #[arg(long)]
+    reference: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -47,5 +51,9 @@ fn main() -> anyhow::Result<()> {
         seeds[seeds.len() - 1]
     );
     print!("{}", markdown(&summaries));
+    if args.reference {
+        println!("\nReference: the best weekly occupancy-and-season rule, chosen with hindsight\n");
+        print!("{}", reference_rules(&scenarios, &seeds));
+    }
     Ok(())
 }

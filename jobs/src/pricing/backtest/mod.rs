@@ -31,6 +31,20 @@ pub enum Policy<'a> {
     Fixed(f64),
     /// The engine's recommendation applied every day, as an operator who takes them all.
     Engine(&'a PricingSettings),
+    /// A reference, not a product: once a week, each size's rate is the observed competitor
+    /// median times `base + per_point x (occupancy - pivot) / 100 + season x (index - 1)`.
+    /// Swept over a grid with hindsight (`report::reference_rules`), it shows how much any
+    /// simple occupancy-and-season policy can earn in this market.
+    Rule(Rule),
+}
+
+/// The weekly occupancy-and-season rule of [`Policy::Rule`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    pub base: f64,
+    pub per_point: f64,
+    pub pivot: f64,
+    pub season: f64,
 }
 
 /// One size over one run.
@@ -109,6 +123,19 @@ pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeR
                 .map(|m| (m.occupancy_pct(), m.street_rate))
                 .collect(),
         );
+        if let Policy::Rule(rule) = policy {
+            if day % 7 == 0 {
+                let index = NATIONAL_PRIOR[date.month0() as usize];
+                for m in &mut markets {
+                    let mut seen: Vec<f64> = m.observations().iter().map(|o| o.1.rate).collect();
+                    seen.sort_by(f64::total_cmp);
+                    let multiple = rule.base
+                        + rule.per_point * (m.occupancy_pct() - rule.pivot) / 100.0
+                        + rule.season * (index - 1.0);
+                    m.street_rate = (seen[seen.len() / 2] * multiple.max(0.1)).round();
+                }
+            }
+        }
         if let Policy::Engine(settings) = policy {
             let back = u32::try_from(settings.occupancy_trend_days).unwrap_or(u32::MAX);
             let earlier = day.checked_sub(back).and_then(|d| history.get(d as usize));
@@ -180,4 +207,54 @@ pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeR
         r.end_occupancy_pct = m.occupancy_pct();
     }
     results
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use market::SCENARIOS;
+
+    #[test]
+    fn a_run_is_the_same_on_the_same_seed_and_differs_on_another() {
+        let s = &SCENARIOS[0];
+        let settings = PricingSettings::default();
+        let a = simulate(s, 3, Policy::Engine(&settings));
+        assert_eq!(a, simulate(s, 3, Policy::Engine(&settings)));
+        assert_ne!(a, simulate(s, 4, Policy::Engine(&settings)));
+    }
+
+    #[test]
+    fn a_rule_at_the_median_follows_the_observed_median_within_a_week_of_drift() {
+        let rule = Rule {
+            base: 1.0,
+            per_point: 0.0,
+            pivot: 90.0,
+            season: 0.0,
+        };
+        for r in simulate(&SCENARIOS[0], 1, Policy::Rule(rule)) {
+            // Competitors move at most 1 % a week and are seen within a week; rates round to
+            // whole units (at 60, half a unit is 0.8 %).
+            assert!(r.min_ratio > 0.97 && r.max_ratio < 1.03, "{r:?}");
+            assert_eq!(
+                r.changes, 0,
+                "a rule's weekly reset is not an engine change"
+            );
+        }
+        // Occupancy above the pivot raises the rate: with a slope of 3 and a pivot of 80, a
+        // size 92 % occupied at the start is priced about 1.36 times the median.
+        let steep = Rule {
+            per_point: 3.0,
+            pivot: 80.0,
+            ..rule
+        };
+        let high = simulate(&SCENARIOS[2], 1, Policy::Rule(steep));
+        assert!(high.iter().all(|r| r.max_ratio > 1.3), "{high:?}");
+    }
+
+    #[test]
+    fn the_static_policy_never_changes_a_rate() {
+        for r in simulate(&SCENARIOS[3], 2, Policy::Static) {
+            assert_eq!((r.changes, r.reversals), (0, 0));
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! Runs every policy over scenarios and seeds and sums the results into one table.
 
 use super::market::{Scenario, SIZES};
-use super::{simulate, Policy, SizeResult, FIXED_GRID, FIXED_STEP};
+use super::{simulate, Policy, Rule, SizeResult, FIXED_GRID, FIXED_STEP};
 use crate::pricing::settings::PricingSettings;
 use std::fmt::Write;
 
@@ -180,5 +180,97 @@ pub fn markdown(summaries: &[Summary]) -> String {
         let list: Vec<String> = s.best_fixed.iter().map(|m| format!("{m:.2}")).collect();
         let _ = writeln!(out, "- {}: {}", s.scenario, list.join(", "));
     }
+    out
+}
+
+/// The grid of [`Rule`]s the reference sweep tries: 6 x 5 x 3 x 3 = 270 rules.
+pub fn rule_grid() -> Vec<Rule> {
+    let mut grid = Vec::new();
+    for base in [0.85, 0.90, 0.95, 1.00, 1.05, 1.10] {
+        for per_point in [0.0, 0.5, 1.0, 2.0, 3.0] {
+            for pivot in [85.0, 90.0, 95.0] {
+                for season in [0.0, 0.5, 1.0] {
+                    grid.push(Rule {
+                        base,
+                        per_point,
+                        pivot,
+                        season,
+                    });
+                }
+            }
+        }
+    }
+    grid
+}
+
+/// Revenue of a policy on a scenario, summed over the seeds and sizes.
+fn revenue(scenario: &Scenario, seeds: &[u64], policy: Policy<'_>) -> f64 {
+    seeds
+        .iter()
+        .map(|&s| {
+            simulate(scenario, s, policy)
+                .iter()
+                .map(|r| r.revenue)
+                .sum::<f64>()
+        })
+        .sum()
+}
+
+/// The best rule of the grid, chosen with hindsight, against the static policy: one rule for
+/// all scenarios (the overall row) and the best rule of each scenario on its own. An upper
+/// reference for what an engine of simple signals can earn in this market.
+pub fn reference_rules(scenarios: &[&Scenario], seeds: &[u64]) -> String {
+    let statics: Vec<f64> = scenarios
+        .iter()
+        .map(|s| revenue(s, seeds, Policy::Static))
+        .collect();
+    let grid = rule_grid();
+    let table: Vec<Vec<f64>> = grid
+        .iter()
+        .map(|r| {
+            scenarios
+                .iter()
+                .map(|s| revenue(s, seeds, Policy::Rule(*r)))
+                .collect()
+        })
+        .collect();
+    let pct = |v: f64, base: f64| (v / base - 1.0) * 100.0;
+    let describe = |r: &Rule| {
+        format!(
+            "{:.2} + {:.1} x (occupancy - {:.0}) / 100 + {:.1} x (season - 1)",
+            r.base, r.per_point, r.pivot, r.season
+        )
+    };
+    let mut out = String::from(
+        "| Scenario | Best rule vs static | Rule (multiple of the median) |\n|---|---|---|\n",
+    );
+    for (i, s) in scenarios.iter().enumerate() {
+        let (best, rule) = table
+            .iter()
+            .zip(&grid)
+            .map(|(row, r)| (row[i], r))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .expect("a non-empty grid");
+        let _ = writeln!(
+            out,
+            "| {} | {:+.1} % | {} |",
+            s.name,
+            pct(best, statics[i]),
+            describe(rule)
+        );
+    }
+    let total_static: f64 = statics.iter().sum();
+    let (best, rule) = table
+        .iter()
+        .zip(&grid)
+        .map(|(row, r)| (row.iter().sum::<f64>(), r))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .expect("a non-empty grid");
+    let _ = writeln!(
+        out,
+        "| one rule for all | {:+.1} % | {} |",
+        pct(best, total_static),
+        describe(rule)
+    );
     out
 }
