@@ -329,6 +329,8 @@ struct FaultOutcome {
     at_s: f64,
     recovered_s: Option<f64>,
     note: String,
+    /// For a killed worker: (its jobs running at the kill, seconds until all were taken over).
+    takeover: Option<tokio::task::JoinHandle<(i64, Option<f64>)>>,
 }
 
 async fn all_ready(http: &reqwest::Client, bases: &[String], limit: Duration) -> bool {
@@ -357,9 +359,35 @@ async fn inject(
     let t0 = Instant::now();
     let at_s = (t0 - run_start).as_secs_f64();
     let mut note = String::new();
+    let mut takeover = None;
     let fault = match which {
         0 => {
-            let mut victim = fleet.lock().expect("fleet").workers.remove(0);
+            // The victim is a worker caught holding jobs (the first one after 30 s without).
+            let pids: Vec<u32> = fleet
+                .lock()
+                .expect("fleet")
+                .workers
+                .iter()
+                .map(Proc::pid)
+                .collect();
+            let mut index = 0;
+            let look = Instant::now();
+            'find: while look.elapsed() < Duration::from_secs(30) {
+                let holders: Vec<String> = sqlx::query_scalar(
+                    "SELECT DISTINCT claimed_by FROM job_runs WHERE status = 'running'",
+                )
+                .fetch_all(db)
+                .await
+                .unwrap_or_default();
+                for (i, pid) in pids.iter().enumerate() {
+                    if holders.iter().any(|h| h.contains(&format!("-{pid}-"))) {
+                        index = i;
+                        break 'find;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            let mut victim = fleet.lock().expect("fleet").workers.remove(index);
             let pid = victim.pid();
             victim.kill9();
             let next = {
@@ -373,30 +401,27 @@ async fn inject(
                 f.workers.push(fresh);
             }
             // Its claimed jobs wait for their lease to expire; then the sweeper hands them on.
-            let deadline = Instant::now() + limit;
-            let mut held = 0i64;
-            loop {
-                let open: Result<i64, _> = sqlx::query_scalar(
-                    "SELECT count(*) FROM job_runs WHERE status = 'running' AND claimed_by LIKE '%-' || $1 || '-%'",
-                )
-                .bind(pid.to_string())
-                .fetch_one(db)
-                .await;
-                if let Ok(n) = open {
-                    held = held.max(n);
-                    if n == 0 {
-                        break;
+            // Watched in the background so the next faults keep their times.
+            let db = db.clone();
+            takeover = Some(tokio::spawn(async move {
+                let mut held = 0i64;
+                while t0.elapsed() < limit {
+                    let open: Result<i64, _> = sqlx::query_scalar(
+                        "SELECT count(*) FROM job_runs WHERE status = 'running' AND claimed_by LIKE '%-' || $1 || '-%'",
+                    )
+                    .bind(pid.to_string())
+                    .fetch_one(&db)
+                    .await;
+                    if let Ok(n) = open {
+                        held = held.max(n);
+                        if n == 0 {
+                            return (held, Some(t0.elapsed().as_secs_f64()));
+                        }
                     }
+                    tokio::time::sleep(Duration::from_millis(200)).await;
                 }
-                if Instant::now() > deadline {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            note = format!(
-                "its jobs still running at the kill: {held}; all taken over after {:.1} s",
-                t0.elapsed().as_secs_f64()
-            );
+                (held, None)
+            }));
             "kill -9 of a worker (a new one started)"
         }
         1 => {
@@ -440,6 +465,7 @@ async fn inject(
         at_s,
         recovered_s,
         note: note.trim_end_matches("; ").to_owned(),
+        takeover,
     })
 }
 
@@ -450,6 +476,16 @@ async fn count(db: &sqlx::PgPool, sql: &str) -> i64 {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    // On Ctrl-C or SIGTERM the run is dropped, which stops every process and server it started.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        result = run(args) => result,
+        _ = tokio::signal::ctrl_c() => anyhow::bail!("interrupted"),
+        _ = term.recv() => anyhow::bail!("terminated"),
+    }
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
     let run_id = Uuid::new_v4().simple().to_string();
     eprintln!("soak: starting private PostgreSQL and Redis");
     let pg = Arc::new(PrivatePostgres::start()?);
@@ -619,6 +655,16 @@ async fn main() -> anyhow::Result<()> {
         accepted.extend(done?);
     }
     let load_secs = start.elapsed().as_secs_f64();
+    for f in &mut faults {
+        if let Some(watch) = f.takeover.take() {
+            let (held, after) = watch.await?;
+            let taken = after.map_or("never".to_owned(), |s| format!("after {s:.1} s"));
+            f.note = format!("{held} jobs it held taken over {taken}; {}", f.note)
+                .trim_end_matches("; ")
+                .to_owned();
+            f.recovered_s = f.recovered_s.zip(after).map(|(a, b)| a.max(b));
+        }
+    }
 
     eprintln!("soak: draining");
     let drain_start = Instant::now();
@@ -724,7 +770,7 @@ async fn main() -> anyhow::Result<()> {
 
     // Processes.
     let mut rss: Vec<(String, u64)> = Vec::new();
-    let mut errors: Vec<(String, usize, bool)> = Vec::new();
+    let mut errors: Vec<(String, BTreeMap<String, usize>, bool)> = Vec::new();
     {
         let mut f = fleet.lock().expect("fleet");
         f.sample();
@@ -732,13 +778,25 @@ async fn main() -> anyhow::Result<()> {
         for p in f.apis.iter_mut().flatten().chain(f.workers.iter_mut()) {
             rss.push((p.name.clone(), p.peak_rss_kib));
             let log = p.log_text();
-            errors.push((
-                p.name.clone(),
-                log.lines()
-                    .filter(|l| l.contains("\"level\":\"ERROR\""))
-                    .count(),
-                log.contains("panicked"),
-            ));
+            let mut messages: BTreeMap<String, usize> = BTreeMap::new();
+            for line in log.lines().filter(|l| l.contains("\"level\":\"ERROR\"")) {
+                let v: Value = serde_json::from_str(line).unwrap_or_default();
+                let cause = v["error"].as_str().or(v["cause"].as_str());
+                let text = format!(
+                    "{} {} {} {}",
+                    v["message"].as_str().unwrap_or(line),
+                    v["status"]
+                        .as_u64()
+                        .map(|s| s.to_string())
+                        .unwrap_or_default(),
+                    v["span"]["path"].as_str().unwrap_or_default(),
+                    cause.unwrap_or_default()
+                );
+                *messages
+                    .entry(text.chars().take(160).collect())
+                    .or_default() += 1;
+            }
+            errors.push((p.name.clone(), messages, log.contains("panicked")));
         }
         rss.extend(f.retired.iter().cloned());
     }
@@ -819,12 +877,12 @@ async fn main() -> anyhow::Result<()> {
     for (name, kib) in &rss {
         out.push_str(&format!("| {name} | {:.1} |\n", *kib as f64 / 1024.0));
     }
-    for (name, n, panicked) in &errors {
-        if *n > 0 || *panicked {
-            out.push_str(&format!(
-                "\n{name}: {n} error lines{}",
-                if *panicked { ", a panic" } else { "" }
-            ));
+    for (name, messages, panicked) in &errors {
+        if *panicked {
+            out.push_str(&format!("\n{name} panicked"));
+        }
+        for (m, n) in messages {
+            out.push_str(&format!("\n{name}: {n} x ERROR {m}"));
         }
     }
     println!("{out}");
