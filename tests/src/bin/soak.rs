@@ -741,6 +741,21 @@ async fn run(args: Args) -> anyhow::Result<()> {
             .insert(delivery);
     }
     let duplicate_acks = ok_per_delivery.values().filter(|n| **n > 1).count();
+    // When each repeated acceptance came (to tell which fault caused it).
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut repeats_at: Vec<String> = Vec::new();
+    for (n, h) in hits.iter().enumerate() {
+        let delivery = h
+            .header("x-service-delivery")
+            .unwrap_or_default()
+            .to_owned();
+        if n % 10 != 9 && !seen.insert(delivery) {
+            repeats_at.push(format!(
+                "{:.0} s",
+                h.at.saturating_duration_since(start).as_secs_f64()
+            ));
+        }
+    }
     let duplicate_run_deliveries = deliveries_per_run.values().filter(|d| d.len() > 1).count();
     let deliveries_complete = count(
         &db,
@@ -859,8 +874,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "| pricing runs stored (sync-triggered) | {runs_stored} |\n| distinct pricing runs named by ingests | {runs_named} |\n| pricing runs no ingest names (extra) | {runs_unnamed} |\n| most pricing runs for one ingest | {max_runs_per_ingest} |\n"
     ));
     out.push_str(&format!(
-        "| webhook attempts at the receiver | {} |\n| deliveries recorded: complete / failed / open | {deliveries_complete} / {deliveries_failed} / {deliveries_open} |\n| runs with a delivery | {runs_with_delivery} |\n| deliveries accepted more than once at the receiver | {duplicate_acks} |\n| runs delivered under more than one delivery id | {duplicate_run_deliveries} |\n\n",
-        hits.len()
+        "| webhook attempts at the receiver | {} |\n| deliveries recorded: complete / failed / open | {deliveries_complete} / {deliveries_failed} / {deliveries_open} |\n| runs with a delivery | {runs_with_delivery} |\n| deliveries accepted more than once at the receiver (same delivery id) | {duplicate_acks}{} |\n| runs delivered under more than one delivery id | {duplicate_run_deliveries} |\n\n",
+        hits.len(),
+        if repeats_at.is_empty() {
+            String::new()
+        } else {
+            format!(" (again at {})", repeats_at.join(", "))
+        }
     ));
     out.push_str("| Fault | At (s) | Recovered after (s) | Note |\n|---|---|---|---|\n");
     for f in &faults {
@@ -894,7 +914,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
             "syncs_accepted": accepted.len(), "lost": lost,
             "pricing_runs": { "stored": runs_stored, "named": runs_named, "extra": runs_unnamed, "max_per_ingest": max_runs_per_ingest },
             "webhooks": { "attempts": hits.len(), "complete": deliveries_complete, "failed": deliveries_failed, "open": deliveries_open,
-                          "duplicate_acks": duplicate_acks, "duplicate_run_deliveries": duplicate_run_deliveries },
+                          "duplicate_acks": duplicate_acks, "repeats_at": repeats_at, "duplicate_run_deliveries": duplicate_run_deliveries },
             "faults": faults.iter().map(|f| json!({"fault": f.fault, "at_s": f.at_s, "recovered_s": f.recovered_s, "note": f.note})).collect::<Vec<_>>(),
             "peak_rss_kib": rss,
             "load_secs": load_secs, "drain_secs": drain_secs,
