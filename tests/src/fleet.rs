@@ -187,6 +187,20 @@ impl PrivatePostgres {
         )
     }
 
+    /// `pg_ctl stop -m fast`: the server is away until [`PrivatePostgres::start_again`].
+    pub fn stop(&self) -> anyhow::Result<()> {
+        let data = self.data_dir();
+        self.run(
+            "pg_ctl",
+            &["stop", "-m", "fast", "-w", "-D", path_str(&data)?],
+        )
+    }
+
+    /// Starts a stopped cluster again on the same port.
+    pub fn start_again(&self) -> anyhow::Result<()> {
+        self.pg_ctl_start()
+    }
+
     fn stop_now(&self) {
         if let Ok(data) = path_str(&self.data_dir()) {
             let _ = self.run("pg_ctl", &["stop", "-m", "immediate", "-w", "-D", data]);

@@ -6,6 +6,7 @@
 use e2e::fleet::{
     config_of, create_migrated_database, free_port, wait_ready, PrivatePostgres, Proc,
 };
+use e2e::receiver::{Receiver, Reply, TestCa};
 use e2e::{wait_until, workspace_bin, PrivateRedis, FAST_JOBS};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -117,10 +118,19 @@ fn assert_all_processed(jobs: &[(String, String, i64)], ingests: i64, log: &str)
     );
 }
 
-#[tokio::test]
-async fn api_and_worker_keep_serving_through_postgres_and_redis_restarts() {
+/// A private PostgreSQL and Redis with a migrated database, a company, and the real api and
+/// worker processes on them (`extra` adds settings).
+struct Running {
+    pg: Arc<PrivatePostgres>,
+    redis: PrivateRedis,
+    api: Proc,
+    worker: Proc,
+    stack: Stack,
+}
+
+async fn start_running(extra: &[(&str, &str)]) -> Running {
     let pg = Arc::new(PrivatePostgres::start().expect("a private PostgreSQL starts"));
-    let mut redis = PrivateRedis::start().await;
+    let redis = PrivateRedis::start().await;
     let port = free_port();
     let mut env: BTreeMap<String, String> = [
         ("APP_ENV", "test".to_owned()),
@@ -139,6 +149,7 @@ async fn api_and_worker_keep_serving_through_postgres_and_redis_restarts() {
     .chain(
         FAST_JOBS
             .iter()
+            .chain(extra)
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
     )
     .collect();
@@ -166,7 +177,7 @@ async fn api_and_worker_keep_serving_through_postgres_and_redis_restarts() {
     .await
     .expect("company is created");
     let logs = std::env::temp_dir();
-    let mut api = Proc::spawn(
+    let api = Proc::spawn(
         "api",
         &workspace_bin("api"),
         &["serve", "--no-migrate"],
@@ -174,7 +185,7 @@ async fn api_and_worker_keep_serving_through_postgres_and_redis_restarts() {
         &logs,
     )
     .expect("api starts");
-    let mut worker =
+    let worker =
         Proc::spawn("worker", &workspace_bin("worker"), &[], &env, &logs).expect("worker starts");
     let stack = Stack {
         http: reqwest::Client::builder().no_proxy().build().unwrap(),
@@ -187,6 +198,24 @@ async fn api_and_worker_keep_serving_through_postgres_and_redis_restarts() {
         "{}",
         api.log_text()
     );
+    Running {
+        pg,
+        redis,
+        api,
+        worker,
+        stack,
+    }
+}
+
+#[tokio::test]
+async fn api_and_worker_keep_serving_through_postgres_and_redis_restarts() {
+    let Running {
+        pg,
+        mut redis,
+        mut api,
+        mut worker,
+        stack,
+    } = start_running(&[]).await;
 
     // Serving before any restart.
     stack.push(&day(0)).await;
@@ -269,4 +298,78 @@ async fn api_and_worker_keep_serving_through_postgres_and_redis_restarts() {
     assert!(api.alive() && worker.alive());
     let (s, _) = stack.get("/readyz").await;
     assert_eq!(s, 200);
+}
+
+/// A webhook the receiver accepted while PostgreSQL was stopped is recorded once the database is
+/// back, not sent again when its lease expires.
+#[tokio::test]
+async fn a_webhook_accepted_while_postgres_is_down_is_not_sent_again() {
+    let ca = TestCa::new();
+    // The receiver answers 200 after 3 s: time to stop PostgreSQL while the request is out.
+    let receiver =
+        Receiver::start(&ca, |_, _| Reply::status(200).after(Duration::from_secs(3))).await;
+    let run = start_running(&[
+        ("OUTBOUND_ALLOW_PRIVATE_TARGETS", "127.0.0.0/8"),
+        ("OUTBOUND_CA_FILE", ca.pem_path()),
+    ])
+    .await;
+    let stack = &run.stack;
+    let (s, sub) = e2e::status_json(
+        stack
+            .http
+            .post(format!("{}/api/v1/webhooks", stack.base))
+            .bearer_auth(&stack.key)
+            .json(&json!({ "url": receiver.url("/hooks") }))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 201, "{sub}");
+    let id = sub["id"].as_str().unwrap();
+    let (s, ping) = e2e::status_json(
+        stack
+            .http
+            .post(format!("{}/api/v1/webhooks/{id}/test", stack.base))
+            .bearer_auth(&stack.key)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 202, "{ping}");
+    wait_until("the attempt reaches the receiver", LIMIT, || async {
+        receiver.count() == 1
+    })
+    .await;
+    let pg = run.pg.clone();
+    tokio::task::spawn_blocking(move || pg.stop())
+        .await
+        .unwrap()
+        .expect("PostgreSQL stops");
+    // The receiver answers while the database is away, and it stays away longer than the
+    // pool waits for a connection (5 s).
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let pg = run.pg.clone();
+    tokio::task::spawn_blocking(move || pg.start_again())
+        .await
+        .unwrap()
+        .expect("PostgreSQL starts again");
+    let jobs = stack.drained("the delivery is recorded").await;
+    assert_eq!(
+        jobs,
+        vec![("webhook_delivery".into(), "succeeded".into(), 1)],
+        "{}",
+        run.worker.log_text()
+    );
+    let (status, attempts): (String, i32) =
+        sqlx::query_as("SELECT status, attempts FROM webhook_deliveries")
+            .fetch_one(&stack.db)
+            .await
+            .unwrap();
+    assert_eq!((status.as_str(), attempts), ("complete", 1));
+    assert_eq!(receiver.count(), 1, "the delivery was sent once");
+    assert!(run.worker.log_text().contains("the database is away"));
+    drop(run);
 }
