@@ -70,38 +70,88 @@ impl NewRate {
     }
 }
 
+/// The shapes a `POST .../competitor-rates` body may take.
 #[derive(Deserialize)]
-struct Body {
-    competitor_rates: Vec<NewRate>,
+#[serde(untagged)]
+enum Body {
+    Wrapped {
+        competitor_rates: Vec<serde_json::Value>,
+    },
+    List(Vec<serde_json::Value>),
 }
 
-/// Parses and checks a `POST .../competitor-rates` body: `{"competitor_rates": [...]}` with at
-/// most [`MAX_ITEMS`] rates. The first bad rate is reported with its path.
+/// Parses and checks a `POST .../competitor-rates` body: `{"competitor_rates": [...]}`, a bare
+/// array of rates, or a single rate object, with at most [`MAX_ITEMS`] rates. The first bad rate
+/// is reported with its path (`competitor_rates[i].field` for the wrapped form, `[i].field` for
+/// an array, `field` for a single rate).
 pub fn parse_body(
     body: &[u8],
     today: NaiveDate,
 ) -> std::result::Result<Vec<Checked>, ValidationError> {
-    crate::error::require_object(body)?;
-    let de = &mut serde_json::Deserializer::from_slice(body);
-    let body: Body = serde_path_to_error::deserialize(de).map_err(ValidationError::from_serde)?;
-    if body.competitor_rates.is_empty() {
+    if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ValidationError::new(
-            "competitor_rates",
-            "must not be empty",
+            "body",
+            "must be a JSON object or array, got an empty body",
         ));
     }
-    if body.competitor_rates.len() > MAX_ITEMS {
+    crate::error::require_depth(body)?;
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| ValidationError::new("body", format!("is not valid JSON: {e}")))?;
+    let single = value.get("competitor").is_some() || value.get("competitor_rates").is_none();
+    let (items, prefix) = match (&value, single) {
+        (serde_json::Value::Object(_), true) => (vec![value], None),
+        _ => match serde_json::from_value::<Body>(value) {
+            Ok(Body::Wrapped { competitor_rates }) => (competitor_rates, Some("competitor_rates")),
+            Ok(Body::List(items)) => (items, Some("")),
+            Err(_) => {
+                return Err(ValidationError::new(
+                    "body",
+                    "must be a rate, an array of rates or {\"competitor_rates\": [...]}",
+                ))
+            }
+        },
+    };
+    let at = |i: usize| match prefix {
+        None => String::new(),
+        Some(p) => format!("{p}[{i}]"),
+    };
+    let name = prefix.filter(|p| !p.is_empty()).unwrap_or("body");
+    if items.is_empty() {
+        return Err(ValidationError::new(name, "must not be empty"));
+    }
+    if items.len() > MAX_ITEMS {
         return Err(ValidationError::new(
-            "competitor_rates",
+            name,
             format!("must have at most {MAX_ITEMS} items"),
         ));
     }
-    body.competitor_rates
+    items
         .into_iter()
         .enumerate()
-        .map(|(i, rate)| {
+        .map(|(i, item)| {
+            let path = at(i);
+            let field = |f: &str| {
+                if path.is_empty() {
+                    f.to_owned()
+                } else {
+                    format!("{path}.{f}")
+                }
+            };
+            let rate: NewRate = serde_path_to_error::deserialize(&item).map_err(|e| {
+                let v = ValidationError::from_serde(e);
+                if v.path == "body" {
+                    let whole = if path.is_empty() {
+                        "body"
+                    } else {
+                        path.as_str()
+                    };
+                    ValidationError::new(whole, "must be a rate object")
+                } else {
+                    ValidationError::new(field(&v.path), v.message)
+                }
+            })?;
             rate.check(today)
-                .map_err(|(f, m)| ValidationError::new(format!("competitor_rates[{i}].{f}"), m))
+                .map_err(|(f, m)| ValidationError::new(field(&f), m))
         })
         .collect()
 }

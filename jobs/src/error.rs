@@ -57,15 +57,17 @@ pub const MAX_JSON_DEPTH: usize = 32;
 /// nested at most [`MAX_JSON_DEPTH`] levels, before it is parsed.
 pub fn require_object(body: &[u8]) -> Result<(), ValidationError> {
     match body.iter().find(|b| !b.is_ascii_whitespace()) {
-        None => {
-            return Err(ValidationError::new(
-                "body",
-                "must be a JSON object, got an empty body",
-            ))
-        }
-        Some(b'{') => {}
-        Some(_) => return Err(ValidationError::new("body", "must be a JSON object")),
+        None => Err(ValidationError::new(
+            "body",
+            "must be a JSON object, got an empty body",
+        )),
+        Some(b'{') => require_depth(body),
+        Some(_) => Err(ValidationError::new("body", "must be a JSON object")),
     }
+}
+
+/// Checks that a body nests at most [`MAX_JSON_DEPTH`] levels, before it is parsed.
+pub fn require_depth(body: &[u8]) -> Result<(), ValidationError> {
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
     for &b in body {
         if in_string {

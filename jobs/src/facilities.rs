@@ -63,6 +63,20 @@ fn not_found(id: Uuid) -> Error {
     Error::not_found(format!("no facility with id {id}"))
 }
 
+/// A 404 unless the facility is the company's: routes that take a facility id and a body call
+/// it before reading the body, so a foreign or unknown facility is a 404 whatever the body is.
+/// One short query on the pool; no connection is kept.
+pub async fn ensure_owned(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<()> {
+    let found = sqlx::query_scalar!(
+        "SELECT id FROM facilities WHERE company_id = $1 AND id = $2",
+        company_id,
+        id
+    )
+    .fetch_optional(pool)
+    .await?;
+    found.map(|_| ()).ok_or_else(|| not_found(id))
+}
+
 pub async fn list(pool: &PgPool, company_id: Uuid) -> Result<Vec<Facility>> {
     Ok(sqlx::query_as!(
         Facility,
@@ -207,12 +221,16 @@ pub struct Resolved {
     pub name: String,
     pub rentable_sqft: Option<f64>,
     pub created: bool,
+    /// The payload's `id` when it named no facility of the company and the other fields
+    /// matched (or created) this one instead.
+    pub unmatched_id: Option<Uuid>,
 }
 
 /// Finds the facility a sync payload names, in the order of the interface: `id`, then
 /// `external_id` with `source_system`, then `name` (case-insensitive); creates it when nothing
-/// matches and a name is given. A payload `id` that names no facility of the company is a 404:
-/// an explicit id is never replaced by a match on other fields. Runs inside the caller's
+/// matches and a name is given. A payload `id` that names no facility of the company falls
+/// through to the other fields (the caller reports it, see [`Resolved::unmatched_id`]); with no
+/// other field to match it is a 404. Runs inside the caller's
 /// transaction; a concurrent creation of the same facility is resolved by the unique indexes.
 pub async fn resolve_for_sync(
     conn: &mut PgConnection,
@@ -238,6 +256,7 @@ pub async fn resolve_for_sync(
                 name: found.1,
                 rentable_sqft: sqft,
                 created: false,
+                unmatched_id: r.id.filter(|id| *id != found.0),
             });
         }
         let Some(name) = name else {
@@ -269,6 +288,7 @@ pub async fn resolve_for_sync(
                 name: name.to_owned(),
                 rentable_sqft: r.rentable_sqft.map(Quantity::get),
                 created: true,
+                unmatched_id: r.id,
             });
         }
     }
@@ -293,9 +313,12 @@ async fn find_for_sync(
         )
         .fetch_optional(&mut *conn)
         .await?;
-        return row
-            .map(|r| Some((r.id, r.name)))
-            .ok_or_else(|| not_found(id));
+        match row {
+            Some(r) => return Ok(Some((r.id, r.name))),
+            // Nothing else to match by: the id was the whole identification.
+            None if ext.is_none() && name.is_none() => return Err(not_found(id)),
+            None => {}
+        }
     }
     if let Some(ext) = ext {
         let row = sqlx::query!(

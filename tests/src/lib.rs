@@ -353,12 +353,28 @@ impl TestApp {
     }
 }
 
-/// Reads a response as (status, JSON body); a non-JSON body is returned as a JSON string.
 /// Pushes a sync that must succeed; its answer.
 pub async fn push_ok(app: &TestApp, body: Value) -> Value {
     let (s, res) = status_json(app.sync(&body).await).await;
     assert_eq!(s, 200, "{res}");
     res
+}
+
+/// Pushes a sync as another tenant that must succeed; the id of the facility it named.
+pub async fn push_ok_as(app: &TestApp, tenant: &Tenant, body: Value) -> String {
+    let (s, res) = status_json(
+        app.req_as(tenant, Method::POST, "/api/v1/sync")
+            .json(&body)
+            .send()
+            .await
+            .expect("the request is sent"),
+    )
+    .await;
+    assert_eq!(s, 200, "{res}");
+    res["facility"]["id"]
+        .as_str()
+        .expect("a facility id")
+        .to_owned()
 }
 
 /// A GET that must answer 200; its body.

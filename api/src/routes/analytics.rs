@@ -38,24 +38,20 @@ fn facility_id(raw: Option<&str>) -> ApiResult<Option<Uuid>> {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct FacilityParams {
     facility_id: Option<String>,
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct NoParams {}
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct SeasonalityParams {
     facility_id: Option<String>,
     size: Option<String>,
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct LeadsParams {
     facility_id: Option<String>,
     period: Option<String>,

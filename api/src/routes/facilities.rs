@@ -2,7 +2,7 @@
 
 use crate::auth::Auth;
 use crate::error::ApiResult;
-use crate::extract::{path_id, Json};
+use crate::extract::{parse_json, path_id, Json, JsonBytes};
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -51,9 +51,12 @@ async fn update(
     State(state): State<AppState>,
     Auth(who): Auth,
     Path(id): Path<String>,
-    Json(input): Json<FacilityInput>,
+    JsonBytes(body): JsonBytes,
 ) -> ApiResult<axum::Json<Facility>> {
     let id = path_id(&id, "facility")?;
+    // A foreign or unknown facility is a 404 before the body is judged.
+    facilities::ensure_owned(&state.db, who.company_id, id).await?;
+    let input: FacilityInput = parse_json(&body)?;
     Ok(axum::Json(
         facilities::update(&state.db, who.company_id, id, input).await?,
     ))

@@ -35,7 +35,6 @@ pub fn router() -> Router<AppState> {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RecommendationsQuery {
     regenerate: Option<String>,
 }
@@ -106,6 +105,7 @@ async fn write_settings(
     JsonBytes(body): JsonBytes,
 ) -> ApiResult<Json<Value>> {
     let facility_id = path_id(&id, "facility")?;
+    jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
     jobs::error::require_object(&body)?;
     let overrides: Value = serde_json::from_slice(&body)
         .map_err(|e| ApiError::Invalid(format!("body: is not valid JSON ({e})")))?;
@@ -124,7 +124,6 @@ fn settings_body(facility_id: Uuid, settings: PricingSettings, overrides: Value)
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RatesQuery {
     size: Option<String>,
     since: Option<String>,
@@ -176,6 +175,7 @@ async fn add_rates(
     JsonBytes(body): JsonBytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let facility_id = path_id(&id, "facility")?;
+    jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
     let rates = competitors::parse_body(&body, Utc::now().date_naive())?;
     let mut tx = state.db.begin().await.map_err(jobs::Error::from)?;
     let (inserted, updated) =

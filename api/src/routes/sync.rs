@@ -35,13 +35,15 @@ async fn sync(
     state
         .push_after_commit(jobs::queue::Kind::Ingest, &[outcome.job_id])
         .await;
+    let mut warnings = parsed.warnings;
+    warnings.extend(outcome.warnings);
     Ok(Json(json!({
         "ok": true,
         "idempotent": outcome.idempotent,
         "facility": outcome.facility,
         "sync_id": outcome.sync_id,
         "date": outcome.date,
-        "warnings": parsed.warnings,
+        "warnings": warnings,
         "job": { "id": outcome.job_id, "kind": "ingest" },
     })))
 }

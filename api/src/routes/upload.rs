@@ -51,7 +51,6 @@ async fn template(Path(kind): Path<String>) -> ApiResult<Response> {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct UploadQuery {
     kind: Option<String>,
     date: Option<String>,
@@ -66,20 +65,8 @@ async fn upload(
     body: Body,
 ) -> ApiResult<Response> {
     let facility_id = path_id(&id, "facility")?;
-    // A short read on the pool (released at once), so another company's or a missing facility
-    // is a 404 before any of the body is read.
-    let exists = sqlx::query_scalar!(
-        "SELECT id FROM facilities WHERE company_id = $1 AND id = $2",
-        who.company_id,
-        facility_id
-    )
-    .fetch_optional(&state.db)
-    .await?;
-    if exists.is_none() {
-        return Err(ApiError::NotFound(format!(
-            "no facility with id {facility_id}"
-        )));
-    }
+    // Another company's or a missing facility is a 404 before any of the body is read.
+    jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
     let kind = q
         .kind
         .as_deref()

@@ -4,5 +4,5 @@ pub mod derive;
 pub mod payload;
 pub mod store;
 
-pub use payload::{parse, Parsed, SyncPayload};
+pub use payload::{parse, parse_exact, Parsed, SyncPayload};
 pub use store::{ingest, store, Outcome, Source};

@@ -4,8 +4,12 @@
 use crate::domain::values::{Count, HttpUrl, Money, Percent, Quantity, Text, UnitSize};
 use crate::error::ValidationError;
 use chrono::NaiveDate;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use std::collections::HashSet;
+
+mod normalize;
 
 /// Longest accepted array in a payload (unit types, promotions, competitor rates, rents, leads).
 pub const MAX_ITEMS: usize = 1_000;
@@ -160,47 +164,367 @@ where
     Ok(Option::<Vec<T>>::deserialize(de)?.unwrap_or_default())
 }
 
-/// A payload with the notes about what was ignored.
+/// A payload with the notes about what was normalised, ignored or left out.
 #[derive(Debug)]
 pub struct Parsed {
     pub payload: SyncPayload,
-    /// One line per ignored (unknown) field, by JSON path.
+    /// One line per note, `<JSON path>: <reason>`: unknown fields, normalised values and items
+    /// that could not be read and were left out.
     pub warnings: Vec<String>,
+    /// The items and fields that were left out, with why (also among `warnings`).
+    pub left_out: Vec<ValidationError>,
+    /// The payload as read: normalised values, without what was left out. Its `unit_types`
+    /// match `payload.unit_types` item for item.
+    pub normalized: Value,
 }
 
 /// Most warnings listed in one response; the rest are counted.
 const MAX_WARNINGS: usize = 50;
 
-/// Parses and validates a JSON body. `today` is the server's current UTC date: a snapshot may
-/// be dated at most one day ahead of it (time zones east of UTC are already on the next day).
+/// The top-level fields this version reads.
+const FIELDS: [&str; 10] = [
+    "facility",
+    "date",
+    "occupancy_pct",
+    "move_ins",
+    "move_outs",
+    "unit_types",
+    "promotions",
+    "competitor_rates",
+    "tenant_rents",
+    "leads",
+];
+
+/// Parses a JSON body the way a nightly sync needs it read: forgiving. What is clearly meant is
+/// normalised (see `normalize`); a field or an array item that still cannot be read is left out
+/// and reported in `warnings`. Only a snapshot that cannot be placed is an error: a body that is
+/// not a JSON object, a missing or impossible `date`, a `facility` that is not an object, an
+/// array over [`MAX_ITEMS`]. `today` is the server's current UTC date: a snapshot may be dated at
+/// most one day ahead of it (time zones east of UTC are already on the next day).
 pub fn parse(body: &[u8], today: NaiveDate) -> Result<Parsed, ValidationError> {
     crate::error::require_object(body)?;
-    let mut ignored = Vec::new();
     let mut de = serde_json::Deserializer::from_slice(body);
-    let payload: SyncPayload = {
-        let mut note = |path: serde_ignored::Path<'_>| ignored.push(path.to_string());
-        let tracked = serde_ignored::Deserializer::new(&mut de, &mut note);
-        serde_path_to_error::deserialize(tracked).map_err(ValidationError::from_serde)?
-    };
+    let root: Value =
+        serde_path_to_error::deserialize(&mut de).map_err(ValidationError::from_serde)?;
     de.end().map_err(|e| {
         ValidationError::new(
             "body",
             format!("trailing characters after the JSON object ({e})"),
         )
     })?;
-    payload.check(today)?;
-    let mut warnings: Vec<String> = ignored
-        .iter()
-        .take(MAX_WARNINGS)
-        .map(|p| format!("{}: unknown field, ignored", display_path(p)))
-        .collect();
-    if ignored.len() > MAX_WARNINGS {
-        warnings.push(format!(
-            "{} more unknown fields ignored",
-            ignored.len() - MAX_WARNINGS
-        ));
+    let Value::Object(mut obj) = root else {
+        return Err(ValidationError::new("body", "must be a JSON object"));
+    };
+    let mut r = Reader::default();
+    for key in obj.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
+        r.note(key, "unknown field, ignored");
     }
-    Ok(Parsed { payload, warnings })
+    normalize::clean(&mut obj, "", &mut r);
+
+    let date: SnapshotDate = match obj.get("date") {
+        None => return Err(ValidationError::new("date", "is required")),
+        Some(v) => r.value(v, "date")?,
+    };
+    let facility = match obj.get_mut("facility") {
+        None => None,
+        Some(Value::Object(f)) => Some(r.object::<FacilityRef>(
+            f,
+            "facility",
+            &["id", "external_id", "source_system", "name"],
+        )?),
+        Some(_) => return Err(ValidationError::new("facility", "must be an object")),
+    };
+    let mut take = |obj: &mut Map<String, Value>, key: &str| -> Result<Value, ValidationError> {
+        match obj.remove(key) {
+            None => Ok(Value::Array(Vec::new())),
+            Some(Value::Array(a)) if a.len() > MAX_ITEMS => Err(ValidationError::new(
+                key,
+                format!("at most {MAX_ITEMS} entries, got {}", a.len()),
+            )),
+            Some(v @ Value::Array(_)) => Ok(v),
+            Some(other) => {
+                r.leave_out(ValidationError::new(
+                    key,
+                    format!("must be an array, got {}", kind(&other)),
+                ));
+                Ok(Value::Array(Vec::new()))
+            }
+        }
+    };
+    let arrays: Vec<(&str, Value)> = [
+        "unit_types",
+        "promotions",
+        "competitor_rates",
+        "tenant_rents",
+        "leads",
+    ]
+    .into_iter()
+    .map(|k| take(&mut obj, k).map(|v| (k, v)))
+    .collect::<Result<_, _>>()?;
+    // The scalar fields, each left out on its own when it cannot be read.
+    let mut scalars: Map<String, Value> = ["occupancy_pct", "move_ins", "move_outs"]
+        .into_iter()
+        .filter_map(|k| obj.remove(k).map(|v| (k.to_owned(), v)))
+        .collect();
+    let rest: Scalars = r.object(&mut scalars, "", &[])?;
+    obj.extend(scalars);
+
+    let mut payload = SyncPayload {
+        facility,
+        date,
+        occupancy_pct: rest.occupancy_pct,
+        move_ins: rest.move_ins,
+        move_outs: rest.move_outs,
+        unit_types: Vec::new(),
+        promotions: Vec::new(),
+        competitor_rates: Vec::new(),
+        tenant_rents: Vec::new(),
+        leads: Vec::new(),
+    };
+    for (key, mut items) in arrays {
+        let Value::Array(list) = &mut items else {
+            continue;
+        };
+        match key {
+            "unit_types" => {
+                let mut seen = HashSet::new();
+                payload.unit_types = r.items(list, key, |u: &UnitType| {
+                    if let (Some(total), Some(occupied)) = (u.total_units, u.occupied_units) {
+                        if occupied > total {
+                            return Err(ValidationError::new(
+                                "occupied_units",
+                                format!(
+                                    "{} is more than total_units {}",
+                                    occupied.get(),
+                                    total.get()
+                                ),
+                            ));
+                        }
+                    }
+                    if !seen.insert((u.size.to_string(), u.tier_str().to_lowercase())) {
+                        return Err(ValidationError::new(
+                            "size",
+                            format!("size {} with tier '{}' appears twice", u.size, u.tier_str()),
+                        ));
+                    }
+                    Ok(())
+                });
+            }
+            "promotions" => payload.promotions = r.items(list, key, |_: &Promotion| Ok(())),
+            "competitor_rates" => {
+                payload.competitor_rates = r.items(list, key, |_: &CompetitorRate| Ok(()));
+            }
+            "tenant_rents" => payload.tenant_rents = r.items(list, key, |_: &TenantRent| Ok(())),
+            _ => {
+                let mut channels = HashSet::new();
+                payload.leads = r.items(list, key, |l: &Lead| {
+                    if channels.insert(l.channel.as_str().to_lowercase()) {
+                        Ok(())
+                    } else {
+                        Err(ValidationError::new(
+                            "channel",
+                            format!("'{}' appears twice", l.channel.as_str()),
+                        ))
+                    }
+                });
+            }
+        }
+        obj.insert(key.to_owned(), items);
+    }
+    payload.check(today)?;
+    let mut warnings = r.warnings;
+    if warnings.len() > MAX_WARNINGS {
+        let more = warnings.len() - MAX_WARNINGS;
+        warnings.truncate(MAX_WARNINGS);
+        warnings.push(format!("{more} more warnings"));
+    }
+    Ok(Parsed {
+        payload,
+        warnings,
+        left_out: r.left_out,
+        normalized: Value::Object(obj),
+    })
+}
+
+/// [`parse`] for payloads the service builds itself (from upload rows): anything left out is
+/// an error, since the rows were checked before.
+pub fn parse_exact(body: &[u8], today: NaiveDate) -> Result<Parsed, ValidationError> {
+    let parsed = parse(body, today)?;
+    match parsed.left_out.first() {
+        Some(e) => Err(e.clone()),
+        None => Ok(parsed),
+    }
+}
+
+/// The payload's scalar fields, read together so each can be left out on its own.
+#[derive(Deserialize)]
+struct Scalars {
+    occupancy_pct: Option<Percent>,
+    move_ins: Option<MoveIns>,
+    move_outs: Option<MoveOuts>,
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn join(prefix: &str, path: &str) -> String {
+    match (prefix.is_empty(), path.is_empty() || path == "body") {
+        (true, _) => path.to_owned(),
+        (false, true) => prefix.to_owned(),
+        (false, false) if path.starts_with('[') => format!("{prefix}{path}"),
+        (false, false) => format!("{prefix}.{path}"),
+    }
+}
+
+/// Reads values out of the payload, collecting what it noted.
+#[derive(Default)]
+struct Reader {
+    warnings: Vec<String>,
+    left_out: Vec<ValidationError>,
+}
+
+impl Reader {
+    fn note(&mut self, path: &str, what: impl std::fmt::Display) {
+        self.warnings.push(format!("{path}: {what}"));
+    }
+
+    fn leave_out(&mut self, e: ValidationError) {
+        self.warnings
+            .push(format!("{}: {}; left out", e.path, e.message));
+        self.left_out.push(e);
+    }
+
+    /// Deserialises one value, noting unknown fields; errors carry the full path.
+    fn value<T: DeserializeOwned>(&mut self, v: &Value, path: &str) -> Result<T, ValidationError> {
+        let mut unknown = Vec::new();
+        let result = {
+            let mut seen = |p: serde_ignored::Path<'_>| unknown.push(p.to_string());
+            serde_path_to_error::deserialize(serde_ignored::Deserializer::new(v, &mut seen))
+        };
+        match result {
+            Ok(t) => {
+                for u in unknown {
+                    self.note(&join(path, &display_path(&u)), "unknown field, ignored");
+                }
+                Ok(t)
+            }
+            Err(e) => {
+                let root = matches!(e.path().to_string().as_str(), "." | "");
+                let e = ValidationError::from_serde(e);
+                // At the root of this value, `from_serde` speaks of the whole body.
+                let message = match (root, e.message.strip_prefix("must be a JSON object (")) {
+                    (true, Some(inner)) if e.path == "body" => {
+                        inner.strip_suffix(')').unwrap_or(inner).to_owned()
+                    }
+                    _ => e.message,
+                };
+                Err(ValidationError::new(join(path, &e.path), message))
+            }
+        }
+    }
+
+    /// Deserialises an object, leaving out (and noting) each optional field that cannot be
+    /// read. A required field that cannot be read, or one of `strict`, is the object's error.
+    fn object<T: DeserializeOwned>(
+        &mut self,
+        obj: &mut Map<String, Value>,
+        path: &str,
+        strict: &[&str],
+    ) -> Result<T, ValidationError> {
+        let mut dropped: Vec<ValidationError> = Vec::new();
+        loop {
+            let mut trial = Reader::default();
+            match trial.value::<T>(&Value::Object(obj.clone()), path) {
+                Ok(t) => {
+                    self.warnings.extend(trial.warnings);
+                    for e in dropped {
+                        self.leave_out(e);
+                    }
+                    return Ok(t);
+                }
+                Err(e) => {
+                    let within = if path.is_empty() {
+                        e.path.as_str()
+                    } else {
+                        e.path
+                            .strip_prefix(path)
+                            .map_or("", |p| p.trim_start_matches('.'))
+                    };
+                    let field = within.split(['.', '[']).next().unwrap_or("");
+                    let removable = !field.is_empty()
+                        && !strict.contains(&field)
+                        && e.message != "is required"
+                        && remove_path(obj, within);
+                    if !removable || dropped.len() > 32 {
+                        // A required field that was left out for its value: its first error
+                        // says more than "is required".
+                        let first = dropped.into_iter().find(|d| d.path == e.path);
+                        return Err(first.unwrap_or(e));
+                    }
+                    dropped.push(e);
+                }
+            }
+        }
+    }
+
+    /// Reads each item of an array on its own: one that cannot be read (or that `check`
+    /// refuses) is left out of the result and of `list`, and noted with its path.
+    fn items<T: DeserializeOwned>(
+        &mut self,
+        list: &mut Vec<Value>,
+        key: &str,
+        mut check: impl FnMut(&T) -> Result<(), ValidationError>,
+    ) -> Vec<T> {
+        let mut out = Vec::with_capacity(list.len());
+        let mut index = 0;
+        list.retain_mut(|item| {
+            let path = format!("{key}[{index}]");
+            index += 1;
+            let read = match item {
+                Value::Object(o) => self.object::<T>(o, &path, &[]),
+                other => Err(ValidationError::new(
+                    path.clone(),
+                    format!("must be an object, got {}", kind(other)),
+                )),
+            };
+            match read.and_then(|t| {
+                check(&t).map_err(|e| ValidationError::new(join(&path, &e.path), e.message))?;
+                Ok(t)
+            }) {
+                Ok(t) => {
+                    out.push(t);
+                    true
+                }
+                Err(e) => {
+                    self.warnings
+                        .push(format!("{path}: left out ({}: {})", e.path, e.message));
+                    self.left_out.push(e);
+                    false
+                }
+            }
+        });
+        out
+    }
+}
+
+/// Removes the value at a path such as `move_ins.mtd` or `website_url`; false when there is
+/// nothing there to remove.
+fn remove_path(obj: &mut Map<String, Value>, path: &str) -> bool {
+    match path.split_once('.') {
+        None => obj.remove(path).is_some(),
+        Some((head, rest)) => match obj.get_mut(head) {
+            Some(Value::Object(inner)) => remove_path(inner, rest),
+            _ => obj.remove(head).is_some(),
+        },
+    }
 }
 
 /// Renders a serde_ignored path (`unit_types.?.0.extra`) in the style of error paths
@@ -221,8 +545,8 @@ fn display_path(raw: &str) -> String {
 }
 
 impl SyncPayload {
-    /// Checks the rules that span fields: the date window, array lengths, duplicate keys, and
-    /// counts that must agree.
+    /// Checks the rules that place the snapshot: the date window and the array lengths (items
+    /// that disagree with each other are left out while reading).
     pub fn check(&self, today: NaiveDate) -> Result<(), ValidationError> {
         let latest = today.succ_opt().unwrap_or(today);
         if self.date.0 > latest {
@@ -251,36 +575,6 @@ impl SyncPayload {
                 return Err(ValidationError::new(
                     name,
                     format!("at most {MAX_ITEMS} entries, got {len}"),
-                ));
-            }
-        }
-        let mut seen = HashSet::new();
-        for (i, u) in self.unit_types.iter().enumerate() {
-            if !seen.insert((u.size.to_string(), u.tier_str().to_lowercase())) {
-                return Err(ValidationError::new(
-                    format!("unit_types[{i}]"),
-                    format!("size {} with tier '{}' appears twice", u.size, u.tier_str()),
-                ));
-            }
-            if let (Some(total), Some(occupied)) = (u.total_units, u.occupied_units) {
-                if occupied > total {
-                    return Err(ValidationError::new(
-                        format!("unit_types[{i}].occupied_units"),
-                        format!(
-                            "{} is more than total_units {}",
-                            occupied.get(),
-                            total.get()
-                        ),
-                    ));
-                }
-            }
-        }
-        let mut channels = HashSet::new();
-        for (i, l) in self.leads.iter().enumerate() {
-            if !channels.insert(l.channel.as_str().to_lowercase()) {
-                return Err(ValidationError::new(
-                    format!("leads[{i}].channel"),
-                    format!("'{}' appears twice", l.channel.as_str()),
                 ));
             }
         }
@@ -323,30 +617,188 @@ mod tests {
     }
 
     #[test]
-    fn errors_name_the_path() {
+    fn only_a_snapshot_that_cannot_be_placed_is_an_error() {
         let cases: &[(&[u8], &str)] = &[
             (br#"{}"#, "date: is required"),
+            (br#"[]"#, "body: must be a JSON object"),
             (
                 br#"{"date": "2026-02-30"}"#,
                 "date: is not a real calendar date",
             ),
-            (
-                br#"{"date": "2026-11-21", "occupancy_pct": 101}"#,
-                "occupancy_pct: must be a percentage",
-            ),
-            (
-                br#"{"date": "2026-11-21", "unit_types": [{"size": "10", "street_rate": 1}]}"#,
-                "unit_types[0].size:",
-            ),
+            (br#"{"date": ""}"#, "date: is required"),
             (
                 br#"{"date": "2026-11-24"}"#,
                 "date: 2026-11-24 is in the future",
             ),
             (br#"{"date": "2026-11-21"} x"#, "body: trailing characters"),
+            (
+                br#"{"date": "2026-11-21", "facility": "Elm"}"#,
+                "facility: must be an object",
+            ),
         ];
         for (body, want) in cases {
             let e = parse(body, today()).unwrap_err().to_string();
             assert!(e.contains(want), "{e} should contain {want}");
         }
+    }
+
+    #[test]
+    fn what_cannot_be_read_is_left_out_with_its_path_and_reason() {
+        let body = br#"{
+            "facility": {"name": "Elm St", "website_url": "not a url", "rentable_sqft": -5},
+            "date": "2026-11-21",
+            "occupancy_pct": 101,
+            "move_ins": {"daily": 2, "mtd": 2.5, "target_monthly": 45},
+            "unit_types": [
+                {"size": "10x10", "street_rate": 129},
+                {"size": "10", "street_rate": 99},
+                {"size": "5x5", "street_rate": "cheap"},
+                {"size": "10x10", "street_rate": 131},
+                {"size": "5x10", "street_rate": 80, "occupancy_pct": 140},
+                "5x5",
+                {"size": "10x20", "street_rate": 200, "total_units": 3, "occupied_units": 4}
+            ],
+            "competitor_rates": [{"competitor": "A", "size": "10x10", "rate": -1}, {"competitor": "B", "size": "10x10", "rate": 140}],
+            "leads": [{"channel": "web", "count": 1}, {"channel": "WEB", "count": 2}],
+            "promotions": {"name": "not an array"}
+        }"#;
+        let p = parse(body, today()).unwrap();
+        let pl = &p.payload;
+        assert_eq!(
+            pl.facility
+                .as_ref()
+                .unwrap()
+                .name
+                .as_ref()
+                .unwrap()
+                .as_str(),
+            "Elm St"
+        );
+        assert!(pl.facility.as_ref().unwrap().website_url.is_none());
+        assert!(pl.occupancy_pct.is_none());
+        let mi = pl.move_ins.as_ref().unwrap();
+        assert_eq!(
+            (
+                mi.daily.map(Count::get),
+                mi.mtd,
+                mi.target_monthly.map(Count::get)
+            ),
+            (Some(2), None, Some(45))
+        );
+        let units: Vec<(String, f64, Option<f64>)> = pl
+            .unit_types
+            .iter()
+            .map(|u| {
+                (
+                    u.size.to_string(),
+                    u.street_rate.get(),
+                    u.occupancy_pct.map(Percent::get),
+                )
+            })
+            .collect();
+        // The second 10x10 repeats the first; 5x10's occupancy is left out, not the unit type.
+        assert_eq!(
+            units,
+            vec![
+                ("10x10".to_owned(), 129.0, None),
+                ("5x10".to_owned(), 80.0, None)
+            ]
+        );
+        assert_eq!(pl.competitor_rates.len(), 1);
+        assert_eq!(pl.competitor_rates[0].competitor.as_str(), "B");
+        assert_eq!(pl.leads.len(), 1);
+        assert!(pl.promotions.is_empty());
+        let w = p.warnings.join("\n");
+        for want in [
+            "facility.website_url: ",
+            "facility.rentable_sqft: ",
+            "occupancy_pct: must be a percentage from 0 to 100, got 101; left out",
+            "move_ins.mtd: ",
+            "unit_types[1]: left out (unit_types[1].size: must be a size like 10x10",
+            "unit_types[2]: left out (unit_types[2].street_rate: ",
+            "unit_types[3]: left out (unit_types[3].size: size 10x10 with tier '' appears twice)",
+            "unit_types[4].occupancy_pct: must be a percentage from 0 to 100, got 140; left out",
+            "unit_types[5]: left out (unit_types[5]: must be an object, got a string)",
+            "unit_types[6]: left out (unit_types[6].occupied_units: 4 is more than total_units 3)",
+            "competitor_rates[0]: left out (competitor_rates[0].rate: ",
+            "leads[1]: left out (leads[1].channel: 'WEB' appears twice)",
+            "promotions: must be an array, got an object; left out",
+        ] {
+            assert!(w.contains(want), "missing {want:?} in:\n{w}");
+        }
+        // The normalised form matches the payload item for item.
+        assert_eq!(p.normalized["unit_types"].as_array().unwrap().len(), 2);
+        assert!(p.normalized.get("occupancy_pct").is_none());
+        assert!(parse_exact(body, today()).is_err());
+    }
+
+    #[test]
+    fn what_is_clearly_meant_is_read_as_meant() {
+        let body = br#"{
+            "facility": {"name": "Elm St", "external_id": "", "address": "  "},
+            "date": "2026-11-21",
+            "occupancy_pct": "91.5%",
+            "move_ins": {"daily": 2.0, "mtd": "31", "target_monthly": 45.0},
+            "unit_types": [
+                {"size": "10'x10'", "street_rate": "$1,299.00"},
+                {"size": "10 X 10 CC", "street_rate": 150, "tier": ""},
+                {"size": "5x10 Drive Up", "tier": "outdoor", "street_rate": 90}
+            ],
+            "competitor_rates": [
+                {"competitor": "A", "size": "10x10", "rate": 140, "promo": true},
+                {"competitor": "B", "size": "10x10", "rate": 141, "promo": false},
+                {"competitor": "C", "size": "10X10 CC", "rate": "142", "promo": 50}
+            ]
+        }"#;
+        let p = parse_exact(body, today()).unwrap();
+        let pl = &p.payload;
+        let f = pl.facility.as_ref().unwrap();
+        assert!(f.external_id.is_none() && f.address.is_none());
+        assert_eq!(pl.occupancy_pct.map(Percent::get), Some(91.5));
+        let mi = pl.move_ins.as_ref().unwrap();
+        assert_eq!(
+            (mi.daily.map(Count::get), mi.mtd.map(Count::get)),
+            (Some(2), Some(31))
+        );
+        let units: Vec<(String, String, f64)> = pl
+            .unit_types
+            .iter()
+            .map(|u| {
+                (
+                    u.size.to_string(),
+                    u.tier_str().to_owned(),
+                    u.street_rate.get(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            units,
+            vec![
+                ("10x10".to_owned(), String::new(), 1299.0),
+                ("10x10".to_owned(), "CC".to_owned(), 150.0),
+                ("5x10".to_owned(), "outdoor".to_owned(), 90.0),
+            ]
+        );
+        let promos: Vec<Option<&str>> = pl
+            .competitor_rates
+            .iter()
+            .map(|c| c.promo.as_ref().map(Text::as_str))
+            .collect();
+        assert_eq!(promos, vec![Some("promotion"), None, Some("50")]);
+        assert_eq!(pl.competitor_rates[2].size.to_string(), "10x10");
+        assert_eq!(pl.competitor_rates[2].rate.get(), 142.0);
+        let w = p.warnings.join("\n");
+        assert!(
+            w.contains("unit_types[1].size: '10 X 10 CC' read as size 10x10 with tier 'CC'"),
+            "{w}"
+        );
+        assert!(
+            w.contains("unit_types[2].size: '5x10 Drive Up' read as size 5x10; 'Drive Up' ignored"),
+            "{w}"
+        );
+        assert!(
+            w.contains("competitor_rates[2].size: '10X10 CC' read as size 10x10; 'CC' ignored"),
+            "{w}"
+        );
     }
 }

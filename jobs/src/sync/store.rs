@@ -44,6 +44,9 @@ pub struct Outcome {
     pub facility: FacilityOutcome,
     /// The `ingest` job recorded with the snapshot; push it once committed.
     pub job_id: Uuid,
+    /// Notes on how the snapshot was placed (`<JSON path>: <reason>`), e.g. a `facility.id`
+    /// that matched nothing.
+    pub warnings: Vec<String>,
 }
 
 /// Checks that JSON text, already parsed, can be stored in a `jsonb` column: PostgreSQL refuses
@@ -296,12 +299,27 @@ pub async fn store(
     )
     .await?
     .ok_or_else(|| crate::Error::Conflict("the ingest job could not be recorded".to_owned()))?;
+    let warnings = facility
+        .unmatched_id
+        .map(|id| {
+            format!(
+                "facility.id: no facility has the id {id}; {}",
+                if facility.created {
+                    "a new facility was created from the name"
+                } else {
+                    "matched by external_id or name instead"
+                }
+            )
+        })
+        .into_iter()
+        .collect();
     Ok(Outcome {
         job_id,
         sync_id,
         date: p.date.0,
         idempotent: if row.created { "created" } else { "updated" },
         facility: facilities_outcome(facility),
+        warnings,
     })
 }
 

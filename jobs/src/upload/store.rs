@@ -58,7 +58,7 @@ async fn one_day(
         ))
     };
     let uploaded_raw = super::unit_rates_payload(facility_id, date, rows);
-    let uploaded = sync::parse(uploaded_raw.to_string().as_bytes(), today)
+    let uploaded = sync::parse_exact(uploaded_raw.to_string().as_bytes(), today)
         .map_err(in_rows)?
         .payload;
     // The row lock keeps a concurrent push of the day from landing between read and write.
@@ -78,18 +78,24 @@ async fn one_day(
             merge::new_day(&uploaded),
         ),
         Some(stored_raw) => {
-            let stored = sync::parse(stored_raw.to_string().as_bytes(), today)
-                .map_err(|e| {
-                    Error::Conflict(format!(
-                        "the stored record of {date} cannot be merged with the upload ({e}); \
-                         push that day again first"
-                    ))
-                })?
-                .payload;
-            let (merged, report) =
-                merge::merge_day(stored_raw, &stored, &uploaded_raw, &uploaded).map_err(in_rows)?;
+            // The day as it was read: what could not be read then is left out of the merge.
+            let stored = sync::parse(stored_raw.to_string().as_bytes(), today).map_err(|e| {
+                Error::Conflict(format!(
+                    "the stored record of {date} cannot be merged with the upload ({e}); \
+                     push that day again first"
+                ))
+            })?;
+            let (merged, report) = merge::merge_day(
+                &stored.normalized,
+                &stored.payload,
+                &uploaded_raw,
+                &uploaded,
+            )
+            .map_err(in_rows)?;
             let raw = merged.to_string();
-            let payload = sync::parse(raw.as_bytes(), today).map_err(in_rows)?.payload;
+            let payload = sync::parse_exact(raw.as_bytes(), today)
+                .map_err(in_rows)?
+                .payload;
             (raw, payload, report)
         }
     };

@@ -1,5 +1,7 @@
-//! Malformed sync bodies: each gets the honest status (422, or 413/415) with an error naming
-//! the problem, and none writes anything.
+//! Malformed sync bodies. A snapshot that cannot be placed (not a JSON object, no usable date,
+//! no facility identification, over a limit) gets the honest status (422, or 413/415) with an
+//! error naming the problem, and writes nothing. A field or item that cannot be read is left
+//! out, and the answer's `warnings` name it by its JSON path and reason.
 
 use chrono::{Duration, Utc};
 use e2e::{spawn_app, status_json};
@@ -8,8 +10,9 @@ struct Case {
     name: &'static str,
     body: Vec<u8>,
     content_type: Option<&'static str>,
+    /// 200 when the snapshot is stored without what could not be read.
     status: u16,
-    /// A fragment the error message must contain.
+    /// A fragment the error message (or, for a 200, one of the warnings) must contain.
     error: &'static str,
 }
 
@@ -117,25 +120,25 @@ fn cases() -> Vec<Case> {
         case(
             "occupancy as text",
             with(r#""occupancy_pct": "high""#),
-            422,
+            200,
             "occupancy_pct: invalid type",
         ),
         case(
             "occupancy over 100",
             with(r#""occupancy_pct": 100.5"#),
-            422,
+            200,
             "occupancy_pct: must be a percentage",
         ),
         case(
             "negative occupancy",
             with(r#""occupancy_pct": -1"#),
-            422,
+            200,
             "occupancy_pct: must be a percentage",
         ),
         case(
             "negative street rate",
             unit(r#""size": "10x10", "street_rate": -10"#),
-            422,
+            200,
             "unit_types[0].street_rate: must be an amount",
         ),
         case(
@@ -159,37 +162,37 @@ fn cases() -> Vec<Case> {
         case(
             "size without depth",
             unit(r#""size": "10", "street_rate": 1"#),
-            422,
+            200,
             "unit_types[0].size: must be a size",
         ),
         case(
             "size with zero side",
             unit(r#""size": "10x0", "street_rate": 1"#),
-            422,
+            200,
             "unit_types[0].size: sides must be",
         ),
         case(
             "size in words",
             unit(r#""size": "tenxten", "street_rate": 1"#),
-            422,
-            "unit_types[0].size",
+            200,
+            "unit_types[0]: left out (unit_types[0].size",
         ),
         case(
             "size as a number",
             unit(r#""size": 10, "street_rate": 1"#),
-            422,
+            200,
             "unit_types[0].size: invalid type",
         ),
         case(
             "unit type without rate",
             unit(r#""size": "10x10""#),
-            422,
+            200,
             "unit_types[0].street_rate: is required",
         ),
         case(
             "occupied above total",
             unit(r#""size": "10x10", "street_rate": 1, "total_units": 5, "occupied_units": 6"#),
-            422,
+            200,
             "unit_types[0].occupied_units",
         ),
         case(
@@ -197,43 +200,43 @@ fn cases() -> Vec<Case> {
             with(
                 r#""unit_types": [{"size": "10x10", "street_rate": 1}, {"size": "10X10", "street_rate": 2}]"#,
             ),
-            422,
-            "unit_types[1]: size 10x10",
+            200,
+            "unit_types[1]: left out (unit_types[1].size: size 10x10",
         ),
         case(
             "unit_types as object",
             with(r#""unit_types": {"size": "10x10"}"#),
-            422,
-            "unit_types: invalid type",
+            200,
+            "unit_types: must be an array, got an object; left out",
         ),
         case(
             "promotion depth over 100",
             with(r#""promotions": [{"name": "P", "depth_pct": 150}]"#),
-            422,
+            200,
             "promotions[0].depth_pct",
         ),
         case(
             "fractional move-ins",
             with(r#""move_ins": {"daily": 2.5}"#),
-            422,
+            200,
             "move_ins.daily: must be a whole number",
         ),
         case(
             "negative move-ins",
             with(r#""move_ins": {"mtd": -3}"#),
-            422,
+            200,
             "move_ins.mtd",
         ),
         case(
             "tenant count as text",
             with(r#""tenant_rents": [{"size": "10x10", "avg_rent": 100, "tenant_count": "many"}]"#),
-            422,
+            200,
             "tenant_rents[0].tenant_count",
         ),
         case(
             "competitor rate null",
             with(r#""competitor_rates": [{"competitor": "C", "size": "10x10", "rate": null}]"#),
-            422,
+            200,
             "competitor_rates[0].rate",
         ),
         case(
@@ -241,25 +244,25 @@ fn cases() -> Vec<Case> {
             with(
                 r#""competitor_rates": [{"competitor": "C", "size": "10x10", "rate": 1, "source_url": "nope"}]"#,
             ),
-            422,
+            200,
             "competitor_rates[0].source_url",
         ),
         case(
             "website ftp",
             with(r#""facility": {"name": "X", "website_url": "ftp://x.example"}, "date": "{D}""#),
-            422,
+            200,
             "facility.website_url",
         ),
         case(
             "negative lead count",
             with(r#""leads": [{"channel": "web", "count": -1}]"#),
-            422,
+            200,
             "leads[0].count",
         ),
         case(
             "duplicate lead channel",
             with(r#""leads": [{"channel": "web", "count": 1}, {"channel": "WEB", "count": 1}]"#),
-            422,
+            200,
             "leads[1].channel",
         ),
         case(
@@ -278,7 +281,7 @@ fn cases() -> Vec<Case> {
             "empty name",
             r#"{"facility": {"name": "  "}, "date": "2026-11-01"}"#,
             422,
-            "facility.name: must not be empty",
+            "facility: must identify",
         ),
         case(
             "facility id not a UUID",
@@ -311,7 +314,7 @@ fn cases() -> Vec<Case> {
             "lone surrogate in an unknown field",
             with(r#""note": "\ud800""#),
             422,
-            "unpaired surrogate",
+            "not valid JSON",
         ),
         case(
             "lone low surrogate in a key",
@@ -331,17 +334,23 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+async fn send(app: &e2e::TestApp, c: &Case) -> (u16, serde_json::Value) {
+    let mut req = app
+        .req(reqwest::Method::POST, "/api/v1/sync")
+        .body(c.body.clone());
+    if let Some(ct) = c.content_type {
+        req = req.header("content-type", ct);
+    }
+    status_json(req.send().await.unwrap()).await
+}
+
 #[tokio::test]
-async fn malformed_sync_bodies_are_rejected_and_write_nothing() {
+async fn snapshots_that_cannot_be_placed_are_rejected_and_write_nothing() {
     let app = spawn_app().await;
-    let cases = cases();
-    assert!(cases.len() >= 30);
-    for c in cases {
-        let mut req = app.req(reqwest::Method::POST, "/api/v1/sync").body(c.body);
-        if let Some(ct) = c.content_type {
-            req = req.header("content-type", ct);
-        }
-        let (status, body) = status_json(req.send().await.unwrap()).await;
+    let cases: Vec<Case> = cases().into_iter().filter(|c| c.status != 200).collect();
+    assert!(cases.len() >= 25);
+    for c in &cases {
+        let (status, body) = send(&app, c).await;
         assert_eq!(status, c.status, "{}: {body}", c.name);
         let error = body["error"]
             .as_str()
@@ -366,4 +375,53 @@ async fn malformed_sync_bodies_are_rejected_and_write_nothing() {
     let (status, body) =
         status_json(app.sync(&serde_json::from_str(&with("")).unwrap()).await).await;
     assert_eq!(status, 200, "{body}");
+}
+
+#[tokio::test]
+async fn what_cannot_be_read_is_left_out_and_named_in_the_warnings() {
+    let app = spawn_app().await;
+    let cases: Vec<Case> = cases().into_iter().filter(|c| c.status == 200).collect();
+    assert!(cases.len() >= 20);
+    for c in &cases {
+        let (status, body) = send(&app, c).await;
+        assert_eq!(status, 200, "{}: {body}", c.name);
+        let warnings: Vec<&str> = body["warnings"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{}: no warnings in {body}", c.name))
+            .iter()
+            .filter_map(|w| w.as_str())
+            .collect();
+        assert!(
+            warnings.iter().any(|w| w.contains(c.error)),
+            "{}: {warnings:?} should name '{}'",
+            c.name,
+            c.error
+        );
+        // The stored day holds nothing that could not be read: no unit type of a negative or
+        // missing rate, no lead of a negative count, no occupancy out of range.
+        let sync_id = body["sync_id"].as_str().unwrap();
+        let (bad_units, bad_leads, bad_occupancy): (i64, i64, i64) = sqlx::query_as(
+            "SELECT (SELECT count(*) FROM sync_unit_types WHERE sync_id = $1::uuid AND street_rate < 0),
+                    (SELECT count(*) FROM sync_leads WHERE sync_id = $1::uuid AND lead_count < 0),
+                    (SELECT count(*) FROM sync_records WHERE id = $1::uuid
+                       AND (occupancy_pct < 0 OR occupancy_pct > 100))",
+        )
+        .bind(sync_id)
+        .fetch_one(app.db())
+        .await
+        .unwrap();
+        assert_eq!(
+            (bad_units, bad_leads, bad_occupancy),
+            (0, 0, 0),
+            "{}",
+            c.name
+        );
+    }
+    // The raw payload is kept whole: the last case's bad lead is still in it.
+    let raw: serde_json::Value =
+        sqlx::query_scalar("SELECT raw_payload FROM sync_records ORDER BY updated_at DESC LIMIT 1")
+            .fetch_one(app.db())
+            .await
+            .unwrap();
+    assert_eq!(raw["leads"][1]["channel"], "WEB", "{raw}");
 }

@@ -154,8 +154,10 @@ async fn crm_pull_failures_are_reported_in_fixed_words() {
                 { "facility": facility, "date": date_of(hit), "occupancy_pct": 50 },
                 { "facility": facility, "occupancy_pct": 50 }
             ])),
+            // An unreadable field is left out (forgiving sync); a date of the wrong type
+            // cannot place the snapshot.
             "/wrong-type/snapshots" => json(json!([
-                { "facility": facility, "date": date_of(hit), "occupancy_pct": SECRET }
+                { "facility": facility, "date": 20261101, "occupancy_pct": SECRET }
             ])),
             "/huge/snapshots" => Reply {
                 body: format!("[\"{}\"]", SECRET.repeat(200)),
@@ -188,7 +190,7 @@ async fn crm_pull_failures_are_reported_in_fixed_words() {
         (crm.url("/no-date"), "snapshot 1: date is missing"),
         (
             crm.url("/wrong-type"),
-            "snapshot 0: occupancy_pct has the wrong type",
+            "snapshot 0: date has the wrong type",
         ),
         (crm.url("/huge"), "the CRM's answer exceeds 1 KiB"),
         (crm.url("/slow"), "the CRM did not answer within 1 s"),

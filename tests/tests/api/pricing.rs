@@ -468,3 +468,136 @@ async fn each_new_run_records_a_recommendations_ready_delivery_per_subscription(
     let _ = app.get(&path).await;
     assert_eq!(app.count("webhook_deliveries").await, 4);
 }
+
+#[tokio::test]
+async fn competitor_rates_come_wrapped_as_a_bare_array_or_one_by_one() {
+    let app = spawn_app().await;
+    let res = e2e::push_ok(
+        &app,
+        json!({ "facility": { "name": "Shapes" }, "date": "2026-11-20" }),
+    )
+    .await;
+    let path = format!(
+        "/api/v1/facilities/{}/competitor-rates",
+        res["facility"]["id"].as_str().unwrap()
+    );
+    let day = "2026-11-19";
+    for (body, inserted) in [
+        (
+            json!([
+                { "competitor": "A", "size": "10x10", "rate": 120, "observed_on": day },
+                { "competitor": "B", "size": "10x10", "rate": 130, "observed_on": day }
+            ]),
+            2,
+        ),
+        (
+            json!({ "competitor": "C", "size": "10x10", "rate": 140, "observed_on": day }),
+            1,
+        ),
+        (
+            json!({ "competitor_rates": [{ "competitor": "D", "size": "10x10", "rate": 150, "observed_on": day }] }),
+            1,
+        ),
+    ] {
+        let (s, r) = status_json(app.post(&path, &body).await).await;
+        assert_eq!(s, 201, "{body} -> {r}");
+        assert_eq!(r["inserted"], inserted, "{r}");
+    }
+    let list = e2e::get_ok(&app, &path).await;
+    let mut seen: Vec<(String, f64)> = list["competitor_rates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["competitor"].as_str().unwrap().to_owned(),
+                r["rate"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    seen.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        seen,
+        vec![
+            ("A".to_owned(), 120.0),
+            ("B".to_owned(), 130.0),
+            ("C".to_owned(), 140.0),
+            ("D".to_owned(), 150.0)
+        ]
+    );
+    // Errors name the item in the shape it came in; nothing is written.
+    let before = app.count("competitor_rates").await;
+    for (bad, error) in [
+        (
+            json!([{ "competitor": "E", "size": "10x10", "rate": -1 }]),
+            "[0].rate:",
+        ),
+        (
+            json!({ "competitor": "E", "size": "10x10" }),
+            "rate: is required",
+        ),
+        (json!([]), "body: must not be empty"),
+        (json!(["E"]), "[0]: must be a rate object"),
+        (
+            json!({ "competitor_rates": "E" }),
+            "body: must be a rate, an array of rates",
+        ),
+    ] {
+        let (s, r) = status_json(app.post(&path, &bad).await).await;
+        assert_eq!(s, 422, "{bad} -> {r}");
+        assert!(
+            r["error"].as_str().unwrap().starts_with(error),
+            "{bad} -> {r}"
+        );
+    }
+    assert_eq!(app.count("competitor_rates").await, before);
+}
+
+#[tokio::test]
+async fn a_foreign_or_unknown_facility_is_404_even_with_a_bad_body() {
+    let app = spawn_app().await;
+    let other = app.create_tenant("Rival").await;
+    let theirs = e2e::push_ok_as(
+        &app,
+        &other,
+        json!({ "facility": { "name": "Theirs" }, "date": "2026-11-20" }),
+    )
+    .await;
+    let unknown = uuid::Uuid::new_v4().to_string();
+    for id in [&theirs, &unknown] {
+        for (method, path, body) in [
+            (
+                Method::POST,
+                format!("/api/v1/facilities/{id}/competitor-rates"),
+                "{\"rate\": \"x\"}",
+            ),
+            (
+                Method::PUT,
+                format!("/api/v1/facilities/{id}/pricing-settings"),
+                "[1, 2]",
+            ),
+            (
+                Method::PUT,
+                format!("/api/v1/facilities/{id}"),
+                "{\"name\": 5}",
+            ),
+            (
+                Method::POST,
+                format!("/api/v1/facilities/{id}/upload"),
+                "{\"rows\": 7}",
+            ),
+        ] {
+            let (s, r) = status_json(
+                app.req(method.clone(), &path)
+                    .header("content-type", "application/json")
+                    .body(body)
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await;
+            assert_eq!(s, 404, "{method} {path} -> {r}");
+            assert!(r["error"].as_str().unwrap().contains("no facility"), "{r}");
+        }
+    }
+}

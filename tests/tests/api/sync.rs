@@ -207,13 +207,45 @@ async fn matching_follows_id_then_external_id_then_name() {
     assert_eq!(r["facility"]["name"], "Gamma");
     assert_eq!(app.count("facilities").await, 3);
 
-    // An explicit id that names nothing is a 404, never a creation.
+    // An id that names nothing falls through to the other fields, with a warning: here the
+    // name, which creates the facility.
+    let unknown = uuid::Uuid::new_v4();
     let (s, r) = status_json(
         app.sync(&push(
-            json!({ "id": uuid::Uuid::new_v4(), "name": "Delta" }),
+            json!({ "id": unknown, "name": "Delta" }),
             "2026-11-07",
         ))
         .await,
+    )
+    .await;
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["facility"]["created"], true, "{r}");
+    assert_eq!(
+        r["warnings"][0],
+        format!("facility.id: no facility has the id {unknown}; a new facility was created from the name")
+    );
+    // ... and here the external id, which matches Gamma.
+    let (s, r) = status_json(
+        app.sync(&push(
+            json!({ "id": unknown, "external_id": "G-1", "source_system": "crm" }),
+            "2026-11-08",
+        ))
+        .await,
+    )
+    .await;
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["facility"]["id"], gamma_id, "{r}");
+    assert!(
+        r["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("matched by external_id or name instead"),
+        "{r}"
+    );
+    // An id alone that names nothing is a 404, never a creation.
+    let (s, r) = status_json(
+        app.sync(&push(json!({ "id": unknown }), "2026-11-09"))
+            .await,
     )
     .await;
     assert_eq!(s, 404, "{r}");
@@ -232,8 +264,9 @@ async fn matching_follows_id_then_external_id_then_name() {
     assert!(r["error"].as_str().unwrap().starts_with("facility:"), "{r}");
     let (s, _) = status_json(app.sync(&json!({ "date": "2026-11-07" })).await).await;
     assert_eq!(s, 422);
-    assert_eq!(app.count("facilities").await, 3);
-    assert_eq!(app.count("sync_records").await, 6);
+    // Delta was created from its name; Gamma got one more day.
+    assert_eq!(app.count("facilities").await, 4);
+    assert_eq!(app.count("sync_records").await, 8);
 }
 
 #[tokio::test]
@@ -287,4 +320,98 @@ async fn twenty_concurrent_pushes_of_one_facility_and_date_leave_one_record() {
     assert_eq!(app.count("sync_records").await, 1);
     assert_eq!(app.count("sync_unit_types").await, 20);
     assert_eq!(app.count("competitor_rates").await, 15);
+}
+
+/// size, tier, street_rate, total_units, occupied_units of a stored unit type.
+type StoredUnit = (String, String, f64, Option<i32>, Option<i32>);
+
+#[tokio::test]
+async fn a_crm_shaped_payload_is_stored_as_meant_and_its_odd_item_is_named() {
+    let app = spawn_app().await;
+    let body = json!({
+        "facility": { "name": "Maple", "external_id": "", "website_url": "" },
+        "date": "2026-11-10",
+        "occupancy_pct": "88.5%",
+        "move_ins": { "daily": 2.0, "mtd": "14", "target_monthly": 30.0 },
+        "unit_types": [
+            { "size": "10'x10'", "street_rate": "$129.00", "total_units": 40.0, "occupied_units": "36" },
+            { "size": "10 X 10 CC", "street_rate": 155, "tier": "" },
+            { "size": "5x10", "street_rate": "call us" },
+            { "size": "10x20", "tier": "Drive Up", "street_rate": 210.5 }
+        ],
+        "competitor_rates": [
+            { "competitor": "A", "size": "10X10", "rate": "139", "promo": true },
+            { "competitor": "B", "size": "10x10 CC", "rate": 160, "promo": false },
+            { "competitor": "C", "size": "10x10", "rate": 141, "promo": 50 }
+        ]
+    });
+    let (s, r) = status_json(app.sync(&body).await).await;
+    assert_eq!(s, 200, "{r}");
+    let warnings: Vec<String> = serde_json::from_value(r["warnings"].clone()).unwrap();
+    assert_eq!(
+        warnings,
+        vec![
+            "competitor_rates[1].size: '10x10 CC' read as size 10x10; 'CC' ignored".to_owned(),
+            "unit_types[1].size: '10 X 10 CC' read as size 10x10 with tier 'CC'".to_owned(),
+            "unit_types[2]: left out (unit_types[2].street_rate: invalid type: string \"call us\", expected f64)".to_owned(),
+        ]
+    );
+    let sync_id = r["sync_id"].as_str().unwrap();
+    let units: Vec<StoredUnit> = sqlx::query_as(
+        "SELECT size, tier, street_rate, total_units, occupied_units FROM sync_unit_types
+         WHERE sync_id = $1::uuid ORDER BY size, tier",
+    )
+    .bind(sync_id)
+    .fetch_all(app.db())
+    .await
+    .unwrap();
+    assert_eq!(
+        units,
+        vec![
+            ("10x10".to_owned(), String::new(), 129.0, Some(40), Some(36)),
+            ("10x10".to_owned(), "CC".to_owned(), 155.0, None, None),
+            ("10x20".to_owned(), "Drive Up".to_owned(), 210.5, None, None),
+        ]
+    );
+    let (occupancy, mtd): (Option<f64>, Option<i32>) =
+        sqlx::query_as("SELECT occupancy_pct, move_ins_mtd FROM sync_records WHERE id = $1::uuid")
+            .bind(sync_id)
+            .fetch_one(app.db())
+            .await
+            .unwrap();
+    assert_eq!((occupancy, mtd), (Some(88.5), Some(14)));
+    let rates: Vec<(String, String, f64, Option<String>)> = sqlx::query_as(
+        "SELECT competitor, size, rate, promo FROM competitor_rates WHERE sync_id = $1::uuid
+         ORDER BY competitor",
+    )
+    .bind(sync_id)
+    .fetch_all(app.db())
+    .await
+    .unwrap();
+    assert_eq!(
+        rates,
+        vec![
+            (
+                "A".to_owned(),
+                "10x10".to_owned(),
+                139.0,
+                Some("promotion".to_owned())
+            ),
+            ("B".to_owned(), "10x10".to_owned(), 160.0, None),
+            (
+                "C".to_owned(),
+                "10x10".to_owned(),
+                141.0,
+                Some("50".to_owned())
+            ),
+        ]
+    );
+    // The raw payload is kept as it was sent.
+    let raw: serde_json::Value =
+        sqlx::query_scalar("SELECT raw_payload FROM sync_records WHERE id = $1::uuid")
+            .bind(sync_id)
+            .fetch_one(app.db())
+            .await
+            .unwrap();
+    assert_eq!(raw, body);
 }
