@@ -115,7 +115,23 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
     )
     .execute(&mut *tx)
     .await?;
-    let result = json!({ "date": date, "snapshots": parsed.len() });
+    // What the forgiving read left out, in the fixed words of pull errors (never the CRM's
+    // own text): the pull still succeeds, and its job's result says what was not taken.
+    let left_out: Vec<String> = parsed
+        .iter()
+        .enumerate()
+        .flat_map(|(index, (p, _))| {
+            p.left_out
+                .iter()
+                .map(move |e| crm::snapshot_error(index, e).to_string())
+        })
+        .collect();
+    let result = json!({
+        "date": date,
+        "snapshots": parsed.len(),
+        "left_out_count": left_out.len(),
+        "left_out": left_out.iter().take(20).collect::<Vec<_>>(),
+    });
     if !runs::succeed(&mut tx, job, &result).await? {
         return Err(JobError::ClaimLost);
     }

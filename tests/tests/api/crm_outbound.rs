@@ -434,3 +434,59 @@ async fn stored_crm_credentials_and_quoted_answers_are_cleaned_by_the_migration(
     assert_eq!(row(clean)["base_url"], "https://crm2.example.com/a@b");
     assert_eq!(row(clean)["last_error"], Value::Null);
 }
+
+#[tokio::test]
+async fn a_pull_keeps_the_day_and_names_what_it_left_out_in_fixed_words() {
+    let ca = TestCa::new();
+    let env = crm_env(&ca);
+    let app = spawn_app_with(&borrowed(&env)).await;
+    let crm = Receiver::start(&ca, |_, hit| {
+        let date = date_of(hit);
+        let snapshot = json!({
+            "facility": { "external_id": "A", "source_system": "crm", "name": "CRM A" },
+            "date": date,
+            "occupancy_pct": 80,
+            "unit_types": [
+                { "size": "10x10", "street_rate": 120 },
+                { "size": "5x5", "street_rate": SECRET }
+            ]
+        });
+        Reply {
+            body: json!({ "snapshots": [snapshot] }).to_string(),
+            ..Reply::status(200)
+        }
+    })
+    .await;
+    let source = connect(&app, &crm.url("/odd")).await;
+    let _worker = WorkerProcess::start(&app.world, &borrowed(&env));
+    let (s, res) = status_json(
+        app.post(&format!("/api/v1/data-sources/{source}/pull"), &json!({}))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 202, "{res}");
+    let job_path = format!("/api/v1/jobs/{}", res["job"]["id"].as_str().unwrap());
+    wait_until("the pull finished", LIMIT, || async {
+        let (_, job) = status_json(app.get(&job_path).await).await;
+        job["status"] == "succeeded" || job["status"] == "failed"
+    })
+    .await;
+    let (_, job) = status_json(app.get(&job_path).await).await;
+    assert_eq!(job["status"], "succeeded", "{job}");
+    assert_eq!(job["result"]["snapshots"], 1, "{job}");
+    assert_eq!(job["result"]["left_out_count"], 1, "{job}");
+    assert_eq!(
+        job["result"]["left_out"],
+        json!(["snapshot 0: unit_types[1].street_rate has the wrong type"])
+    );
+    assert!(!job.to_string().contains(SECRET), "{job}");
+    assert_eq!(
+        outcome(&app, source).await,
+        (json!("succeeded"), Value::Null)
+    );
+    let sizes: Vec<String> = sqlx::query_scalar("SELECT size FROM sync_unit_types ORDER BY size")
+        .fetch_all(app.db())
+        .await
+        .unwrap();
+    assert_eq!(sizes, vec!["10x10".to_owned()]);
+}
