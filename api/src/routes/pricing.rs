@@ -25,6 +25,14 @@ pub fn router() -> Router<AppState> {
             get(recommendations),
         )
         .route(
+            "/api/v1/facilities/{id}/recommendation-runs",
+            get(list_runs),
+        )
+        .route(
+            "/api/v1/facilities/{id}/recommendation-runs/{run_id}",
+            get(one_run),
+        )
+        .route(
             "/api/v1/facilities/{id}/pricing-settings",
             get(read_settings).put(write_settings),
         )
@@ -84,6 +92,57 @@ async fn recommendations(
         .push_after_commit(jobs::queue::Kind::WebhookDelivery, &stored.delivery_jobs)
         .await;
     Ok(Json(stored.run))
+}
+
+#[derive(Deserialize)]
+struct RunsQuery {
+    limit: Option<i64>,
+    after: Option<String>,
+}
+
+/// Largest page of the run history.
+const MAX_RUNS: i64 = 200;
+
+/// A facility's stored runs, newest first: `limit` (1-200, default 50) and `after` (the
+/// `recommendation_id` of the last run of the page before, for the next page).
+async fn list_runs(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+    Query(q): Query<RunsQuery>,
+) -> ApiResult<Json<Value>> {
+    let facility_id = path_id(&id, "facility")?;
+    let limit = page_limit(q.limit, 50, MAX_RUNS)?;
+    let after = q
+        .after
+        .map(|a| Uuid::parse_str(&a))
+        .transpose()
+        .map_err(|_| {
+            ApiError::Invalid(
+                "query parameter after: must be the recommendation_id of a run".into(),
+            )
+        })?;
+    jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
+    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
+    let runs = store::list_runs(&mut conn, who.company_id, facility_id, limit, after).await?;
+    Ok(Json(
+        json!({ "facility_id": facility_id, "count": runs.len(), "runs": runs }),
+    ))
+}
+
+/// One stored run of the facility, whole (as `GET .../recommendations` answers it).
+async fn one_run(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path((id, run_id)): Path<(String, String)>,
+) -> ApiResult<Json<store::Run>> {
+    let facility_id = path_id(&id, "facility")?;
+    let run_id = path_id(&run_id, "recommendation run")?;
+    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
+    store::run(&mut conn, who.company_id, facility_id, run_id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| ApiError::NotFound(format!("no recommendation run with id {run_id}")))
 }
 
 async fn read_settings(
@@ -150,12 +209,7 @@ async fn list_rates(
         .map(|s| s.parse::<NaiveDate>())
         .transpose()
         .map_err(|_| ApiError::Invalid("query parameter since: must be YYYY-MM-DD".into()))?;
-    let limit = q.limit.unwrap_or(500);
-    if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(ApiError::Invalid(format!(
-            "query parameter limit: must be between 1 and {MAX_LIMIT}"
-        )));
-    }
+    let limit = page_limit(q.limit, 500, MAX_LIMIT)?;
     let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
     let listing = competitors::list(
         &mut conn,
@@ -185,4 +239,16 @@ async fn add_rates(
         StatusCode::CREATED,
         Json(json!({ "ok": true, "inserted": inserted, "updated": updated })),
     ))
+}
+
+/// The `limit` query parameter of a list: `default` when absent, else 1 to `max`.
+fn page_limit(limit: Option<i64>, default: i64, max: i64) -> ApiResult<i64> {
+    let limit = limit.unwrap_or(default);
+    if (1..=max).contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(ApiError::Invalid(format!(
+            "query parameter limit: must be between 1 and {max}"
+        )))
+    }
 }

@@ -408,17 +408,90 @@ pub async fn latest(
     company_id: Uuid,
     facility_id: Uuid,
 ) -> Result<Option<Run>> {
+    fetch_run(conn, company_id, facility_id, None).await
+}
+
+/// One run of a facility of the company (the latest when `run_id` is `None`).
+async fn fetch_run(
+    conn: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+    run_id: Option<Uuid>,
+) -> Result<Option<Run>> {
     Ok(sqlx::query_as!(
         Run,
         r#"SELECT r.id AS recommendation_id, r.facility_id, f.name AS facility_name, r.generated_at,
                   r.engine_version, r.snapshot_date, r.trigger, r.mode, r.per_size_count,
                   r.recommendations, r.inputs, r.settings
            FROM recommendation_runs r JOIN facilities f ON f.id = r.facility_id
-           WHERE r.company_id = $1 AND r.facility_id = $2
+           WHERE r.company_id = $1 AND r.facility_id = $2 AND ($3::uuid IS NULL OR r.id = $3)
            ORDER BY r.generated_at DESC, r.id DESC LIMIT 1"#,
         company_id,
-        facility_id
+        facility_id,
+        run_id
     )
     .fetch_optional(&mut *conn)
     .await?)
+}
+
+/// One stored run in a facility's run history: when, why, on which snapshot, and how many
+/// sizes it would raise, hold or lower.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    pub recommendation_id: Uuid,
+    #[serde(serialize_with = "crate::domain::values::millis")]
+    pub generated_at: DateTime<Utc>,
+    pub engine_version: String,
+    pub snapshot_date: NaiveDate,
+    pub trigger: String,
+    pub mode: String,
+    pub per_size_count: i32,
+    pub raise: i64,
+    pub hold: i64,
+    pub lower: i64,
+}
+
+/// A facility's stored runs, newest first, at most `limit`; with `after_run`, those that come
+/// after that run in this order (the next page). The caller checks that the facility is the
+/// company's.
+pub async fn list_runs(
+    conn: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+    limit: i64,
+    after_run: Option<Uuid>,
+) -> Result<Vec<RunSummary>> {
+    Ok(sqlx::query_as!(
+        RunSummary,
+        r#"SELECT r.id AS recommendation_id, r.generated_at, r.engine_version, r.snapshot_date,
+                  r.trigger, r.mode, r.per_size_count,
+                  count(*) FILTER (WHERE e->>'action' = 'raise') AS "raise!",
+                  count(*) FILTER (WHERE e->>'action' = 'hold') AS "hold!",
+                  count(*) FILTER (WHERE e->>'action' = 'lower') AS "lower!"
+           FROM recommendation_runs r
+           LEFT JOIN LATERAL jsonb_array_elements(r.recommendations) e ON true
+           WHERE r.company_id = $1 AND r.facility_id = $2
+             AND ($3::uuid IS NULL OR (r.generated_at, r.id) < (
+                   SELECT c.generated_at, c.id FROM recommendation_runs c
+                   WHERE c.id = $3 AND c.facility_id = $2))
+           GROUP BY r.id
+           ORDER BY r.generated_at DESC, r.id DESC
+           LIMIT $4"#,
+        company_id,
+        facility_id,
+        after_run,
+        limit
+    )
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+/// One stored run of a facility of the company; `None` when there is no such run.
+pub async fn run(
+    conn: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+    run_id: Uuid,
+) -> Result<Option<Run>> {
+    fetch_run(conn, company_id, facility_id, Some(run_id)).await
 }

@@ -601,3 +601,86 @@ async fn a_foreign_or_unknown_facility_is_404_even_with_a_bad_body() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_facilitys_run_history_lists_its_runs_newest_first_and_each_can_be_read() {
+    let app = spawn_app().await;
+    let facility = facility(&app, "History").await;
+    let base = format!("/api/v1/facilities/{facility}");
+    // Three runs on request.
+    let mut ids = Vec::new();
+    let mut answers = Vec::new();
+    for _ in 0..3 {
+        let run = e2e::get_ok(&app, &format!("{base}/recommendations")).await;
+        ids.push(run["recommendation_id"].as_str().unwrap().to_owned());
+        answers.push(run);
+    }
+    let list = e2e::get_ok(&app, &format!("{base}/recommendation-runs")).await;
+    assert_eq!(list["count"], 3, "{list}");
+    let listed: Vec<&str> = list["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["recommendation_id"].as_str().unwrap())
+        .collect();
+    let newest_first: Vec<&str> = ids.iter().rev().map(String::as_str).collect();
+    assert_eq!(listed, newest_first);
+    let first = &list["runs"][0];
+    assert_eq!(first["trigger"], "api");
+    assert_eq!(first["snapshot_date"], "2026-11-10");
+    // The facility's two sizes: 10x10 raised (see the top of this file), 5x5 held.
+    assert_eq!(first["per_size_count"], 2);
+    assert_eq!(
+        (
+            first["raise"].as_i64(),
+            first["hold"].as_i64(),
+            first["lower"].as_i64()
+        ),
+        (Some(1), Some(1), Some(0))
+    );
+    // Paging: one at a time, each page after the last run of the one before.
+    let mut paged = Vec::new();
+    let mut after = String::new();
+    loop {
+        let page = e2e::get_ok(&app, &format!("{base}/recommendation-runs?limit=1{after}")).await;
+        let Some(run) = page["runs"].as_array().unwrap().first() else {
+            break;
+        };
+        let id = run["recommendation_id"].as_str().unwrap().to_owned();
+        after = format!("&after={id}");
+        paged.push(id);
+    }
+    assert_eq!(paged, ids.iter().rev().cloned().collect::<Vec<_>>());
+    // One run, whole, as the recommendations route answered it.
+    let one = e2e::get_ok(&app, &format!("{base}/recommendation-runs/{}", ids[0])).await;
+    assert_eq!(one, answers[0]);
+    // Bad parameters, unknown runs and another company's facility.
+    for (path, status) in [
+        (format!("{base}/recommendation-runs?limit=0"), 422),
+        (format!("{base}/recommendation-runs?limit=201"), 422),
+        (format!("{base}/recommendation-runs?after=yesterday"), 422),
+        (
+            format!("{base}/recommendation-runs/{}", uuid::Uuid::new_v4()),
+            404,
+        ),
+        (format!("{base}/recommendation-runs/not-a-uuid"), 404),
+        (
+            format!(
+                "/api/v1/facilities/{}/recommendation-runs",
+                uuid::Uuid::new_v4()
+            ),
+            404,
+        ),
+    ] {
+        let (s, body) = status_json(app.get(&path).await).await;
+        assert_eq!(s, status, "{path}: {body}");
+    }
+    let other = app.create_tenant("Rival").await;
+    for path in [
+        format!("{base}/recommendation-runs"),
+        format!("{base}/recommendation-runs/{}", ids[0]),
+    ] {
+        let r = app.req_as(&other, Method::GET, &path).send().await.unwrap();
+        assert_eq!(r.status(), 404, "{path}");
+    }
+}
