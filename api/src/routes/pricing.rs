@@ -24,6 +24,7 @@ pub fn router() -> Router<AppState> {
             "/api/v1/facilities/{id}/recommendations",
             get(recommendations),
         )
+        .route("/api/v1/facilities/{id}/history", get(history))
         .route(
             "/api/v1/facilities/{id}/recommendation-runs",
             get(list_runs),
@@ -112,7 +113,7 @@ async fn list_runs(
     Query(q): Query<RunsQuery>,
 ) -> ApiResult<Json<Value>> {
     let facility_id = path_id(&id, "facility")?;
-    let limit = page_limit(q.limit, 50, MAX_RUNS)?;
+    let limit = bounded("limit", q.limit, 50, MAX_RUNS)?;
     let after = q
         .after
         .map(|a| Uuid::parse_str(&a))
@@ -143,6 +144,26 @@ async fn one_run(
         .await?
         .map(Json)
         .ok_or_else(|| ApiError::NotFound(format!("no recommendation run with id {run_id}")))
+}
+
+#[derive(Deserialize)]
+struct HistoryQuery {
+    days: Option<i64>,
+}
+
+/// A facility's daily history ending at its latest snapshot: `days` 1-730 (default 90).
+async fn history(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+    Query(q): Query<HistoryQuery>,
+) -> ApiResult<Json<jobs::pricing::history::History>> {
+    let facility_id = path_id(&id, "facility")?;
+    let days = bounded("days", q.days, 90, jobs::pricing::history::MAX_DAYS)?;
+    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
+    Ok(Json(
+        jobs::pricing::history::load(&mut conn, who.company_id, facility_id, days).await?,
+    ))
 }
 
 async fn read_settings(
@@ -209,7 +230,7 @@ async fn list_rates(
         .map(|s| s.parse::<NaiveDate>())
         .transpose()
         .map_err(|_| ApiError::Invalid("query parameter since: must be YYYY-MM-DD".into()))?;
-    let limit = page_limit(q.limit, 500, MAX_LIMIT)?;
+    let limit = bounded("limit", q.limit, 500, MAX_LIMIT)?;
     let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
     let listing = competitors::list(
         &mut conn,
@@ -241,14 +262,14 @@ async fn add_rates(
     ))
 }
 
-/// The `limit` query parameter of a list: `default` when absent, else 1 to `max`.
-fn page_limit(limit: Option<i64>, default: i64, max: i64) -> ApiResult<i64> {
-    let limit = limit.unwrap_or(default);
-    if (1..=max).contains(&limit) {
-        Ok(limit)
+/// A whole-number query parameter: `default` when absent, else 1 to `max`.
+fn bounded(name: &str, value: Option<i64>, default: i64, max: i64) -> ApiResult<i64> {
+    let value = value.unwrap_or(default);
+    if (1..=max).contains(&value) {
+        Ok(value)
     } else {
         Err(ApiError::Invalid(format!(
-            "query parameter limit: must be between 1 and {max}"
+            "query parameter {name}: must be between 1 and {max}"
         )))
     }
 }

@@ -684,3 +684,126 @@ async fn a_facilitys_run_history_lists_its_runs_newest_first_and_each_can_be_rea
         assert_eq!(r.status(), 404, "{path}");
     }
 }
+
+#[tokio::test]
+async fn a_facilitys_history_has_its_days_rates_and_bands_as_the_engine_saw_them() {
+    let app = spawn_app().await;
+    let day = |date: &str, rate: f64, occupancy: f64, mtd: u32, comps: Value| {
+        json!({
+            "facility": { "name": "Charted" },
+            "date": date,
+            "occupancy_pct": occupancy,
+            "move_ins": { "mtd": mtd, "target_monthly": 30 },
+            "unit_types": [{ "size": "10x10", "street_rate": rate, "occupancy_pct": occupancy }],
+            "competitor_rates": comps,
+        })
+    };
+    let first = e2e::push_ok(
+        &app,
+        day(
+            "2026-11-01",
+            100.0,
+            80.0,
+            1,
+            json!([
+                { "competitor": "A", "size": "10x10", "rate": 120 },
+                { "competitor": "B", "size": "10x10", "rate": 130 }
+            ]),
+        ),
+    )
+    .await;
+    let facility = first["facility"]["id"].as_str().unwrap().to_owned();
+    e2e::push_ok(&app, day("2026-11-02", 105.0, 85.0, 2, json!([]))).await;
+    e2e::push_ok(
+        &app,
+        day(
+            "2026-11-03",
+            110.0,
+            90.0,
+            3,
+            json!([{ "competitor": "A", "size": "10x10", "rate": 140 }]),
+        ),
+    )
+    .await;
+    let base = format!("/api/v1/facilities/{facility}/history");
+    let h = e2e::get_ok(&app, &format!("{base}?days=2")).await;
+    assert_eq!(
+        (h["from"].as_str(), h["to"].as_str()),
+        (Some("2026-11-02"), Some("2026-11-03"))
+    );
+    let dates: Vec<&str> = h["days"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["date"].as_str().unwrap())
+        .collect();
+    assert_eq!(dates, vec!["2026-11-02", "2026-11-03"]);
+    assert_eq!(h["days"][1]["occupancy_pct"], 90.0);
+    assert_eq!(h["days"][1]["move_ins_mtd"], 3);
+    // 30 a month, 3 days of November's 30 gone.
+    assert_eq!(h["days"][1]["move_ins_target_to_date"], 3.0);
+    let rates: Vec<f64> = h["unit_types"][0]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["street_rate"].as_f64().unwrap())
+        .collect();
+    assert_eq!(h["unit_types"][0]["size"], "10x10");
+    assert_eq!(rates, vec![105.0, 110.0]);
+    let bands = h["competitor_bands"][0]["points"].as_array().unwrap();
+    assert_eq!(bands.len(), 2, "{h}");
+    assert_eq!(bands[0]["competitors"], 2);
+    // The last day's band is the one the engine prices that snapshot with.
+    let run = e2e::get_ok(
+        &app,
+        &format!("/api/v1/facilities/{facility}/recommendations"),
+    )
+    .await;
+    let band = &run["recommendations"][0]["competitor_band"];
+    for key in ["p25", "median", "p75", "competitors"] {
+        assert_eq!(bands[1][key], band[key], "{key}: {h} vs {run}");
+    }
+    // A's second observation moved the band up.
+    assert!(
+        bands[1]["median"].as_f64() > bands[0]["median"].as_f64(),
+        "{h}"
+    );
+    // The default range covers all three days.
+    let all = e2e::get_ok(&app, &base).await;
+    assert_eq!(all["days"].as_array().unwrap().len(), 3);
+
+    // A facility without snapshots has an empty history; bad ranges and other facilities fail.
+    let (s, empty) = status_json(
+        app.post("/api/v1/facilities", &json!({ "name": "Empty" }))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 201, "{empty}");
+    let none = e2e::get_ok(
+        &app,
+        &format!(
+            "/api/v1/facilities/{}/history",
+            empty["id"].as_str().unwrap()
+        ),
+    )
+    .await;
+    assert_eq!(
+        (none["days"].as_array().unwrap().len(), none["to"].is_null()),
+        (0, true)
+    );
+    for (path, status) in [
+        (format!("{base}?days=0"), 422),
+        (format!("{base}?days=731"), 422),
+        (format!("{base}?days=many"), 422),
+        (
+            format!("/api/v1/facilities/{}/history", uuid::Uuid::new_v4()),
+            404,
+        ),
+    ] {
+        let (s, body) = status_json(app.get(&path).await).await;
+        assert_eq!(s, status, "{path}: {body}");
+    }
+    let other = app.create_tenant("Rival").await;
+    let r = app.req_as(&other, Method::GET, &base).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+}

@@ -1,0 +1,261 @@
+//! A facility's daily history for charts and audits: per snapshot day its occupancy and
+//! move-ins against the month's target prorated to the day, each unit type's street rate and
+//! occupancy, and each size's competitor band (P25, median, P75) as the engine would have seen
+//! it that day.
+
+use super::band::{competitor_band, BandSettings, CompetitorObservation};
+use super::engine::days_in_month;
+use super::store::settings_of;
+use crate::error::Result;
+use chrono::{Datelike, NaiveDate};
+use serde::Serialize;
+use sqlx::PgConnection;
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+/// Longest history one request reads, in days.
+pub const MAX_DAYS: i64 = 730;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct History {
+    pub facility_id: Uuid,
+    /// First and last day of the range asked for (the last is the latest snapshot).
+    pub from: Option<NaiveDate>,
+    pub to: Option<NaiveDate>,
+    pub days: Vec<Day>,
+    pub unit_types: Vec<UnitTypeSeries>,
+    pub competitor_bands: Vec<BandSeries>,
+}
+
+/// One snapshot day of the facility.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Day {
+    pub date: NaiveDate,
+    pub occupancy_pct: Option<f64>,
+    pub move_ins_daily: Option<i32>,
+    pub move_ins_mtd: Option<i32>,
+    pub move_ins_target_monthly: Option<i32>,
+    /// The monthly target times the share of the month gone by this day.
+    pub move_ins_target_to_date: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct UnitTypeSeries {
+    pub size: String,
+    pub tier: String,
+    pub points: Vec<UnitTypePoint>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct UnitTypePoint {
+    pub date: NaiveDate,
+    pub street_rate: f64,
+    pub occupancy_pct: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BandSeries {
+    pub size: String,
+    pub points: Vec<BandPoint>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BandPoint {
+    pub date: NaiveDate,
+    pub p25: f64,
+    pub median: f64,
+    pub p75: f64,
+    pub competitors: usize,
+    pub stale: usize,
+}
+
+/// The last `days` days of a facility's history, ending at its latest snapshot (404 for a
+/// facility that is not the company's; empty lists when it has no snapshot).
+pub async fn load(
+    conn: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+    days: i64,
+) -> Result<History> {
+    let (settings, _) = settings_of(&mut *conn, company_id, facility_id).await?;
+    let band_settings = settings.band();
+    let to = sqlx::query_scalar!(
+        "SELECT max(snapshot_date) FROM sync_records WHERE facility_id = $1",
+        facility_id
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    let Some(to) = to else {
+        return Ok(History {
+            facility_id,
+            from: None,
+            to: None,
+            days: Vec::new(),
+            unit_types: Vec::new(),
+            competitor_bands: Vec::new(),
+        });
+    };
+    let from = to - chrono::Days::new(u64::try_from(days.clamp(1, MAX_DAYS) - 1).unwrap_or(0));
+    let days: Vec<Day> = sqlx::query!(
+        "SELECT snapshot_date, occupancy_pct, move_ins_daily, move_ins_mtd, move_ins_target_monthly
+         FROM sync_records WHERE facility_id = $1 AND snapshot_date BETWEEN $2 AND $3
+         ORDER BY snapshot_date",
+        facility_id,
+        from,
+        to
+    )
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(|r| Day {
+        date: r.snapshot_date,
+        occupancy_pct: r.occupancy_pct,
+        move_ins_daily: r.move_ins_daily,
+        move_ins_mtd: r.move_ins_mtd,
+        move_ins_target_monthly: r.move_ins_target_monthly,
+        move_ins_target_to_date: r
+            .move_ins_target_monthly
+            .map(|t| prorated(f64::from(t), r.snapshot_date)),
+    })
+    .collect();
+    let rows = sqlx::query!(
+        "SELECT size, tier, snapshot_date, street_rate, occupancy_pct FROM sync_unit_types
+         WHERE facility_id = $1 AND snapshot_date BETWEEN $2 AND $3
+         ORDER BY width_ft * depth_ft, size, tier, snapshot_date",
+        facility_id,
+        from,
+        to
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut unit_types: Vec<UnitTypeSeries> = Vec::new();
+    for r in rows {
+        let point = UnitTypePoint {
+            date: r.snapshot_date,
+            street_rate: r.street_rate,
+            occupancy_pct: r.occupancy_pct,
+        };
+        match unit_types.last_mut() {
+            Some(s) if s.size == r.size && s.tier == r.tier => s.points.push(point),
+            _ => unit_types.push(UnitTypeSeries {
+                size: r.size,
+                tier: r.tier,
+                points: vec![point],
+            }),
+        }
+    }
+    let oldest = from - chrono::Days::new(u64::try_from(band_settings.max_age_days).unwrap_or(0));
+    let mut observations: BTreeMap<String, Vec<CompetitorObservation>> = BTreeMap::new();
+    for r in sqlx::query!(
+        "SELECT size, competitor, rate, promo, observed_on FROM competitor_rates
+         WHERE facility_id = $1 AND observed_on BETWEEN $2 AND $3",
+        facility_id,
+        oldest,
+        to
+    )
+    .fetch_all(&mut *conn)
+    .await?
+    {
+        observations
+            .entry(r.size)
+            .or_default()
+            .push(CompetitorObservation {
+                competitor: r.competitor,
+                rate: r.rate,
+                promo: r.promo,
+                observed_on: r.observed_on,
+            });
+    }
+    let dates: Vec<NaiveDate> = days.iter().map(|d| d.date).collect();
+    let competitor_bands = observations
+        .into_iter()
+        .map(|(size, obs)| BandSeries {
+            points: bands_by_day(&obs, &dates, &band_settings),
+            size,
+        })
+        .collect();
+    Ok(History {
+        facility_id,
+        from: Some(from),
+        to: Some(to),
+        days,
+        unit_types,
+        competitor_bands,
+    })
+}
+
+/// A monthly target prorated to a day of its month.
+fn prorated(monthly: f64, day: NaiveDate) -> f64 {
+    let share = f64::from(day.day()) / f64::from(days_in_month(day));
+    (monthly * share * 100.0).round() / 100.0
+}
+
+/// The band of one size on each date, from what had been observed by then.
+fn bands_by_day(
+    observations: &[CompetitorObservation],
+    dates: &[NaiveDate],
+    settings: &BandSettings,
+) -> Vec<BandPoint> {
+    dates
+        .iter()
+        .filter_map(|&date| {
+            let seen: Vec<CompetitorObservation> = observations
+                .iter()
+                .filter(|o| o.observed_on <= date)
+                .cloned()
+                .collect();
+            competitor_band(&seen, date, settings).map(|b| BandPoint {
+                date,
+                p25: b.p25,
+                median: b.median,
+                p75: b.p75,
+                competitors: b.competitors,
+                stale: b.stale,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
+
+    fn obs(competitor: &str, rate: f64, on: &str) -> CompetitorObservation {
+        CompetitorObservation {
+            competitor: competitor.into(),
+            rate,
+            promo: None,
+            observed_on: d(on),
+        }
+    }
+
+    #[test]
+    fn a_band_uses_only_what_was_seen_by_its_day() {
+        let o = vec![
+            obs("A", 100.0, "2026-11-01"),
+            obs("B", 120.0, "2026-11-01"),
+            obs("A", 140.0, "2026-11-05"),
+        ];
+        let points = bands_by_day(
+            &o,
+            &[d("2026-10-31"), d("2026-11-02"), d("2026-11-06")],
+            &BandSettings::default(),
+        );
+        // Nothing seen by 31 October; A at 100 then at 140.
+        assert_eq!(points.len(), 2);
+        assert_eq!((points[0].date, points[0].median), (d("2026-11-02"), 110.0));
+        assert_eq!((points[1].date, points[1].median), (d("2026-11-06"), 130.0));
+        assert_eq!(points[1].competitors, 2);
+    }
+
+    #[test]
+    fn the_target_is_prorated_to_the_day() {
+        assert_eq!(prorated(30.0, d("2026-11-15")), 15.0);
+        assert_eq!(prorated(31.0, d("2026-12-31")), 31.0);
+        assert_eq!(prorated(28.0, d("2026-02-07")), 7.0);
+    }
+}
