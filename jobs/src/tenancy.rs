@@ -91,6 +91,21 @@ pub fn effective_state(
     }
 }
 
+/// Whole days left of a running trial (rounded up), `None` outside a trial.
+pub fn trial_days_left(
+    state: &str,
+    trial_ends_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Option<u64> {
+    trial_ends_at.filter(|_| state == "trialing").map(|end| {
+        (end - now)
+            .num_seconds()
+            .max(0)
+            .unsigned_abs()
+            .div_ceil(86_400)
+    })
+}
+
 /// Whether a company in `effective` state may use the API (402 otherwise). `past_due` keeps
 /// access while payment is retried.
 pub fn has_access(effective: &str) -> bool {

@@ -78,15 +78,7 @@ impl Session {
 
     /// Whole days left of a running trial (rounded up), `None` outside a trial.
     pub fn trial_days_left(&self, now: DateTime<Utc>) -> Option<u64> {
-        self.trial_ends_at
-            .filter(|_| self.subscription_state == "trialing")
-            .map(|end| {
-                (end - now)
-                    .num_seconds()
-                    .max(0)
-                    .unsigned_abs()
-                    .div_ceil(86_400)
-            })
+        crate::tenancy::trial_days_left(&self.subscription_state, self.trial_ends_at, now)
     }
 
     /// Whether the company may use the API and the pages that act through it.

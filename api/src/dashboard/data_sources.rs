@@ -264,18 +264,16 @@ pub async fn confirm_delete(
 ) -> PageResult {
     let id = path_id(&id, "data source")?;
     let d = data_sources::get(&state.db, s.company_id, id).await?;
-    let body = html! {
-        section class="card" {
-            p { "Disconnect " (d.name) "? Its sealed key is deleted; data already pulled stays." }
-            div class="actions" {
-                form method="post" action={"/app/data-sources/" (id) "/delete"} {
-                    (page::csrf(&s))
-                    button class="danger" type="submit" { "Delete data source" }
-                }
-                a class="button secondary" href="/app/data-sources" { "Cancel" }
-            }
-        }
-    };
+    let body = page::confirm(
+        &s,
+        &format!(
+            "Disconnect {}? Its sealed key is deleted; data already pulled stays.",
+            d.name
+        ),
+        &format!("/app/data-sources/{id}/delete"),
+        "Delete data source",
+        "/app/data-sources",
+    );
     Ok(page::render(page::frame(
         &s,
         Nav::DataSources,

@@ -208,18 +208,13 @@ pub async fn confirm_delete(
 ) -> PageResult {
     let id = path_id(&id, "facility")?;
     let f = facilities::get(&state.db, s.company_id, id).await?;
-    let body = html! {
-        section class="card" {
-            p { "Delete “" (f.name) "” with all its data (daily records, recommendations, competitor rates)? This cannot be undone." }
-            div class="actions" {
-                form method="post" action={"/app/facilities/" (id) "/delete"} {
-                    (page::csrf(&s))
-                    button class="danger" type="submit" { "Delete facility" }
-                }
-                a class="button secondary" href="/app/facilities" { "Cancel" }
-            }
-        }
-    };
+    let body = page::confirm(
+        &s,
+        &format!("Delete “{}” with all its data (daily records, recommendations, competitor rates)? This cannot be undone.", f.name),
+        &format!("/app/facilities/{id}/delete"),
+        "Delete facility",
+        "/app/facilities",
+    );
     Ok(page::render(page::frame(
         &s,
         Nav::Facilities,

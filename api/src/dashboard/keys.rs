@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Redirect};
 use axum::Form;
 use jobs::tenancy::{self, CreatedKey};
 use jobs::web_sessions::Session;
-use maud::{html, Markup};
+use maud::html;
 use serde::Deserialize;
 
 async fn list_page(
@@ -97,21 +97,6 @@ pub async fn create(
     }
 }
 
-fn confirm(s: &Session, name: &str, action: &str) -> Markup {
-    html! {
-        section class="card" {
-            p { "Revoke the key “" (name) "”? Anything that uses it gets 401 from then on. This cannot be undone." }
-            div class="actions" {
-                form method="post" action=(action) {
-                    (page::csrf(s))
-                    button class="danger" type="submit" { "Revoke key" }
-                }
-                a class="button secondary" href="/app/keys" { "Cancel" }
-            }
-        }
-    }
-}
-
 pub async fn confirm_revoke(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
@@ -123,7 +108,16 @@ pub async fn confirm_revoke(
         .iter()
         .find(|k| k.id == id)
         .ok_or_else(|| crate::error::ApiError::NotFound(format!("no API key with id {id}")))?;
-    let body = confirm(&s, &key.name, &format!("/app/keys/{id}/revoke"));
+    let body = page::confirm(
+        &s,
+        &format!(
+            "Revoke the key “{}”? Anything that uses it gets 401 from then on. This cannot be undone.",
+            key.name
+        ),
+        &format!("/app/keys/{id}/revoke"),
+        "Revoke key",
+        "/app/keys",
+    );
     Ok(page::render(page::frame(
         &s,
         Nav::Keys,

@@ -169,6 +169,23 @@ pub fn csrf(s: &Session) -> Markup {
     html! { input type="hidden" name="csrf" value=(s.csrf_token); }
 }
 
+/// The confirmation step of a removal: what will happen, the button that does it (a form
+/// with the CSRF token), and a way back.
+pub fn confirm(s: &Session, question: &str, action: &str, button: &str, back: &str) -> Markup {
+    html! {
+        section class="card" {
+            p { (question) }
+            div class="actions" {
+                form method="post" action=(action) {
+                    (csrf(s))
+                    button class="danger" type="submit" { (button) }
+                }
+                a class="button secondary" href=(back) { "Cancel" }
+            }
+        }
+    }
+}
+
 pub fn when(t: Option<DateTime<Utc>>) -> String {
     t.map_or_else(
         || "never".to_owned(),

@@ -262,18 +262,13 @@ pub async fn confirm_delete(
 ) -> PageResult {
     let id = path_id(&id, "webhook subscription")?;
     let sub = webhooks::get(&state.db, s.company_id, id).await?;
-    let body = html! {
-        section class="card" {
-            p { "Stop sending events to " (sub.url) "? Its pending deliveries are dropped. To rotate a secret, delete and add the subscription again." }
-            div class="actions" {
-                form method="post" action={"/app/webhooks/" (id) "/delete"} {
-                    (page::csrf(&s))
-                    button class="danger" type="submit" { "Delete subscription" }
-                }
-                a class="button secondary" href="/app/webhooks" { "Cancel" }
-            }
-        }
-    };
+    let body = page::confirm(
+        &s,
+        &format!("Stop sending events to {}? Its pending deliveries are dropped. To rotate a secret, delete and add the subscription again.", sub.url),
+        &format!("/app/webhooks/{id}/delete"),
+        "Delete subscription",
+        "/app/webhooks",
+    );
     Ok(page::render(page::frame(
         &s,
         Nav::Webhooks,

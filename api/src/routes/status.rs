@@ -38,16 +38,8 @@ pub(crate) async fn report(state: &AppState, company_id: uuid::Uuid) -> ApiResul
     let failures = jobs::runs::recent_failures(&state.db, company_id, 5).await?;
     let effective =
         jobs::tenancy::effective_state(&company.subscription_state, company.trial_ends_at, now);
-    let trial_days_left = company
-        .trial_ends_at
-        .filter(|_| company.subscription_state == "trialing")
-        .map(|end| {
-            (end - now)
-                .num_seconds()
-                .max(0)
-                .unsigned_abs()
-                .div_ceil(86_400)
-        });
+    let trial_days_left =
+        jobs::tenancy::trial_days_left(&company.subscription_state, company.trial_ends_at, now);
     Ok(json!({
         "company": { "id": company.id, "name": company.name, "time_zone": company.time_zone },
         "plan": company.plan,
