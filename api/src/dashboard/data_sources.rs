@@ -264,23 +264,20 @@ pub async fn confirm_delete(
 ) -> PageResult {
     let id = path_id(&id, "data source")?;
     let d = data_sources::get(&state.db, s.company_id, id).await?;
-    let body = page::confirm(
+    Ok(page::confirm(
         &s,
-        &format!(
-            "Disconnect {}? Its sealed key is deleted; data already pulled stays.",
-            d.name
-        ),
-        &format!("/app/data-sources/{id}/delete"),
-        "Delete data source",
-        "/app/data-sources",
-    );
-    Ok(page::render(page::frame(
-        &s,
-        Nav::DataSources,
-        "Delete a data source",
-        &Messages::default(),
-        body,
-    )))
+        page::Confirm {
+            nav: Nav::DataSources,
+            title: "Delete a data source",
+            question: format!(
+                "Disconnect {}? Its sealed key is deleted; data already pulled stays.",
+                d.name
+            ),
+            action: format!("/app/data-sources/{id}/delete"),
+            button: "Delete data source",
+            back: "/app/data-sources",
+        },
+    ))
 }
 
 pub async fn delete(

@@ -208,20 +208,17 @@ pub async fn confirm_delete(
 ) -> PageResult {
     let id = path_id(&id, "facility")?;
     let f = facilities::get(&state.db, s.company_id, id).await?;
-    let body = page::confirm(
+    Ok(page::confirm(
         &s,
-        &format!("Delete “{}” with all its data (daily records, recommendations, competitor rates)? This cannot be undone.", f.name),
-        &format!("/app/facilities/{id}/delete"),
-        "Delete facility",
-        "/app/facilities",
-    );
-    Ok(page::render(page::frame(
-        &s,
-        Nav::Facilities,
-        "Delete a facility",
-        &Messages::default(),
-        body,
-    )))
+        page::Confirm {
+            nav: Nav::Facilities,
+            title: "Delete a facility",
+            question: format!("Delete “{}” with all its data (daily records, recommendations, competitor rates)? This cannot be undone.", f.name),
+            action: format!("/app/facilities/{id}/delete"),
+            button: "Delete facility",
+            back: "/app/facilities",
+        },
+    ))
 }
 
 pub async fn delete(

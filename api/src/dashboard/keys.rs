@@ -108,23 +108,20 @@ pub async fn confirm_revoke(
         .iter()
         .find(|k| k.id == id)
         .ok_or_else(|| crate::error::ApiError::NotFound(format!("no API key with id {id}")))?;
-    let body = page::confirm(
+    Ok(page::confirm(
         &s,
-        &format!(
-            "Revoke the key “{}”? Anything that uses it gets 401 from then on. This cannot be undone.",
-            key.name
-        ),
-        &format!("/app/keys/{id}/revoke"),
-        "Revoke key",
-        "/app/keys",
-    );
-    Ok(page::render(page::frame(
-        &s,
-        Nav::Keys,
-        "Revoke a key",
-        &Messages::default(),
-        body,
-    )))
+        page::Confirm {
+            nav: Nav::Keys,
+            title: "Revoke a key",
+            question: format!(
+                "Revoke the key “{}”? Anything that uses it gets 401 from then on. This cannot be undone.",
+                key.name
+            ),
+            action: format!("/app/keys/{id}/revoke"),
+            button: "Revoke key",
+            back: "/app/keys",
+        },
+    ))
 }
 
 pub async fn revoke(

@@ -169,10 +169,21 @@ pub fn csrf(s: &Session) -> Markup {
     html! { input type="hidden" name="csrf" value=(s.csrf_token); }
 }
 
+/// What a removal's confirmation page says and where its buttons go.
+pub struct Confirm<'a> {
+    pub nav: Nav,
+    pub title: &'a str,
+    pub question: String,
+    pub action: String,
+    pub button: &'a str,
+    pub back: &'a str,
+}
+
 /// The confirmation step of a removal: what will happen, the button that does it (a form
 /// with the CSRF token), and a way back.
-pub fn confirm(s: &Session, question: &str, action: &str, button: &str, back: &str) -> Markup {
-    html! {
+pub fn confirm(s: &Session, c: Confirm<'_>) -> Response {
+    let (question, action, button, back) = (&c.question, &c.action, c.button, c.back);
+    let body = html! {
         section class="card" {
             p { (question) }
             div class="actions" {
@@ -183,7 +194,8 @@ pub fn confirm(s: &Session, question: &str, action: &str, button: &str, back: &s
                 a class="button secondary" href=(back) { "Cancel" }
             }
         }
-    }
+    };
+    render(frame(s, c.nav, c.title, &Messages::default(), body))
 }
 
 pub fn when(t: Option<DateTime<Utc>>) -> String {

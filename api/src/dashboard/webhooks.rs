@@ -262,20 +262,17 @@ pub async fn confirm_delete(
 ) -> PageResult {
     let id = path_id(&id, "webhook subscription")?;
     let sub = webhooks::get(&state.db, s.company_id, id).await?;
-    let body = page::confirm(
+    Ok(page::confirm(
         &s,
-        &format!("Stop sending events to {}? Its pending deliveries are dropped. To rotate a secret, delete and add the subscription again.", sub.url),
-        &format!("/app/webhooks/{id}/delete"),
-        "Delete subscription",
-        "/app/webhooks",
-    );
-    Ok(page::render(page::frame(
-        &s,
-        Nav::Webhooks,
-        "Delete a subscription",
-        &Messages::default(),
-        body,
-    )))
+        page::Confirm {
+            nav: Nav::Webhooks,
+            title: "Delete a subscription",
+            question: format!("Stop sending events to {}? Its pending deliveries are dropped. To rotate a secret, delete and add the subscription again.", sub.url),
+            action: format!("/app/webhooks/{id}/delete"),
+            button: "Delete subscription",
+            back: "/app/webhooks",
+        },
+    ))
 }
 
 pub async fn delete(
