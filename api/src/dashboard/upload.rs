@@ -138,13 +138,14 @@ async fn render(
     extra: Markup,
 ) -> PageResult {
     let items = facilities::list(&state.db, s.company_id).await?;
+    // The outcome of a file (its bad lines, or its preview) comes first, the form under it.
     let body = html! {
+        (extra)
         @if items.is_empty() {
             p { "Add a facility first: " a href="/app/facilities/new" { "add a facility" } "." }
         } @else {
             (form(s, &items, c))
         }
-        (extra)
     };
     Ok(page::render_status(
         status,

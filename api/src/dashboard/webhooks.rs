@@ -73,7 +73,7 @@ async fn list_page(
                 fieldset {
                     legend { "Events (none ticked: every event, including future ones)" }
                     @for e in webhooks::EVENTS {
-                        label { input type="checkbox" name="events" value=(e); (e) }
+                        label class="check" { input type="checkbox" name="events" value=(e); (e) }
                     }
                 }
                 div { button type="submit" { "Add subscription" } }

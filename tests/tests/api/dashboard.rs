@@ -669,6 +669,31 @@ async fn screenshots_of_the_main_pages() {
         .execute(app.db())
         .await
         .unwrap();
+    // A connected CRM and a webhook whose test ping waits for the worker, so those pages show rows.
+    let (s, _) = status_json(
+        app.post("/api/v1/data-sources", &json!({ "provider": "generic_json", "name": "Storage CRM", "base_url": "https://crm.example.com/api", "api_key": "read-only-key-4821" }))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 201);
+    let (s, hook) = status_json(
+        app.post(
+            "/api/v1/webhooks",
+            &json!({ "url": "https://rates.example.com/hooks/pricing" }),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(s, 201);
+    let (s, _) = status_json(
+        app.post(
+            &format!("/api/v1/webhooks/{}/test", hook["id"].as_str().unwrap()),
+            &json!({}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(s, 202);
     let dir = std::env::var("SCREENSHOTS_DIR").map_or_else(
         |_| std::env::temp_dir().join(format!("shots-{}", uuid::Uuid::new_v4().simple())),
         std::path::PathBuf::from,
@@ -695,6 +720,18 @@ async fn screenshots_of_the_main_pages() {
         let png = std::fs::read(&file).unwrap();
         assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{name}");
     }
+    // The upload page after a file with bad lines.
+    let facility = get_ok(&app, "/api/v1/facilities").await["facilities"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let bad = "date,size,tier,street_rate,occupancy_pct\n\
+               2026-11-20,10x10,climate,149,91\n\
+               2026-11-20,10x10x10,climate,129,90\n\
+               2026-11-20,5x5,drive-up,-3,88\n";
+    upload_file(&b, base, &facility, "rates.csv", bad, "check").await;
+    b.find("#bad-rows").await;
+    b.screenshot(&dir.join("upload-errors.png")).await;
     b.goto(&format!("{base}/app")).await;
     assert_eq!(b.text("#usage-facilities").await, "8");
     if std::env::var("SCREENSHOTS_DIR").is_err() {
