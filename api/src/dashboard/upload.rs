@@ -104,6 +104,14 @@ fn preview(c: &Collected) -> Markup {
     }
 }
 
+fn rows(n: u64) -> String {
+    if n == 1 {
+        "1 row".to_owned()
+    } else {
+        format!("{n} rows")
+    }
+}
+
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
@@ -279,12 +287,15 @@ pub async fn submit(
     let warnings = collected.warnings.clone();
     let shown = preview(&collected);
     let notice = if sent.check_only {
-        format!("{} rows checked: all good. Nothing was written yet; choose the file again and press Upload.", collected.rows)
+        format!(
+            "{} checked: all good. Nothing was written yet; choose the file again and press Upload.",
+            rows(collected.rows)
+        )
     } else {
-        let rows = collected.rows;
+        let count = rows(collected.rows);
         api_upload::store(&state, &request, collected).await?;
         format!(
-            "{rows} rows uploaded from {}.",
+            "{count} uploaded from {}.",
             if sent.file_name.is_empty() {
                 "the file"
             } else {

@@ -339,11 +339,24 @@ async fn upload_file(
     content: &str,
     action: &str,
 ) {
+    upload_as(b, base, facility, "unit_rates", name, content, action).await;
+}
+
+/// Uploads a file through the page; `kind` "" lets the page detect it.
+async fn upload_as(
+    b: &Browser,
+    base: &str,
+    facility: &str,
+    kind: &str,
+    name: &str,
+    content: &str,
+    action: &str,
+) {
     let path = std::env::temp_dir().join(format!("{}-{name}", uuid::Uuid::new_v4().simple()));
     std::fs::write(&path, content).unwrap();
     b.goto(&format!("{base}/app/upload")).await;
     b.select("select[name=facility]", facility).await;
-    b.select("select[name=kind]", "unit_rates").await;
+    b.select("select[name=kind]", kind).await;
     b.find("input[type=file]")
         .await
         .send_keys(path.to_str().unwrap())
@@ -389,6 +402,16 @@ async fn an_upload_with_bad_lines_lists_them_all_and_writes_nothing() {
         .contains("good.csv."));
     let f = get_ok(&app, &format!("/api/v1/facilities/{id}")).await;
     assert_eq!(f["last_sync_date"], "2026-11-20");
+
+    // A JSON file of competitor rates, its kind detected from the fields.
+    let rates = json!({ "rows": [
+        { "observed_on": "2026-11-20", "competitor": "Public Storage", "size": "10x10", "rate": 139, "promo": null, "source_url": "https://example.com/ps" }
+    ]})
+    .to_string();
+    upload_as(&b, base, &id, "", "rates.json", &rates, "upload").await;
+    b.wait_text("1 row uploaded from").await;
+    let listed = get_ok(&app, &format!("/api/v1/facilities/{id}/competitor-rates")).await;
+    assert!(listed.to_string().contains("Public Storage"), "{listed}");
     b.close().await;
 }
 
