@@ -5,9 +5,8 @@
 
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
-use super::{require_access, Notice};
-use crate::error::ApiError;
-use crate::extract::{parse_json, path_id};
+use super::{form_error, require_access, through_api, Notice};
+use crate::extract::path_id;
 use crate::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -119,31 +118,23 @@ pub async fn create(
     Form(v): Form<BTreeMap<String, String>>,
 ) -> PageResult {
     require_access(&s)?;
-    let result = match parse_json::<NewDataSource>(&super::form_json(&v, &[], false)) {
-        Ok(new) => data_sources::create(
+    let result = through_api(&super::form_json(&v, &[], false), |new: NewDataSource| {
+        data_sources::create(
             &state.db,
             &state.config.master_key,
             &state.config.outbound.private_targets,
             s.company_id,
             new,
         )
-        .await
-        .map_err(ApiError::from),
-        Err(e) => Err(e),
-    };
+    })
+    .await;
     match result {
         Ok(_) => Ok(Redirect::to("/app/data-sources?notice=created").into_response()),
-        Err(ApiError::Invalid(m) | ApiError::Conflict(m)) => {
-            list_page(
-                &state,
-                &s,
-                &Messages::error(m),
-                &v,
-                StatusCode::UNPROCESSABLE_ENTITY,
-            )
-            .await
+        Err(e) => {
+            let m = form_error(e)?;
+            let status = StatusCode::UNPROCESSABLE_ENTITY;
+            list_page(&state, &s, &Messages::error(m), &v, status).await
         }
-        Err(e) => Err(e.into()),
     }
 }
 
@@ -225,22 +216,21 @@ pub async fn update(
     if !f.api_key.trim().is_empty() {
         body["api_key"] = serde_json::Value::from(f.api_key.trim());
     }
-    let result =
-        match parse_json::<UpdateDataSource>(&serde_json::to_vec(&body).unwrap_or_default()) {
-            Ok(change) => data_sources::update(
-                &state.db,
-                &state.config.master_key,
-                s.company_id,
-                id,
-                change,
-            )
-            .await
-            .map_err(ApiError::from),
-            Err(e) => Err(e),
-        };
+    let body = serde_json::to_vec(&body).unwrap_or_default();
+    let result = through_api(&body, |change: UpdateDataSource| {
+        data_sources::update(
+            &state.db,
+            &state.config.master_key,
+            s.company_id,
+            id,
+            change,
+        )
+    })
+    .await;
     match result {
         Ok(_) => Ok(Redirect::to("/app/data-sources?notice=updated").into_response()),
-        Err(ApiError::Invalid(m) | ApiError::Conflict(m)) => {
+        Err(e) => {
+            let m = form_error(e)?;
             let d = data_sources::get(&state.db, s.company_id, id).await?;
             Ok(page::render_status(
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -253,7 +243,6 @@ pub async fn update(
                 ),
             ))
         }
-        Err(e) => Err(e.into()),
     }
 }
 

@@ -3,9 +3,9 @@
 
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
-use super::{form_json, require_access, Notice};
+use super::{form_error, form_json, require_access, through_api, Notice};
 use crate::error::ApiError;
-use crate::extract::{parse_json, path_id};
+use crate::extract::path_id;
 use crate::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -113,8 +113,8 @@ pub async fn new_page(SignedIn(s): SignedIn) -> PageResult {
 
 /// The form as the API's JSON body. On create an empty field is left out; on update it is
 /// `null`, which clears it (as in `PUT /api/v1/facilities/:id`).
-fn input(values: &BTreeMap<String, String>, clear_empty: bool) -> Result<FacilityInput, ApiError> {
-    parse_json(&form_json(values, &["rentable_sqft"], clear_empty))
+fn input(values: &BTreeMap<String, String>, clear_empty: bool) -> Vec<u8> {
+    form_json(values, &["rentable_sqft"], clear_empty)
 }
 
 fn rejected(
@@ -124,16 +124,12 @@ fn rejected(
     values: &BTreeMap<String, String>,
     e: ApiError,
 ) -> PageResult {
-    match e {
-        ApiError::Invalid(m) | ApiError::Conflict(m) => {
-            let body = form(s, action, values, "Save");
-            Ok(page::render_status(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                page::frame(s, Nav::Facilities, title, &Messages::error(m), body),
-            ))
-        }
-        other => Err(other.into()),
-    }
+    let m = form_error(e)?;
+    let body = form(s, action, values, "Save");
+    Ok(page::render_status(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        page::frame(s, Nav::Facilities, title, &Messages::error(m), body),
+    ))
 }
 
 pub async fn create(
@@ -142,12 +138,10 @@ pub async fn create(
     Form(values): Form<BTreeMap<String, String>>,
 ) -> PageResult {
     require_access(&s)?;
-    let result = match input(&values, false) {
-        Ok(i) => facilities::create(&state.db, s.company_id, i)
-            .await
-            .map_err(ApiError::from),
-        Err(e) => Err(e),
-    };
+    let result = through_api(&input(&values, false), |i: FacilityInput| {
+        facilities::create(&state.db, s.company_id, i)
+    })
+    .await;
     match result {
         Ok(_) => Ok(Redirect::to("/app/facilities?notice=created").into_response()),
         Err(e) => rejected(&s, "Add a facility", "/app/facilities", &values, e),
@@ -183,12 +177,10 @@ pub async fn update(
 ) -> PageResult {
     let id = path_id(&id, "facility")?;
     require_access(&s)?;
-    let result = match input(&values, true) {
-        Ok(i) => facilities::update(&state.db, s.company_id, id, i)
-            .await
-            .map_err(ApiError::from),
-        Err(e) => Err(e),
-    };
+    let result = through_api(&input(&values, true), |i: FacilityInput| {
+        facilities::update(&state.db, s.company_id, id, i)
+    })
+    .await;
     match result {
         Ok(_) => Ok(Redirect::to("/app/facilities?notice=updated").into_response()),
         Err(e) => rejected(

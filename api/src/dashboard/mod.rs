@@ -150,6 +150,30 @@ pub fn require_access(s: &jobs::web_sessions::Session) -> Result<(), page::PageE
     .into())
 }
 
+/// A form's JSON body (see [`form_json`]) parsed by the API's parser and handed to `act`, the
+/// `jobs` function of the API route; a failure of either is the error the API would answer.
+pub async fn through_api<T, R, Fut>(
+    body: &[u8],
+    act: impl FnOnce(T) -> Fut,
+) -> Result<R, crate::error::ApiError>
+where
+    T: serde::de::DeserializeOwned,
+    Fut: std::future::Future<Output = jobs::Result<R>>,
+{
+    act(crate::extract::parse_json(body)?)
+        .await
+        .map_err(crate::error::ApiError::from)
+}
+
+/// The message a form shows again for refused input (the API's 422 or 409); any other failure
+/// stays an error page.
+pub fn form_error(e: crate::error::ApiError) -> Result<String, page::PageError> {
+    match e {
+        crate::error::ApiError::Invalid(m) | crate::error::ApiError::Conflict(m) => Ok(m),
+        other => Err(other.into()),
+    }
+}
+
 /// A submitted form as the JSON body of the matching API route, so the API's parser applies
 /// its rules: `csrf` is dropped, fields named in `numbers` become numbers when they parse as
 /// one (else stay text, for the parser to name), and an empty field is left out, or sent as

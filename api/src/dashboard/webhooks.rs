@@ -4,9 +4,8 @@
 
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
-use super::{require_access, Notice};
-use crate::error::ApiError;
-use crate::extract::{parse_json, path_id};
+use super::{form_error, require_access, through_api, Notice};
+use crate::extract::path_id;
 use crate::state::AppState;
 use axum::extract::{Path, Query, RawQuery, State};
 use axum::http::StatusCode;
@@ -200,19 +199,17 @@ pub async fn create(
     if !events.is_empty() {
         body["events"] = serde_json::json!(events);
     }
-    let result = match parse_json::<NewSubscription>(&serde_json::to_vec(&body).unwrap_or_default())
-    {
-        Ok(new) => webhooks::create(
+    let body = serde_json::to_vec(&body).unwrap_or_default();
+    let result = through_api(&body, |new: NewSubscription| {
+        webhooks::create(
             &state.db,
             &state.config.master_key,
             &state.config.outbound.private_targets,
             s.company_id,
             new,
         )
-        .await
-        .map_err(ApiError::from),
-        Err(e) => Err(e),
-    };
+    })
+    .await;
     let q = LogQuery::default();
     match result {
         Ok(created) => {
@@ -226,18 +223,11 @@ pub async fn create(
             )
             .await
         }
-        Err(ApiError::Invalid(m) | ApiError::Conflict(m)) => {
-            list_page(
-                &state,
-                &s,
-                &Messages::error(m),
-                &q,
-                None,
-                StatusCode::UNPROCESSABLE_ENTITY,
-            )
-            .await
+        Err(e) => {
+            let m = form_error(e)?;
+            let status = StatusCode::UNPROCESSABLE_ENTITY;
+            list_page(&state, &s, &Messages::error(m), &q, None, status).await
         }
-        Err(e) => Err(e.into()),
     }
 }
 
