@@ -88,7 +88,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     crate::telemetry::init(config.log_format);
     match cli.command {
         Command::Migrate => {
-            let db = jobs::db::pool(&config.database_url, 2)?;
+            let db = jobs::db::pool(&config.database_url, 2, jobs::db::ADMIN_APPLICATION)?;
             jobs::versions::check_postgres(&db).await?;
             jobs::db::migrate(&db).await.context("migrations failed")?;
             tracing::info!("migrations applied");
@@ -113,7 +113,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Admin(admin) => {
-            let db = jobs::db::pool(&config.database_url, 2)?;
+            let db = jobs::db::pool(&config.database_url, 2, jobs::db::ADMIN_APPLICATION)?;
             let out = admin_command(&config, &db, admin).await?;
             println!("{out}");
             Ok(())

@@ -64,7 +64,7 @@ impl From<jobs::Error> for ApiError {
             jobs::Error::Conflict(m) => Self::Conflict(m),
             jobs::Error::Internal(m) => Self::Internal(anyhow::anyhow!(m)),
             jobs::Error::Database(db) => {
-                if matches!(db, sqlx::Error::PoolTimedOut | sqlx::Error::Io(_)) {
+                if jobs::error::is_unavailable(&db) {
                     Self::Unavailable(db.into())
                 } else {
                     Self::Internal(db.into())

@@ -22,8 +22,12 @@ impl AppState {
     pub async fn connect(config: Config) -> anyhow::Result<Self> {
         use anyhow::Context as _;
         use secrecy::ExposeSecret as _;
-        let db = jobs::db::pool(&config.database_url, config.database_max_connections)
-            .context("DATABASE_URL could not be parsed")?;
+        let db = jobs::db::pool(
+            &config.database_url,
+            config.database_max_connections,
+            jobs::db::API_APPLICATION,
+        )
+        .context("DATABASE_URL could not be parsed")?;
         let client = redis::Client::open(config.redis_url.expose_secret())
             .context("REDIS_URL could not be parsed")?;
         // Fail fast when Redis is away: a request must not wait through a long reconnect

@@ -3,7 +3,7 @@
 
 use chrono::NaiveDate;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use jobs::pricing::engine::{PromotionInput, UnitTypeInput};
+use jobs::pricing::engine::{EarlierReading, PromotionInput, UnitTypeInput};
 use jobs::pricing::seasonality::SeasonalIndex;
 use jobs::pricing::{
     competitor_band, recommend, CompetitorObservation, FacilityInput, Mode, PricingSettings,
@@ -38,6 +38,12 @@ fn facility(mode: Mode) -> FacilityInput {
                 occupancy_pct: Some(80.0 + (i % 15) as f64),
                 total_units: Some(40 + i as u32),
                 last_rate_change: Some(as_of - chrono::Days::new((i * 3) as u64)),
+                last_change_raised: None,
+                earlier: Some(EarlierReading {
+                    days_ago: 28,
+                    occupancy_pct: Some(76.0 + (i % 15) as f64),
+                    street_rate: 58.0 + 10.0 * i as f64,
+                }),
             })
             .collect(),
         promotions: vec![PromotionInput {

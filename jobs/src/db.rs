@@ -9,11 +9,21 @@ use std::time::Duration;
 /// The migrations in `migrations/`, embedded in the binary.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 
+/// `application_name` of the api process's connections, as `pg_stat_activity` shows them.
+pub const API_APPLICATION: &str = "self-storage-pricing-api";
+/// `application_name` of a worker process's connections.
+pub const WORKER_APPLICATION: &str = "self-storage-pricing-worker";
+/// `application_name` of the one-shot admin commands (`api migrate`, `api admin ...`).
+pub const ADMIN_APPLICATION: &str = "self-storage-pricing-admin";
+
 /// Opens a pool; connections are made lazily so a process starts even while the database is
-/// briefly away (readiness reports it).
-pub fn pool(url: &secrecy::SecretString, max_connections: u32) -> Result<PgPool, sqlx::Error> {
-    let options =
-        PgConnectOptions::from_str(url.expose_secret())?.application_name("self-storage-pricing");
+/// briefly away (readiness reports it). `application` names the process in `pg_stat_activity`.
+pub fn pool(
+    url: &secrecy::SecretString,
+    max_connections: u32,
+    application: &str,
+) -> Result<PgPool, sqlx::Error> {
+    let options = PgConnectOptions::from_str(url.expose_secret())?.application_name(application);
     Ok(PgPoolOptions::new()
         .max_connections(max_connections)
         .min_connections(0)

@@ -137,6 +137,25 @@ pub fn conflict_on_unique(e: sqlx::Error, message: impl FnOnce(&str) -> String) 
     Error::Database(e)
 }
 
+/// Whether a database error means the server is away or restarting rather than that the
+/// request or the data is wrong: no connection could be had in time, the connection broke, or
+/// the server ended the session (SQLSTATE class 08, `57P01` to `57P03` while it shuts down,
+/// restarts or starts up, `53300` when it has no connection slot left). Such a request may
+/// succeed when sent again; the api answers it with 503.
+pub fn is_unavailable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_) => true,
+        sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+            code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03" | "53300")
+        }),
+        _ => false,
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]

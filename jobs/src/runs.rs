@@ -253,6 +253,40 @@ pub async fn recent_failures(
     .await?)
 }
 
+/// One job as the company that caused it sees it (`GET /api/v1/jobs/:id`). The payload stays
+/// internal; `error` is the last attempt's error and `result` what a finished job reported.
+#[derive(Debug, Serialize)]
+pub struct JobView {
+    pub id: Uuid,
+    pub kind: String,
+    /// `queued` (also between attempts), `running`, `succeeded` or `failed`.
+    pub status: String,
+    pub attempts: i32,
+    pub max_attempts: i32,
+    pub created_at: DateTime<Utc>,
+    /// When a queued job runs next (its first run or its next attempt); null otherwise.
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub error: Option<String>,
+    pub result: Option<Value>,
+}
+
+/// A job of the company, or `None` when it does not exist, belongs to another company or was
+/// already removed by retention.
+pub async fn company_job(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<Option<JobView>> {
+    Ok(sqlx::query_as!(
+        JobView,
+        r#"SELECT id, kind, status, attempts, max_attempts, created_at,
+                  CASE WHEN status = 'queued' THEN run_at END AS next_attempt_at,
+                  finished_at, last_error AS error, result
+           FROM job_runs WHERE id = $1 AND company_id = $2"#,
+        id,
+        company_id
+    )
+    .fetch_optional(pool)
+    .await?)
+}
+
 /// Unfinished jobs per kind and state across all companies, for metrics.
 pub async fn open_counts(pool: &PgPool) -> Result<Vec<(String, String, i64)>> {
     let rows = sqlx::query!(

@@ -84,7 +84,11 @@ async fn handle(job: JobRef, data: Data<HandlerData>) -> Result<(), BoxDynError>
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let settings = config.jobs.clone();
-    let db = jobs::db::pool(&config.database_url, config.database_max_connections)?;
+    let db = jobs::db::pool(
+        &config.database_url,
+        config.database_max_connections,
+        jobs::db::WORKER_APPLICATION,
+    )?;
     jobs::versions::check_postgres(&db).await?;
     let redis = apalis_redis::connect(config.redis_url.expose_secret())
         .await

@@ -5,6 +5,7 @@ mod api_keys;
 mod data_sources;
 mod facilities;
 mod health;
+mod job_status;
 pub(crate) mod password;
 mod pricing;
 pub(crate) mod status;
@@ -33,6 +34,7 @@ pub fn app(state: AppState) -> Router {
         .merge(api_keys::router())
         .merge(data_sources::router())
         .merge(status::router())
+        .merge(job_status::router())
         .merge(pricing::router())
         .merge(upload::router())
         .merge(webhooks::router())

@@ -156,7 +156,36 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
         max_attempts: d.max_attempts,
         interrupted_at: None,
     };
-    conclude(ctx, job, &attempt, &result).await
+    conclude_sent(ctx, job, &attempt, &result).await
+}
+
+/// How long the outcome of a sent attempt waits for a database that is away (a restart): well
+/// within the lease margin the job holds after its request.
+const RECORD_PATIENCE: Duration = Duration::from_secs(20);
+
+/// Records the outcome of an attempt that was sent, waiting out a database that is away for a
+/// moment: otherwise the job would be taken over when its lease expires and the receiver,
+/// which may have accepted the attempt, would get the delivery again.
+async fn conclude_sent(
+    ctx: &JobContext,
+    job: &Claimed,
+    attempt: &Attempt,
+    result: &AttemptResult,
+) -> Result<FollowUps, JobError> {
+    let deadline = tokio::time::Instant::now() + RECORD_PATIENCE;
+    loop {
+        match conclude(ctx, job, attempt, result).await {
+            Err(JobError::Retryable(e))
+                if tokio::time::Instant::now() < deadline
+                    && e.downcast_ref::<sqlx::Error>()
+                        .is_some_and(crate::error::is_unavailable) =>
+            {
+                tracing::warn!(delivery_id = %attempt.delivery_id, error = %e, "the database is away; recording the attempt again");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            other => return other,
+        }
+    }
 }
 
 struct Attempt {

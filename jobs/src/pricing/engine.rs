@@ -2,16 +2,15 @@
 //! that moved it, the guardrails that clipped it, a confidence and the competitor band used.
 //! The formulas are written out in `docs/pricing.md`.
 
-use super::band::{
-    competitor_band, lease_up_fill, round_within, CompetitorBand, CompetitorObservation,
-};
+use super::band::{competitor_band, round_within, CompetitorBand, CompetitorObservation};
 use super::seasonality::SeasonalIndex;
 use super::settings::PricingSettings;
+use super::target::{self, Anchor};
 use chrono::{Datelike, NaiveDate};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever the maths changes, and stored with every run.
-pub const ENGINE_VERSION: &str = "2026.11.1";
+pub const ENGINE_VERSION: &str = "2026.11.2";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -49,6 +48,18 @@ pub struct UnitTypeInput {
     pub total_units: Option<u32>,
     /// The last snapshot date on which this unit type's street rate changed.
     pub last_rate_change: Option<NaiveDate>,
+    /// Whether that change was a raise (`None` when unknown).
+    pub last_change_raised: Option<bool>,
+    /// The unit type's reading `occupancy_trend_days` before the snapshot (the nearest earlier
+    /// snapshot), for the occupancy trend and, without competitor rates, the anchor.
+    pub earlier: Option<EarlierReading>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EarlierReading {
+    pub days_ago: u32,
+    pub occupancy_pct: Option<f64>,
+    pub street_rate: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -181,103 +192,67 @@ fn recommend_one(
         return rec;
     }
 
-    if input.mode == Mode::LeaseUp {
-        if let Some(b) = &band {
-            let fill = lease_up_fill(current, b, s.lease_up_discount_pct, s.lease_up_floor_share);
-            rec.factors.push(Factor {
-                name: "lease_up_fill".into(),
-                contribution_pct: round2((fill.rate / current - 1.0) * 100.0),
-                detail: format!(
-                    "lease-up mode: aggressive fill at or below the competitor P25 ({:.2}){}",
-                    b.p25,
-                    if s.lease_up_discount_pct > 0.0 {
-                        format!(" less {}%", s.lease_up_discount_pct)
-                    } else {
-                        String::new()
-                    }
-                ),
-            });
-            if fill.floor_applied {
-                rec.guardrails.push(Guardrail {
-                    name: "lease_up_floor".into(),
-                    before: round2(b.p25 * (1.0 - s.lease_up_discount_pct / 100.0)),
-                    after: fill.rate,
-                    detail: format!(
-                        "never below {:.0}% of the current street rate ({:.2})",
-                        s.lease_up_floor_share * 100.0,
-                        fill.floor
-                    ),
-                });
-            }
-            return finish(rec, fill.rate);
-        }
-    }
-
-    // Factors, in percentage points of the current rate.
-    let mut factors = Vec::with_capacity(5);
-    let (low, high) = (s.occupancy_target_low_pct, s.occupancy_target_high_pct);
-    factors.push(match occupancy {
-        Some(o) if o > high => Factor {
-            name: "occupancy".into(),
-            contribution_pct: ((o - high) * s.occupancy_pp_per_point).min(s.occupancy_max_pp),
-            detail: format!("occupancy {o:.1}% above the {low}-{high}% target band"),
-        },
-        Some(o) if o < low => Factor {
-            name: "occupancy".into(),
-            contribution_pct: -((low - o) * s.occupancy_pp_per_point).min(s.occupancy_max_pp),
-            detail: format!("occupancy {o:.1}% below the {low}-{high}% target band"),
-        },
-        Some(o) => Factor {
-            name: "occupancy".into(),
-            contribution_pct: 0.0,
-            detail: format!("occupancy {o:.1}% inside the {low}-{high}% target band"),
-        },
-        None => Factor {
-            name: "occupancy".into(),
-            contribution_pct: 0.0,
-            detail: "no occupancy in the snapshot".into(),
-        },
-    });
-    factors.push(pace_factor(input, s));
-    factors.push(competitor_factor(current, occupancy, band.as_ref(), s));
-    factors.push(Factor {
-        name: "seasonality".into(),
-        contribution_pct: (input.seasonality.index - 1.0) * s.seasonality_pp_per_index,
-        detail: format!(
-            "{} index {:.2} from {}",
-            month_name(input.as_of.month()),
-            input.seasonality.index,
-            if input.seasonality.own_data {
-                "the facility's own move-in history"
-            } else {
-                "the national prior (not enough own history)"
-            }
-        ),
-    });
-    let pressure: f64 = factors.iter().map(|f| f.contribution_pct).sum();
-    if let Some(f) = promotion_factor(input, ut, pressure, s) {
-        factors.push(f);
-    }
+    // Each run closes a share of the gap to the target; the factors split that move, in
+    // percentage points of the current rate, so they still add up to the proposed change.
+    let t = target::target(input, ut, occupancy, band.as_ref(), s);
+    let share = s.target_approach_share;
+    let scale = share * t.anchor / current;
+    let mut anchor = t.anchor_factor;
+    anchor.contribution_pct = round2(share * (t.anchor / current - 1.0) * 100.0);
+    anchor.detail = format!(
+        "{}; target {:.2}, a run moves {:.0}% of the way",
+        anchor.detail,
+        t.rate,
+        share * 100.0
+    );
+    let mut factors = vec![anchor];
+    factors.extend(t.offsets.into_iter().map(|mut f| {
+        f.contribution_pct = round2(f.contribution_pct * scale);
+        f
+    }));
     for f in &mut factors {
         if !f.contribution_pct.is_finite() {
             f.contribution_pct = 0.0;
         }
-        f.contribution_pct = round2(f.contribution_pct);
     }
     let total: f64 = factors.iter().map(|f| f.contribution_pct).sum();
-    if input.mode == Mode::LeaseUp {
-        factors.push(Factor {
-            name: "lease_up_fill".into(),
-            contribution_pct: 0.0,
-            detail: "lease-up mode, but no competitor rates for this size: the stabilized \
-                     factors apply"
-                .into(),
-        });
-    }
     rec.factors = factors;
     let mut proposed = current * (1.0 + total / 100.0);
 
     // Guardrails, in order.
+    let gap_pct = (t.rate / current - 1.0) * 100.0;
+    // Turning back on the last change takes a wider gap, so noise does not flip the rate.
+    let turning = match (ut.last_rate_change, ut.last_change_raised) {
+        (Some(on), Some(raised)) => {
+            (input.as_of - on).num_days() <= s.reversal_window_days && raised != (gap_pct > 0.0)
+        }
+        _ => false,
+    };
+    let tolerance = if turning {
+        s.reversal_tolerance_pct.max(s.target_tolerance_pct)
+    } else {
+        s.target_tolerance_pct
+    };
+    if proposed != current && gap_pct.abs() < tolerance {
+        rec.guardrails.push(Guardrail {
+            name: "tolerance".into(),
+            before: round2(proposed),
+            after: current,
+            detail: if turning {
+                format!(
+                    "the last change, less than {} days ago, went the other way: the rate turns \
+                     only when the target {:.2} is more than {tolerance}% away",
+                    s.reversal_window_days, t.rate
+                )
+            } else {
+                format!(
+                    "the rate is within {tolerance}% of the target {:.2}: it holds",
+                    t.rate
+                )
+            },
+        });
+        proposed = current;
+    }
     if let Some(changed) = ut.last_rate_change {
         let days = (input.as_of - changed).num_days();
         if days < s.cooldown_days && proposed != current {
@@ -309,7 +284,7 @@ fn recommend_one(
     let ceiling = band
         .as_ref()
         .map(|b| round2(b.p75 * s.ceiling_share_of_p75));
-    let floor = band.as_ref().map(|b| round2(b.p25 * s.floor_share_of_p25));
+    let mut floor = band.as_ref().map(|b| round2(b.p25 * s.floor_share_of_p25));
     if let Some(c) = ceiling {
         if proposed > current && proposed > c {
             let after = c.max(current);
@@ -341,6 +316,39 @@ fn recommend_one(
             });
             proposed = after;
         }
+    }
+    if t.kind == Anchor::LeaseUp {
+        let lu_floor = round2(current * s.lease_up_floor_share);
+        floor = Some(floor.map_or(lu_floor, |f| f.max(lu_floor)));
+        if proposed < lu_floor {
+            rec.guardrails.push(Guardrail {
+                name: "lease_up_floor".into(),
+                before: round2(proposed),
+                after: lu_floor,
+                detail: format!(
+                    "never below {:.0}% of the current street rate ({lu_floor:.2})",
+                    s.lease_up_floor_share * 100.0
+                ),
+            });
+            proposed = lu_floor;
+        }
+    }
+    let full = occupancy.is_some_and(|o| o >= s.occupancy_target_high_pct);
+    let overpriced = band
+        .as_ref()
+        .is_some_and(|b| current > b.p75 * (1.0 + s.full_cut_above_p75_pct / 100.0));
+    if proposed < current && full && !overpriced {
+        rec.guardrails.push(Guardrail {
+            name: "full_no_cut".into(),
+            before: round2(proposed),
+            after: current,
+            detail: format!(
+                "a size at or above the top of its band ({}%) is not cut unless its rate is more \
+                 than {}% above the competitor P75",
+                s.occupancy_target_high_pct, s.full_cut_above_p75_pct
+            ),
+        });
+        proposed = current;
     }
     if proposed != current && ((proposed / current - 1.0) * 100.0).abs() < s.min_change_pct {
         rec.guardrails.push(Guardrail {
@@ -386,144 +394,6 @@ fn finish(mut rec: Recommendation, rate: f64) -> Recommendation {
     rec
 }
 
-fn pace_factor(input: &FacilityInput, s: &PricingSettings) -> Factor {
-    let name = "move_in_pace".to_string();
-    let (Some(mtd), Some(target)) = (input.move_ins_mtd, input.move_ins_target_monthly) else {
-        return Factor {
-            name,
-            contribution_pct: 0.0,
-            detail: "no month-to-date move-ins or monthly target in the snapshot".into(),
-        };
-    };
-    if !(target > 0.0 && mtd.is_finite()) {
-        return Factor {
-            name,
-            contribution_pct: 0.0,
-            detail: "no monthly move-in target".into(),
-        };
-    }
-    let day = f64::from(input.as_of.day());
-    let days = f64::from(days_in_month(input.as_of));
-    let prorated = target * day / days;
-    let pace = mtd / prorated;
-    Factor {
-        name,
-        contribution_pct: ((pace - 1.0) * s.pace_pp_per_unit).clamp(-s.pace_max_pp, s.pace_max_pp),
-        detail: format!(
-            "{mtd:.0} move-ins month to date against {prorated:.1} prorated from the monthly \
-             target of {target:.0} (day {day:.0} of {days:.0}): pace {:.0}%",
-            pace * 100.0
-        ),
-    }
-}
-
-fn competitor_factor(
-    current: f64,
-    occupancy: Option<f64>,
-    band: Option<&CompetitorBand>,
-    s: &PricingSettings,
-) -> Factor {
-    let name = "competitors".to_string();
-    let Some(b) = band else {
-        return Factor {
-            name,
-            contribution_pct: 0.0,
-            detail: "no competitor rates for this size".into(),
-        };
-    };
-    let strength = b.strength();
-    let toward_median = (b.median / current - 1.0) * 100.0 * s.competitor_pull * strength;
-    let soft = occupancy.is_none_or(|o| o < s.occupancy_target_high_pct);
-    let strong = occupancy.is_some_and(|o| o > s.occupancy_target_low_pct);
-    let (contribution, detail) = if current > b.p75 && soft {
-        (
-            toward_median.max(-s.competitor_max_pp),
-            format!(
-                "rate above the competitor P75 ({:.2}) without strong occupancy: pulled toward \
-                 the median ({:.2})",
-                b.p75, b.median
-            ),
-        )
-    } else if current < b.p25 && strong {
-        (
-            toward_median.min(s.competitor_max_pp),
-            format!(
-                "rate below the competitor P25 ({:.2}) with healthy occupancy: pushed toward the \
-                 median ({:.2})",
-                b.p25, b.median
-            ),
-        )
-    } else {
-        (
-            0.0,
-            format!(
-                "rate {current:.2} against the competitor band {:.2} / {:.2} / {:.2}: no pull",
-                b.p25, b.median, b.p75
-            ),
-        )
-    };
-    Factor {
-        name,
-        contribution_pct: contribution,
-        detail: format!(
-            "{detail} ({} competitors, {} stale, weight {:.0}%)",
-            b.competitors,
-            b.stale,
-            strength * 100.0
-        ),
-    }
-}
-
-fn promotion_factor(
-    input: &FacilityInput,
-    ut: &UnitTypeInput,
-    pressure: f64,
-    s: &PricingSettings,
-) -> Option<Factor> {
-    let key = size_key(&ut.size);
-    let tier = ut.tier.to_lowercase();
-    let promo = input
-        .promotions
-        .iter()
-        .filter(|p| {
-            let a = p.applies_to.trim().to_lowercase();
-            a.is_empty()
-                || a == "all"
-                || a == "*"
-                || a.split([',', ';']).any(|part| {
-                    let part = part.trim();
-                    let mut words = part.split_whitespace();
-                    let size_ok = words.next().is_some_and(|w| size_key(w) == key);
-                    let rest: Vec<&str> = words.collect();
-                    size_ok && (rest.is_empty() || rest.join(" ") == tier)
-                })
-        })
-        .filter(|p| p.depth_pct.is_finite() && p.depth_pct > 0.0)
-        .max_by(|a, b| a.depth_pct.total_cmp(&b.depth_pct))?;
-    let value_pp = promo.depth_pct.min(100.0) / s.expected_stay_months.max(1.0);
-    let offset = if pressure < 0.0 {
-        (value_pp * s.promotion_offset_share).min(-pressure)
-    } else {
-        0.0
-    };
-    Some(Factor {
-        name: "promotion".into(),
-        contribution_pct: offset,
-        detail: format!(
-            "\"{}\" ({}% off one month) is worth {:.2}% of rent over a {}-month stay{}",
-            promo.name,
-            promo.depth_pct,
-            value_pp,
-            s.expected_stay_months,
-            if offset > 0.0 {
-                "; it already eases the price, so part of the downward pressure is offset"
-            } else {
-                "; no downward pressure to offset"
-            }
-        ),
-    })
-}
-
 /// 0..=1 from data depth: competitor band strength (40 %), days of history against 90 (30 %),
 /// units in the type against 50 (30 %; half credit when unit counts are not sent), on a base of 0.2.
 fn confidence(input: &FacilityInput, ut: &UnitTypeInput, band: Option<&CompetitorBand>) -> f64 {
@@ -535,7 +405,7 @@ fn confidence(input: &FacilityInput, ut: &UnitTypeInput, band: Option<&Competito
     round2(0.2 + 0.8 * (0.4 * comp + 0.3 * hist + 0.3 * units))
 }
 
-fn days_in_month(d: NaiveDate) -> u32 {
+pub(crate) fn days_in_month(d: NaiveDate) -> u32 {
     let (y, m) = (d.year(), d.month());
     let next = if m == 12 {
         NaiveDate::from_ymd_opt(y + 1, 1, 1)
@@ -545,7 +415,7 @@ fn days_in_month(d: NaiveDate) -> u32 {
     next.and_then(|n| n.pred_opt()).map_or(30, |l| l.day())
 }
 
-fn month_name(m: u32) -> &'static str {
+pub(crate) fn month_name(m: u32) -> &'static str {
     const NAMES: [&str; 12] = [
         "January",
         "February",

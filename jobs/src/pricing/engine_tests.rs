@@ -1,7 +1,15 @@
 //! Hand-worked cases for each factor and guardrail, and properties that hold for any input.
 //! Unless a case says otherwise: default settings, 15 November (day 15 of 30), seasonality
 //! index 1.0, one 10x10 unit type at 100 with 50 units and 90 % occupancy (inside the 88-93 %
-//! band), 90 days of history, no competitors, no promotions: every factor is 0.
+//! band), 90 days of history, a reading 28 days back at the same rate (without occupancy, so no
+//! trend), no competitors, no promotions.
+//!
+//! The engine computes a target: an anchor (the competitor median; without competitors the
+//! rate of 28 days ago, here 100) times 1 + the offsets / 100; a run moves
+//! half the way (`target_approach_share` 0.5) when the target is at least 3 % away
+//! (`target_tolerance_pct`). Each factor's contribution is its share of that move in points
+//! of the current rate: half its offset x anchor / rate, and for the anchor half the gap
+//! between the anchor and the rate.
 
 use super::*;
 use crate::pricing::band::CompetitorObservation;
@@ -31,6 +39,12 @@ fn base() -> FacilityInput {
             occupancy_pct: Some(90.0),
             total_units: Some(50),
             last_rate_change: None,
+            last_change_raised: None,
+            earlier: Some(EarlierReading {
+                days_ago: 28,
+                occupancy_pct: None,
+                street_rate: 100.0,
+            }),
         }],
         promotions: vec![],
         competitors: vec![],
@@ -66,6 +80,11 @@ fn comps(mut i: FacilityInput, rates: &[f64]) -> FacilityInput {
     i
 }
 
+/// Five fresh competitors at 100: P25, median and P75 100, full strength.
+fn at_100(i: FacilityInput) -> FacilityInput {
+    comps(i, &[100.0; 5])
+}
+
 fn one(i: &FacilityInput) -> Recommendation {
     one_with(i, &PricingSettings::default())
 }
@@ -88,6 +107,10 @@ fn guardrails(r: &Recommendation) -> Vec<&str> {
     r.guardrails.iter().map(|g| g.name.as_str()).collect()
 }
 
+fn settings(v: serde_json::Value) -> PricingSettings {
+    PricingSettings::with_overrides(&v).unwrap()
+}
+
 #[test]
 fn nothing_to_act_on_holds() {
     let r = one(&base());
@@ -98,8 +121,8 @@ fn nothing_to_act_on_holds() {
 }
 
 #[test]
-fn occupancy_above_the_band_pushes_up() {
-    // (97 - 93) x 0.5 = +2 pp: 102.
+fn occupancy_above_the_band_raises_the_target() {
+    // (97 - 93) x 1 = +4 %: target 104, half the way: +2 pp, 102.
     let r = one(&with_occ(base(), 97.0));
     assert_eq!(factor(&r, "occupancy"), 2.0);
     assert_eq!((r.recommended_rate, r.action), (102.0, Action::Raise));
@@ -107,13 +130,14 @@ fn occupancy_above_the_band_pushes_up() {
 }
 
 #[test]
-fn occupancy_below_the_band_eases_down_up_to_its_cap() {
-    // (88 - 80) x 0.5 = -4 pp: 96.
+fn occupancy_below_the_band_lowers_the_target_up_to_its_cap() {
+    // (88 - 80) x 1 = -8 %: target 92, half the way: 96.
     assert_eq!(one(&with_occ(base(), 80.0)).recommended_rate, 96.0);
-    // (88 - 60) x 0.5 = -14 pp, capped at -6 pp: 94.
+    // (88 - 60) x 1 = -28 %, capped at -15 %: target 85, half the way: -7.5 pp, 92.50,
+    // rounded 93.
     let r = one(&with_occ(base(), 60.0));
-    assert_eq!(factor(&r, "occupancy"), -6.0);
-    assert_eq!((r.recommended_rate, r.action), (94.0, Action::Lower));
+    assert_eq!(factor(&r, "occupancy"), -7.5);
+    assert_eq!((r.recommended_rate, r.action), (93.0, Action::Lower));
 }
 
 #[test]
@@ -125,82 +149,160 @@ fn facility_occupancy_stands_in_for_a_missing_type_occupancy() {
 }
 
 #[test]
-fn move_in_pace_against_the_prorated_target() {
-    // Target 30 a month, day 15 of 30: prorated 15. 10 move-ins: pace 2/3,
-    // (2/3 - 1) x 4 = -1.33 pp: 98.67, rounded to 99.
-    let mut i = base();
+fn a_lasting_signal_gives_the_same_target_run_after_run() {
+    // Competitors at 100, occupancy 80: the target is 92 whatever the rate. From 100: 96. From
+    // 96: +2.08 pp (median) - 4.17 pp (occupancy) = -2.09 pp, 93.99, rounded 94. From 94 the
+    // last 2.1 % are inside the 3 % tolerance: it holds, where the old engine cut again.
+    let i = at_100(with_occ(base(), 80.0));
+    assert_eq!(one(&i).recommended_rate, 96.0);
+    let r = one(&with_rate(i.clone(), 96.0));
+    assert_eq!(factor(&r, "competitors"), 2.08);
+    assert_eq!(factor(&r, "occupancy"), -4.17);
+    assert_eq!(r.recommended_rate, 94.0);
+    let r = one(&with_rate(i, 94.0));
+    assert_eq!(
+        (r.recommended_rate, guardrails(&r)),
+        (94.0, vec!["tolerance"])
+    );
+}
+
+#[test]
+fn occupancy_trend_moves_the_target() {
+    // 80 % now, 76 % 28 days ago: +1 point a week, x 0.5 = +0.5 %; with -8 % for occupancy the
+    // target is 92.5, half the way: -3.75 pp, 96.25, rounded 96.
+    let mut i = with_occ(base(), 80.0);
+    i.unit_types[0].earlier = Some(EarlierReading {
+        days_ago: 28,
+        occupancy_pct: Some(76.0),
+        street_rate: 100.0,
+    });
+    let r = one(&i);
+    assert_eq!(factor(&r, "occupancy_trend"), 0.25);
+    assert_eq!(factor(&r, "occupancy"), -4.0);
+    assert_eq!(r.recommended_rate, 96.0);
+    // Losing 2 points a week: -1 %, capped at -4 % only beyond 8 points a week.
+    i.unit_types[0].earlier.as_mut().unwrap().occupancy_pct = Some(88.0);
+    assert_eq!(factor(&one(&i), "occupancy_trend"), -0.5);
+}
+
+#[test]
+fn without_competitors_the_anchor_is_the_rate_of_a_few_weeks_ago() {
+    // Rate 96 now, 100 28 days ago, occupancy 80: target 100 x 0.92 = 92; anchor factor
+    // 0.5 x (100/96 - 1) x 100 = +2.08 pp, occupancy 0.5 x -8 x 100/96 = -4.17 pp:
+    // -2.09 pp, 93.99, rounded 94. Run again on the same snapshot from 94: the target is
+    // still 92, 2.1 % away: it holds.
+    let mut i = with_occ(with_rate(base(), 96.0), 80.0);
+    i.unit_types[0].earlier = Some(EarlierReading {
+        days_ago: 28,
+        occupancy_pct: Some(80.0),
+        street_rate: 100.0,
+    });
+    let r = one(&i);
+    assert_eq!(factor(&r, "competitors"), 2.08);
+    assert_eq!(factor(&r, "occupancy"), -4.17);
+    assert_eq!(r.recommended_rate, 94.0);
+    let r = one(&with_rate(i, 94.0));
+    assert_eq!(r.action, Action::Hold);
+}
+
+#[test]
+fn move_in_pace_against_what_vacancy_allows() {
+    // Competitors all at 100 (the anchor is the rate). Target 30 a month, day 15 of 30:
+    // prorated 15; 92 % of 50 units leaves 4 vacant, so at most 10 + 4 = 14 could have moved
+    // in. Pace 10/14 = 0.714: (0.714 - 1) x 4 = -1.14 %, weighed by 15/30: -0.57 %, half the
+    // way: -0.29 pp. The target is 0.6 % away: inside the tolerance, the rate holds.
+    let mut i = at_100(with_occ(base(), 92.0));
     i.move_ins_target_monthly = Some(30.0);
     i.move_ins_mtd = Some(10.0);
     let r = one(&i);
-    assert_eq!(factor(&r, "move_in_pace"), -1.33);
-    assert_eq!((r.recommended_rate, r.action), (99.0, Action::Lower));
-    // 30 move-ins: pace 2, +4 pp capped at +3 pp: 103.
+    assert_eq!(factor(&r, "move_in_pace"), -0.29);
+    assert_eq!(
+        (r.recommended_rate, guardrails(&r)),
+        (100.0, vec!["tolerance"])
+    );
+    // 30 move-ins: pace 2, +4 % capped at +3 %, weighed by 15/30: +1.5 %, half the way: 0.75.
     i.move_ins_mtd = Some(30.0);
+    assert_eq!(factor(&one(&i), "move_in_pace"), 0.75);
+    // A size at the top of its band cannot take move-ins: a short pace is not weak demand.
+    let mut i = with_occ(i, 95.0);
+    i.move_ins_mtd = Some(2.0);
     let r = one(&i);
-    assert_eq!(factor(&r, "move_in_pace"), 3.0);
-    assert_eq!(r.recommended_rate, 103.0);
+    assert_eq!(factor(&r, "move_in_pace"), 0.0);
+    assert!(r.factors.iter().any(|f| f.detail.contains("not counted")));
 }
 
 #[test]
-fn competitors_push_a_cheap_rate_with_healthy_occupancy_toward_the_median() {
-    // Band of 120, 130, 140, 150: P25 125, median 135, P75 145, strength 4/5.
-    // (135/100 - 1) x 100 x 0.5 x 0.8 = +14 pp, capped at +6 pp: 106.
+fn the_target_starts_from_the_competitor_median() {
+    // Band of 120, 130, 140, 150: P25 125, median 135, P75 145. Rate 100 at 90 %: target 135,
+    // half the way: +17.5 pp, 117.50, stopped by the 8 % step at 108.
     let r = one(&comps(base(), &[120.0, 130.0, 140.0, 150.0]));
     let band = r.competitor_band.clone().unwrap();
     assert_eq!((band.p25, band.median, band.p75), (125.0, 135.0, 145.0));
-    assert_eq!(factor(&r, "competitors"), 6.0);
-    assert_eq!(r.recommended_rate, 106.0);
-}
-
-#[test]
-fn competitors_pull_an_expensive_rate_with_soft_occupancy_toward_the_median() {
-    // Rate 160 above P75 145, occupancy 90 (not above the band):
-    // (135/160 - 1) x 100 x 0.5 x 0.8 = -6.25 pp, capped at -6 pp: 150.4, rounded 150.
+    assert_eq!(factor(&r, "competitors"), 17.5);
+    assert_eq!(r.recommended_rate, 108.0);
+    assert_eq!(guardrails(&r), ["max_step"]);
+    // Rate 160 at 90 %: (135/160 - 1) x 100 x 0.5 = -7.81 pp: 147.50, rounded 148.
     let r = one(&comps(
         with_rate(base(), 160.0),
         &[120.0, 130.0, 140.0, 150.0],
     ));
-    assert_eq!(factor(&r, "competitors"), -6.0);
-    assert_eq!(r.recommended_rate, 150.0);
-    // With occupancy above the band the same rate gets no competitor pull.
-    let r = one(&comps(
-        with_occ(with_rate(base(), 160.0), 95.0),
-        &[120.0, 130.0, 140.0, 150.0],
-    ));
-    assert_eq!(factor(&r, "competitors"), 0.0);
+    assert_eq!(factor(&r, "competitors"), -7.81);
+    assert_eq!(r.recommended_rate, 148.0);
 }
 
 #[test]
-fn seasonality_index_moves_the_rate() {
-    // Index 1.15 x 20 pp per unit: +3 pp.
-    let mut i = base();
-    i.seasonality.index = 1.15;
+fn a_full_size_is_not_cut_unless_far_above_the_p75() {
+    // Rate 150 at 95 %: target 135 x 1.02 = 137.70; the move (-5 pp for the median, +0.9 pp
+    // for occupancy) would be a cut, but 150 is only 3.4 % above the P75 of 145: it holds.
+    let band = [120.0, 130.0, 140.0, 150.0];
+    let r = one(&comps(with_occ(with_rate(base(), 150.0), 95.0), &band));
+    assert_eq!(
+        (r.recommended_rate, guardrails(&r)),
+        (150.0, vec!["full_no_cut"])
+    );
+    // At 160, more than 10 % above the P75 (159.50): -7.81 + 0.84 = -6.97 pp, 148.85: 149.
+    let r = one(&comps(with_occ(with_rate(base(), 160.0), 95.0), &band));
+    assert_eq!(factor(&r, "occupancy"), 0.84);
+    assert_eq!(r.recommended_rate, 149.0);
+}
+
+#[test]
+fn seasonality_moves_the_target_but_does_not_cut_a_size_in_its_band() {
+    // Competitors at 100. Index 1.3 x 20: +6 %, target 106, half the way: 103.
+    let mut i = at_100(base());
+    i.seasonality.index = 1.3;
     let r = one(&i);
     assert_eq!(factor(&r, "seasonality"), 3.0);
     assert_eq!(r.recommended_rate, 103.0);
-    // November prior 0.92: -1.6 pp, 98.4, rounded 98.
+    // November prior 0.92 (-1.6 %) at 90 %: inside the band, no winter cut.
     i.seasonality = SeasonalIndex {
         index: crate::pricing::seasonality::NATIONAL_PRIOR[10],
         own_data: false,
     };
     let r = one(&i);
-    assert_eq!(factor(&r, "seasonality"), -1.6);
-    assert_eq!(r.recommended_rate, 98.0);
+    assert_eq!(factor(&r, "seasonality"), 0.0);
+    assert_eq!(r.action, Action::Hold);
+    // At 80 %: -8 % for occupancy and -1.6 % for the season: target 90.40, half the way: 95.20,
+    // rounded 95.
+    let r = one(&with_occ(i, 80.0));
+    assert_eq!(factor(&r, "seasonality"), -0.8);
+    assert_eq!(r.recommended_rate, 95.0);
 }
 
 #[test]
 fn an_active_promotion_offsets_downward_pressure() {
-    // Occupancy 80: -4 pp. "50% off" on 10x10 is worth 50/12 = 4.17 pp over the stay; half of
-    // it (2.08 pp) offsets: -1.92 pp, 98.08, rounded 98.
-    let mut i = with_occ(base(), 80.0);
+    // Competitors at 100, occupancy 80: -8 %. "50% off" on 10x10 is worth 50/12 = 4.17 % over
+    // the stay; half of it (2.08 %) offsets: target 94.08, half the way: -4 + 1.04 = -2.96 pp,
+    // 97.04, rounded 97.
+    let mut i = at_100(with_occ(base(), 80.0));
     i.promotions = vec![PromotionInput {
         name: "Half off".into(),
         depth_pct: 50.0,
         applies_to: "10x10".into(),
     }];
     let r = one(&i);
-    assert_eq!(factor(&r, "promotion"), 2.08);
-    assert_eq!(r.recommended_rate, 98.0);
+    assert_eq!(factor(&r, "promotion"), 1.04);
+    assert_eq!(r.recommended_rate, 97.0);
     // A promotion for another size is not counted.
     i.promotions[0].applies_to = "5x5".into();
     assert!(one(&i).factors.iter().all(|f| f.name != "promotion"));
@@ -218,11 +320,9 @@ fn an_active_promotion_offsets_downward_pressure() {
 
 #[test]
 fn max_step_caps_the_change() {
-    // 2 pp per point, cap 20 pp: occupancy 100 gives +14 pp, 114, capped at +8 %: 108.
-    let s = PricingSettings::with_overrides(&json!({
-        "occupancy_pp_per_point": 2, "occupancy_max_pp": 20
-    }))
-    .unwrap();
+    // 4 % per point, cap 40 %: occupancy 100 gives +28 %, target 128, half the way: 114,
+    // capped at +8 %: 108.
+    let s = settings(json!({"occupancy_pp_per_point": 4, "occupancy_max_pp": 40}));
     let r = one_with(&with_occ(base(), 100.0), &s);
     assert_eq!(r.recommended_rate, 108.0);
     assert_eq!(guardrails(&r), ["max_step"]);
@@ -234,24 +334,22 @@ fn max_step_caps_the_change() {
 
 #[test]
 fn ceiling_stops_a_raise_above_the_competitor_p75() {
-    // Competitors all at 100: ceiling 115. Rate 112 at 100 % occupancy: +3.5 pp, 115.92,
-    // stopped at 115.
-    let r = one(&comps(
-        with_occ(with_rate(base(), 112.0), 100.0),
-        &[100.0, 100.0, 100.0, 100.0],
-    ));
+    // Competitors all at 100: ceiling 115. Rate 110 at 100 % with 4 % per point: target 128;
+    // -4.55 pp (median) + 12.73 pp (occupancy) = +8.18 pp, 119.00, stepped to 118.80, stopped
+    // at 115.
+    let s = settings(json!({"occupancy_pp_per_point": 4, "occupancy_max_pp": 40}));
+    let r = one_with(&at_100(with_occ(with_rate(base(), 110.0), 100.0)), &s);
     assert_eq!(r.recommended_rate, 115.0);
-    assert_eq!(guardrails(&r), ["ceiling"]);
+    assert_eq!(guardrails(&r), ["max_step", "ceiling"]);
 }
 
 #[test]
 fn floor_stops_a_cut_below_the_competitor_p25() {
-    // Competitors all at 100: floor 85. Rate 88 at 60 %: -6 pp, 82.72, stopped at 85.
-    let r = one(&comps(
-        with_occ(with_rate(base(), 88.0), 60.0),
-        &[100.0, 100.0, 100.0, 100.0],
-    ));
-    assert_eq!(r.recommended_rate, 85.0);
+    // Competitors all at 100, floor at 95 % of the P25: 95. Rate 98 at 60 %: target 85;
+    // +1.02 pp (median) - 7.65 pp (occupancy) = -6.63 pp, 91.50, stopped at 95.
+    let s = settings(json!({"floor_share_of_p25": 0.95}));
+    let r = one_with(&at_100(with_occ(with_rate(base(), 98.0), 60.0)), &s);
+    assert_eq!(r.recommended_rate, 95.0);
     assert_eq!(guardrails(&r), ["floor"]);
 }
 
@@ -268,36 +366,79 @@ fn cooldown_holds_after_a_recent_change() {
 }
 
 #[test]
+fn turning_back_on_the_last_change_needs_a_wider_gap() {
+    // At 80 % the target is 92 (8 % below); the last change, 20 days ago, was a raise: a cut
+    // needs the target more than 10 % away, so the rate holds.
+    let mut i = with_occ(base(), 80.0);
+    i.unit_types[0].last_rate_change = Some(d("2026-10-26"));
+    i.unit_types[0].last_change_raised = Some(true);
+    let r = one(&i);
+    assert_eq!(
+        (r.recommended_rate, guardrails(&r)),
+        (100.0, vec!["tolerance"])
+    );
+    // After a cut, another cut is no turn: 96.
+    i.unit_types[0].last_change_raised = Some(false);
+    assert_eq!(one(&i).recommended_rate, 96.0);
+    // A raise more than 90 days back no longer counts: 96.
+    i.unit_types[0].last_change_raised = Some(true);
+    i.unit_types[0].last_rate_change = Some(d("2026-08-01"));
+    assert_eq!(one(&i).recommended_rate, 96.0);
+}
+
+#[test]
 fn tiny_changes_hold() {
-    // 93.5 %: +0.25 pp, under the 0.5 % worth making.
-    let r = one(&with_occ(base(), 93.5));
+    // Closing a tenth of the gap: +4 % x 0.1 = +0.4 %, under the 0.5 % worth making.
+    let s = settings(json!({"target_approach_share": 0.1}));
+    let r = one_with(&with_occ(base(), 97.0), &s);
     assert_eq!((r.recommended_rate, r.action), (100.0, Action::Hold));
     assert_eq!(guardrails(&r), ["min_change"]);
 }
 
 #[test]
 fn rounding_to_whole_currency_or_cents() {
-    // 94.3 %: +0.65 pp, 100.65: 101, or 100.65 without whole rounding.
-    assert_eq!(one(&with_occ(base(), 94.3)).recommended_rate, 101.0);
-    let s = PricingSettings::with_overrides(&json!({"round_to_whole": false})).unwrap();
+    // 96.3 %: +3.3 %, half the way +1.65 pp, 101.65: 102, or 101.65 without whole rounding.
+    assert_eq!(one(&with_occ(base(), 96.3)).recommended_rate, 102.0);
+    let s = settings(json!({"round_to_whole": false}));
     assert_eq!(
-        one_with(&with_occ(base(), 94.3), &s).recommended_rate,
-        100.65
+        one_with(&with_occ(base(), 96.3), &s).recommended_rate,
+        101.65
     );
 }
 
 #[test]
-fn lease_up_fills_at_the_competitor_p25_never_below_70_percent() {
+fn lease_up_targets_the_p25_and_climbs_toward_the_median_when_filling_fast() {
+    // P25 125, median 135. From 150 without a trend: target 125, half the way -8.33 pp, 137.50,
+    // stepped to 138.
     let mut i = comps(with_rate(base(), 150.0), &[120.0, 130.0, 140.0, 150.0]);
     i.mode = Mode::LeaseUp;
     let r = one(&i);
-    assert_eq!((r.recommended_rate, r.mode), (125.0, Mode::LeaseUp));
-    assert_eq!(factor(&r, "lease_up_fill"), -16.67);
-    assert!(r.guardrails.is_empty());
-    // From 200 the P25 would be a 37.5 % cut: the floor of 70 % (140) holds.
-    let r = one(&with_rate(i, 200.0));
-    assert_eq!(r.recommended_rate, 140.0);
-    assert_eq!(guardrails(&r), ["lease_up_floor"]);
+    assert_eq!((r.recommended_rate, r.mode), (138.0, Mode::LeaseUp));
+    assert_eq!(factor(&r, "lease_up_fill"), -8.33);
+    assert_eq!(guardrails(&r), ["max_step"]);
+    // At the P25 (125), 50 % occupied after 38 % 28 days ago: +3 points a week, the full climb
+    // (3 a week): target the median 135, half the way: 130.
+    let mut i = with_occ(with_rate(i, 125.0), 50.0);
+    i.unit_types[0].earlier = Some(EarlierReading {
+        days_ago: 28,
+        occupancy_pct: Some(38.0),
+        street_rate: 125.0,
+    });
+    assert_eq!(one(&i).recommended_rate, 130.0);
+    // +1.5 points a week: half the climb, target 130, half the way: 127.50, rounded 128.
+    i.unit_types[0].earlier.as_mut().unwrap().occupancy_pct = Some(44.0);
+    assert_eq!(one(&i).recommended_rate, 128.0);
+}
+
+#[test]
+fn lease_up_never_goes_below_its_share_of_street() {
+    // With 97 % of street as the lease-up floor: 145.50, rounded up to 146 inside the bounds.
+    let mut i = comps(with_rate(base(), 150.0), &[120.0, 130.0, 140.0, 150.0]);
+    i.mode = Mode::LeaseUp;
+    let s = settings(json!({"lease_up_floor_share": 0.97}));
+    let r = one_with(&i, &s);
+    assert_eq!(r.recommended_rate, 146.0);
+    assert_eq!(guardrails(&r), ["max_step", "lease_up_floor"]);
 }
 
 #[test]
@@ -307,6 +448,15 @@ fn lease_up_without_competitors_uses_the_stabilized_factors() {
     let r = one(&i);
     assert_eq!(factor(&r, "lease_up_fill"), 0.0);
     assert_eq!(r.recommended_rate, 96.0);
+}
+
+#[test]
+fn without_competitors_or_an_earlier_rate_the_rate_holds() {
+    let mut i = with_occ(base(), 70.0);
+    i.unit_types[0].earlier = None;
+    let r = one(&i);
+    assert_eq!((r.recommended_rate, r.action), (100.0, Action::Hold));
+    assert!(r.factors[0].detail.contains("the rate holds"), "{r:?}");
 }
 
 #[test]
@@ -325,6 +475,34 @@ fn competitor_sizes_match_loosely_and_only_their_own_size() {
     i.competitors[0].0 = "10 X 10".into();
     i.competitors[1].0 = "5x5".into();
     assert_eq!(one(&i).competitor_band.unwrap().competitors, 3);
+}
+
+#[test]
+fn every_factor_explains_itself_in_one_sentence() {
+    let mut i = comps(with_occ(base(), 80.0), &[120.0, 130.0, 140.0, 150.0]);
+    i.move_ins_target_monthly = Some(30.0);
+    i.move_ins_mtd = Some(10.0);
+    i.unit_types[0].earlier = Some(EarlierReading {
+        days_ago: 28,
+        occupancy_pct: Some(76.0),
+        street_rate: 100.0,
+    });
+    i.promotions = vec![PromotionInput {
+        name: "Half off".into(),
+        depth_pct: 50.0,
+        applies_to: "all".into(),
+    }];
+    let r = one(&i);
+    assert_eq!(r.factors.len(), 6, "{r:#?}");
+    for f in &r.factors {
+        let d = f.detail.trim_end_matches('.');
+        assert!(
+            !d.is_empty() && !d.contains(". "),
+            "{}: {}",
+            f.name,
+            f.detail
+        );
+    }
 }
 
 // ---- properties ----
@@ -362,6 +540,8 @@ fn input_strategy() -> impl Strategy<Value = FacilityInput> {
         prop::option::of(0.0f64..100.0),
         prop::option::of(0u32..500),
         prop::option::of(0i64..60),
+        prop::option::of(any::<bool>()),
+        prop::option::of((7u32..90, prop::option::of(0.0f64..100.0), 1.0f64..2000.0)),
     );
     let comp = (
         prop::sample::select(vec!["5x5", "5x10", "10x10", "10x15", "10x20"]),
@@ -414,14 +594,25 @@ fn input_strategy() -> impl Strategy<Value = FacilityInput> {
                     history_days: hist,
                     unit_types: units
                         .into_iter()
-                        .map(|(size, rate, occ, n, changed)| UnitTypeInput {
-                            size: size.into(),
-                            tier: "standard".into(),
-                            street_rate: rate,
-                            occupancy_pct: occ,
-                            total_units: n,
-                            last_rate_change: changed.map(|c| as_of - chrono::Days::new(c as u64)),
-                        })
+                        .map(
+                            |(size, rate, occ, n, changed, raised, earlier)| UnitTypeInput {
+                                size: size.into(),
+                                tier: "standard".into(),
+                                street_rate: rate,
+                                occupancy_pct: occ,
+                                total_units: n,
+                                last_rate_change: changed
+                                    .map(|c| as_of - chrono::Days::new(c as u64)),
+                                last_change_raised: raised,
+                                earlier: earlier.map(|(days_ago, occupancy_pct, street_rate)| {
+                                    EarlierReading {
+                                        days_ago,
+                                        occupancy_pct,
+                                        street_rate,
+                                    }
+                                }),
+                            },
+                        )
                         .collect(),
                     promotions: promos
                         .into_iter()
@@ -469,33 +660,35 @@ proptest! {
                 prop_assert_eq!(r.recommended_rate, cur);
                 continue;
             }
-            let lease_up_fill = r.mode == Mode::LeaseUp && r.competitor_band.is_some();
-            if lease_up_fill {
-                let band = r.competitor_band.as_ref().unwrap();
-                let floor = cur * s.lease_up_floor_share;
-                // Never below 70 % (the configured share) of street.
-                prop_assert!(r.recommended_rate >= floor - EPS, "{r:?}");
-                // At or below the P25 (unless the floor is above it), never above street.
-                prop_assert!(r.recommended_rate <= band.p25.max(floor) + EPS, "{r:?}");
-                prop_assert!(r.recommended_rate <= cur + EPS);
-            } else {
-                // The step cap is never broken.
-                let step = s.max_step_pct / 100.0;
-                prop_assert!(r.recommended_rate <= cur * (1.0 + step) + EPS, "{r:?}");
-                prop_assert!(r.recommended_rate >= cur * (1.0 - step) - EPS, "{r:?}");
-                if let Some(b) = &r.competitor_band {
-                    // A raise never goes above the ceiling, a cut never below the floor.
-                    if r.recommended_rate > cur {
-                        prop_assert!(r.recommended_rate <= round2(b.p75 * s.ceiling_share_of_p75) + EPS, "{r:?}");
-                    }
-                    if r.recommended_rate < cur {
-                        prop_assert!(r.recommended_rate >= round2(b.p25 * s.floor_share_of_p25) - EPS, "{r:?}");
-                    }
+            // The step cap is never broken, in either mode.
+            let step = s.max_step_pct / 100.0;
+            prop_assert!(r.recommended_rate <= cur * (1.0 + step) + EPS, "{r:?}");
+            prop_assert!(r.recommended_rate >= cur * (1.0 - step) - EPS, "{r:?}");
+            if let Some(b) = &r.competitor_band {
+                // A raise never goes above the ceiling, a cut never below the floor.
+                if r.recommended_rate > cur {
+                    prop_assert!(r.recommended_rate <= round2(b.p75 * s.ceiling_share_of_p75) + EPS, "{r:?}");
                 }
-                // Inside the cooldown the rate holds.
-                if ut.last_rate_change.is_some_and(|c| (input.as_of - c).num_days() < s.cooldown_days) {
-                    prop_assert_eq!(r.recommended_rate, cur);
+                if r.recommended_rate < cur {
+                    prop_assert!(r.recommended_rate >= round2(b.p25 * s.floor_share_of_p25) - EPS, "{r:?}");
                 }
+                if r.mode == Mode::LeaseUp {
+                    prop_assert!(r.recommended_rate >= round2(cur * s.lease_up_floor_share) - EPS, "{r:?}");
+                }
+            }
+            // A size at or above the top of its band is cut only far above the P75.
+            if r.recommended_rate < cur
+                && r.occupancy_pct.is_some_and(|o| o >= s.occupancy_target_high_pct)
+            {
+                let b = r.competitor_band.as_ref();
+                prop_assert!(
+                    b.is_some_and(|b| cur > b.p75 * (1.0 + s.full_cut_above_p75_pct / 100.0)),
+                    "{r:?}"
+                );
+            }
+            // Inside the cooldown the rate holds.
+            if ut.last_rate_change.is_some_and(|c| (input.as_of - c).num_days() < s.cooldown_days) {
+                prop_assert_eq!(r.recommended_rate, cur);
             }
             let expected_action = if r.recommended_rate > cur {
                 Action::Raise
@@ -528,6 +721,90 @@ proptest! {
             let max = rates.iter().map(|r| r.0).fold(f64::MIN, f64::max);
             prop_assert!(b.p25 <= b.median + EPS && b.median <= b.p75 + EPS);
             prop_assert!(b.p25 >= min - EPS && b.p75 <= max + EPS);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The same snapshot run again and again, each run's rate taken as the next run's rate:
+    /// the rate never turns back, and it stops moving (a lasting signal does not compound).
+    #[test]
+    fn repeated_runs_on_one_snapshot_converge_without_compounding(
+        input in input_strategy(),
+        s in settings_strategy(),
+        step in 5.0f64..50.0,
+    ) {
+        let s = PricingSettings { max_step_pct: step, ..s };
+        let mut input = input;
+        for ut in &mut input.unit_types {
+            ut.last_rate_change = None;
+            ut.last_change_raised = None;
+        }
+        let mut history: Vec<Vec<f64>> = vec![input.unit_types.iter().map(|u| u.street_rate).collect()];
+        // Every change is at least `min_change_pct` of the rate and, as asserted below, all in
+        // one direction, so between a cent and a few thousand the rate can change at most
+        // ln(4000 / 0.01) / ln(1.005), about 2,600 times; a rate that still moves after 3,000
+        // runs is compounding. A run with a tight per-run limit (a lease-up floor share of
+        // 0.99, say) legitimately takes hundreds of runs to arrive.
+        let mut still = 0;
+        for _ in 0..3_000 {
+            let out = recommend(&input, &s);
+            for (ut, r) in input.unit_types.iter_mut().zip(&out) {
+                ut.street_rate = r.recommended_rate;
+            }
+            let rates: Vec<f64> = input.unit_types.iter().map(|u| u.street_rate).collect();
+            still = if history.last() == Some(&rates) { still + 1 } else { 0 };
+            history.push(rates);
+            if still == 10 {
+                break;
+            }
+        }
+        for i in 0..input.unit_types.len() {
+            let rates: Vec<f64> = history.iter().map(|h| h[i]).collect();
+            let ups = rates.windows(2).any(|w| w[1] > w[0]);
+            let downs = rates.windows(2).any(|w| w[1] < w[0]);
+            prop_assert!(!(ups && downs), "turned back: {rates:?}");
+            let tail = &rates[rates.len() - 10..];
+            prop_assert!(tail.iter().all(|r| *r == tail[0]), "still moving after {} runs: {:?}", rates.len(), &rates[rates.len() - 20..]);
+        }
+    }
+
+    /// A market that stays the same (competitors, occupancy, season, pace) day after day, the
+    /// engine run daily with its cooldown and its last change: the rate settles and stays.
+    #[test]
+    fn a_constant_market_converges(input in input_strategy()) {
+        let s = PricingSettings::default();
+        let mut input = input;
+        for ut in &mut input.unit_types {
+            ut.last_rate_change = None;
+            ut.last_change_raised = None;
+            ut.earlier = None;
+        }
+        // Month-to-date move-ins change with the day of the month: not a constant market.
+        input.move_ins_mtd = None;
+        let start = input.as_of;
+        let mut rates: Vec<Vec<f64>> = Vec::new();
+        // Weekly, the default cooldown: a week is the soonest the rate may move again.
+        for week in 0..200u64 {
+            input.as_of = start + chrono::Days::new(week * 7);
+            for (_, o) in &mut input.competitors {
+                o.observed_on = input.as_of;
+            }
+            let out = recommend(&input, &s);
+            for (ut, r) in input.unit_types.iter_mut().zip(&out) {
+                if r.recommended_rate != ut.street_rate {
+                    ut.last_rate_change = Some(input.as_of);
+                    ut.last_change_raised = Some(r.recommended_rate > ut.street_rate);
+                    ut.street_rate = r.recommended_rate;
+                }
+            }
+            rates.push(input.unit_types.iter().map(|u| u.street_rate).collect());
+        }
+        let last = rates.last().cloned().unwrap_or_default();
+        for r in &rates[rates.len() - 10..] {
+            prop_assert_eq!(r, &last);
         }
     }
 }

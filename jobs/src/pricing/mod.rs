@@ -1,10 +1,12 @@
 //! The pricing engine: pure code (plain structs in, plain structs out, no IO). `load` reads a
 //! facility's inputs from the database; `runs` stores and reads recommendation runs.
 
+pub mod backtest;
 pub mod band;
 pub mod engine;
 pub mod seasonality;
 pub mod settings;
+pub mod target;
 
 pub use band::{
     competitor_band, lease_up_fill, BandSettings, CompetitorBand, CompetitorObservation,

@@ -22,11 +22,28 @@ pub struct PricingSettings {
     pub pace_pp_per_unit: f64,
     /// Largest contribution of the pace factor, either way (pp).
     pub pace_max_pp: f64,
-    /// Share of the distance to the competitor median closed in one run when the rate is outside
-    /// the P25..P75 band and occupancy agrees (0..=1).
+    /// Kept so stored overrides stay valid; the target-rate engine starts from the competitor
+    /// median instead of pulling toward it (no effect since engine 2026.11.2).
     pub competitor_pull: f64,
-    /// Largest contribution of the competitor factor, either way (pp).
+    /// Kept so stored overrides stay valid (no effect since engine 2026.11.2).
     pub competitor_max_pp: f64,
+    /// Share of the gap between the rate and its target closed in one run (0..=1).
+    pub target_approach_share: f64,
+    /// The rate holds while it is within this much (%) of its target.
+    pub target_tolerance_pct: f64,
+    /// The tolerance (%) for a move against the direction of the last change.
+    pub reversal_tolerance_pct: f64,
+    /// Days a change counts as the last change for `reversal_tolerance_pct`.
+    pub reversal_window_days: i64,
+    /// Days back to the reading the occupancy trend is measured from.
+    pub occupancy_trend_days: i64,
+    /// pp of the target per point of occupancy gained (or lost) per week.
+    pub trend_pp_per_weekly_point: f64,
+    /// Largest contribution of the occupancy trend, either way (pp).
+    pub trend_max_pp: f64,
+    /// A size at or above the top of the band is cut only when its rate is more than this (%)
+    /// above the competitor P75.
+    pub full_cut_above_p75_pct: f64,
     /// pp per unit of seasonality index away from 1.0 (index 1.15 with 20 gives +3 pp).
     pub seasonality_pp_per_index: f64,
     /// Share of an active promotion's spread-out value that offsets downward pressure (0..=1).
@@ -47,6 +64,9 @@ pub struct PricingSettings {
     pub lease_up_discount_pct: f64,
     /// Lease-up: never below this share of the current street rate.
     pub lease_up_floor_share: f64,
+    /// Lease-up: occupancy gained per week (points) at which the target reaches the competitor
+    /// median (less gain climbs part of the way from the P25; 0 keeps it at the P25).
+    pub lease_up_climb_pp_per_week: f64,
     /// Competitor band settings.
     pub expected_stay_months: f64,
     pub competitor_stale_after_days: i64,
@@ -60,12 +80,20 @@ impl Default for PricingSettings {
         Self {
             occupancy_target_low_pct: 88.0,
             occupancy_target_high_pct: 93.0,
-            occupancy_pp_per_point: 0.5,
-            occupancy_max_pp: 6.0,
+            occupancy_pp_per_point: 1.0,
+            occupancy_max_pp: 15.0,
             pace_pp_per_unit: 4.0,
             pace_max_pp: 3.0,
             competitor_pull: 0.5,
             competitor_max_pp: 6.0,
+            target_approach_share: 0.5,
+            target_tolerance_pct: 3.0,
+            reversal_tolerance_pct: 10.0,
+            reversal_window_days: 90,
+            occupancy_trend_days: 28,
+            trend_pp_per_weekly_point: 0.5,
+            trend_max_pp: 4.0,
+            full_cut_above_p75_pct: 10.0,
             seasonality_pp_per_index: 20.0,
             promotion_offset_share: 0.5,
             max_step_pct: 8.0,
@@ -76,6 +104,7 @@ impl Default for PricingSettings {
             round_to_whole: true,
             lease_up_discount_pct: 0.0,
             lease_up_floor_share: 0.70,
+            lease_up_climb_pp_per_week: 3.0,
             expected_stay_months: band.expected_stay_months,
             competitor_stale_after_days: band.stale_after_days,
             competitor_stale_weight: band.stale_weight,
@@ -154,6 +183,28 @@ impl PricingSettings {
         nonneg("pace_max_pp", self.pace_max_pp, 50.0)?;
         nonneg("competitor_pull", self.competitor_pull, 1.0)?;
         nonneg("competitor_max_pp", self.competitor_max_pp, 50.0)?;
+        nonneg("target_approach_share", self.target_approach_share, 1.0)?;
+        nonneg("target_tolerance_pct", self.target_tolerance_pct, 50.0)?;
+        nonneg("reversal_tolerance_pct", self.reversal_tolerance_pct, 50.0)?;
+        if !(0..=365).contains(&self.reversal_window_days) {
+            return Err(ValidationError::new(
+                "settings.reversal_window_days",
+                "must be between 0 and 365",
+            ));
+        }
+        if !(7..=180).contains(&self.occupancy_trend_days) {
+            return Err(ValidationError::new(
+                "settings.occupancy_trend_days",
+                "must be between 7 and 180",
+            ));
+        }
+        nonneg(
+            "trend_pp_per_weekly_point",
+            self.trend_pp_per_weekly_point,
+            20.0,
+        )?;
+        nonneg("trend_max_pp", self.trend_max_pp, 50.0)?;
+        nonneg("full_cut_above_p75_pct", self.full_cut_above_p75_pct, 100.0)?;
         nonneg(
             "seasonality_pp_per_index",
             self.seasonality_pp_per_index,
@@ -179,6 +230,11 @@ impl PricingSettings {
         nonneg("min_change_pct", self.min_change_pct, 50.0)?;
         pct("lease_up_discount_pct", self.lease_up_discount_pct)?;
         nonneg("lease_up_floor_share", self.lease_up_floor_share, 1.0)?;
+        nonneg(
+            "lease_up_climb_pp_per_week",
+            self.lease_up_climb_pp_per_week,
+            20.0,
+        )?;
         if !(self.expected_stay_months.is_finite()
             && (1.0..=120.0).contains(&self.expected_stay_months))
         {

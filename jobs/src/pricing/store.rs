@@ -2,7 +2,7 @@
 //! recommendation runs.
 
 use super::band::CompetitorObservation;
-use super::engine::{self, FacilityInput, Mode, PromotionInput, UnitTypeInput};
+use super::engine::{self, EarlierReading, FacilityInput, Mode, PromotionInput, UnitTypeInput};
 use super::seasonality::{self, SeasonalIndex};
 use super::settings::PricingSettings;
 use crate::error::{Error, Result, ValidationError};
@@ -128,19 +128,39 @@ pub async fn load(conn: &mut PgConnection, company_id: Uuid, facility_id: Uuid) 
     })?;
     let as_of = snap.snapshot_date;
 
-    // Only a change inside the cooldown matters, so only that window (and the day before it,
-    // for the comparison) is read.
+    // Only a change inside the cooldown or the reversal window matters, so only that window
+    // (and the day before it, for the comparison) is read.
+    let change_window = settings.cooldown_days.max(settings.reversal_window_days) + 1;
     let changes = sqlx::query!(
-        r#"SELECT size AS "size!", tier AS "tier!", max(snapshot_date) AS "changed_on!"
+        r#"SELECT DISTINCT ON (size, tier) size AS "size!", tier AS "tier!",
+                  snapshot_date AS "changed_on!", street_rate > prev AS "raised!"
            FROM (SELECT size, tier, snapshot_date, street_rate,
                         lag(street_rate) OVER (PARTITION BY size, tier ORDER BY snapshot_date) AS prev
                  FROM sync_unit_types
                  WHERE facility_id = $1 AND snapshot_date BETWEEN $2::date - $3::int AND $2::date) t
            WHERE prev IS NOT NULL AND prev <> street_rate
-           GROUP BY size, tier"#,
+           ORDER BY size, tier, snapshot_date DESC"#,
         facility_id,
         as_of,
-        i32::try_from(settings.cooldown_days + 1).unwrap_or(i32::MAX)
+        i32::try_from(change_window).unwrap_or(i32::MAX)
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    // The reading the trend is measured from: the nearest snapshot at least
+    // `occupancy_trend_days` back (up to two weeks further), else the oldest one at least a
+    // week back, so a young facility still gets a trend and an anchor.
+    let trend_days = i32::try_from(settings.occupancy_trend_days).unwrap_or(i32::MAX);
+    let earlier = sqlx::query!(
+        r#"SELECT DISTINCT ON (size, tier) size, tier, snapshot_date, occupancy_pct, street_rate
+           FROM sync_unit_types
+           WHERE facility_id = $1
+             AND snapshot_date BETWEEN $2::date - ($3::int + 14) AND $2::date - 7
+           ORDER BY size, tier, (snapshot_date <= $2::date - $3::int) DESC,
+                    CASE WHEN snapshot_date <= $2::date - $3::int THEN snapshot_date END DESC,
+                    snapshot_date"#,
+        facility_id,
+        as_of,
+        trend_days
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -152,16 +172,27 @@ pub async fn load(conn: &mut PgConnection, company_id: Uuid, facility_id: Uuid) 
     .fetch_all(&mut *conn)
     .await?
     .into_iter()
-    .map(|u| UnitTypeInput {
-        last_rate_change: changes
+    .map(|u| {
+        let change = changes
             .iter()
-            .find(|c| c.size == u.size && c.tier == u.tier)
-            .map(|c| c.changed_on),
-        size: u.size,
-        tier: u.tier,
-        street_rate: u.street_rate,
-        occupancy_pct: u.occupancy_pct,
-        total_units: u.total_units.and_then(|n| u32::try_from(n).ok()),
+            .find(|c| c.size == u.size && c.tier == u.tier);
+        UnitTypeInput {
+            last_rate_change: change.map(|c| c.changed_on),
+            last_change_raised: change.map(|c| c.raised),
+            earlier: earlier
+                .iter()
+                .find(|e| e.size == u.size && e.tier == u.tier)
+                .map(|e| EarlierReading {
+                    days_ago: u32::try_from((as_of - e.snapshot_date).num_days()).unwrap_or(0),
+                    occupancy_pct: e.occupancy_pct,
+                    street_rate: e.street_rate,
+                }),
+            size: u.size,
+            tier: u.tier,
+            street_rate: u.street_rate,
+            occupancy_pct: u.occupancy_pct,
+            total_units: u.total_units.and_then(|n| u32::try_from(n).ok()),
+        }
     })
     .collect();
 

@@ -187,7 +187,11 @@ async fn main() -> anyhow::Result<()> {
 
     // Phase 2: the same writes straight into PostgreSQL (same pool size, same concurrency),
     // for companies and dates the first phase did not touch.
-    let db = jobs::db::pool(&state.config.database_url, args.db_connections)?;
+    let db = jobs::db::pool(
+        &state.config.database_url,
+        args.db_connections,
+        jobs::db::API_APPLICATION,
+    )?;
     let ids: Arc<Vec<uuid::Uuid>> = Arc::new(tenants.iter().map(|t| t.company_id).collect());
     let t2 = template.clone();
     let direct = run_phase(&args, move |_, n| {

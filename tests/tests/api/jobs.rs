@@ -407,3 +407,73 @@ async fn a_real_flushall_and_a_redis_restart_lose_nothing() {
         worker.log_text()
     );
 }
+
+#[tokio::test]
+async fn a_job_named_by_a_sync_is_followed_to_its_result_and_only_by_its_company() {
+    let app = spawn_app().await;
+    let kept = push(&app, "Followed", &day(0), 75.0).await;
+    let id = kept["job"]["id"].as_str().unwrap().to_owned();
+    let gone = push(&app, "Deleted Before Ingest", &day(0), 80.0).await;
+    let gone_id = gone["job"]["id"].as_str().unwrap().to_owned();
+
+    // No worker yet: queued, no attempt, due now.
+    let (s, job) = status_json(app.get(&format!("/api/v1/jobs/{id}")).await).await;
+    assert_eq!(s, 200, "{job}");
+    assert_eq!(job["id"], id.as_str());
+    assert_eq!(job["kind"], "ingest");
+    assert_eq!(job["status"], "queued");
+    assert_eq!(job["attempts"], 0);
+    assert_eq!(job["max_attempts"], 5);
+    assert!(job["next_attempt_at"].is_string(), "{job}");
+    assert!(job["finished_at"].is_null() && job["result"].is_null() && job["error"].is_null());
+    assert!(
+        job.get("payload").is_none(),
+        "the payload stays internal: {job}"
+    );
+
+    // Another company, a malformed id and an unknown id: all 404 in the envelope.
+    let other = app.create_tenant("Other Co").await;
+    let (s, body) = status_json(
+        app.req_as(&other, reqwest::Method::GET, &format!("/api/v1/jobs/{id}"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 404, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("no job"), "{body}");
+    for path in [
+        "/api/v1/jobs/not-a-uuid",
+        &format!("/api/v1/jobs/{}", uuid::Uuid::new_v4()),
+    ] {
+        let (s, body) = status_json(app.get(path).await).await;
+        assert_eq!(s, 404, "{path}: {body}");
+    }
+
+    // The second facility goes before its ingest runs: the job still ends, and says why.
+    let facility = gone["facility"]["id"].as_str().unwrap();
+    let deleted = app.delete(&format!("/api/v1/facilities/{facility}")).await;
+    assert_eq!(deleted.status().as_u16(), 204);
+
+    let worker = WorkerProcess::start(&app.world, &[]);
+    wait_until("all jobs finished", LIMIT, || all_jobs_finished(app.db())).await;
+    let (s, job) = status_json(app.get(&format!("/api/v1/jobs/{id}")).await).await;
+    assert_eq!(s, 200, "{job}");
+    assert_eq!(job["status"], "succeeded", "{job}");
+    assert_eq!(job["attempts"], 1);
+    assert!(
+        job["next_attempt_at"].is_null() && job["finished_at"].is_string(),
+        "{job}"
+    );
+    assert_eq!(job["result"]["mode"], "stabilized", "{job}");
+    assert!(job["error"].is_null());
+    // The ingest of a facility deleted before it ran still ends, and says why.
+    let (s, job) = status_json(app.get(&format!("/api/v1/jobs/{gone_id}")).await).await;
+    assert_eq!(s, 200, "{job}");
+    assert_eq!(job["status"], "succeeded", "{job}");
+    assert_eq!(
+        job["result"]["skipped"], "the sync record no longer exists",
+        "{job}"
+    );
+    drop(worker);
+}

@@ -19,6 +19,7 @@ mod jobs;
 mod password;
 mod pricing;
 mod rate_limit;
+mod restarts;
 mod slow_clients;
 mod status;
 mod sync;

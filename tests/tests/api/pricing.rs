@@ -1,13 +1,14 @@
 //! Recommendations, pricing settings and competitor rates through the real server.
 //!
-//! The facility used below, snapshot of 2026-11-10 (day 10 of 30; November's national prior
-//! seasonality index 0.92, so -1.6 percentage points with 20 pp per unit of index):
-//! - 5x5 at 50, 80 % occupied, no competitors: occupancy (88 - 80) x 0.5 = -4 pp, seasonality
-//!   -1.6 pp: -5.6 pp, 47.20, rounded 47 (lower).
+//! The facility used below, snapshot of 2026-11-10 (November's national prior seasonality
+//! index 0.92), one snapshot only (no earlier reading, so no trend):
+//! - 5x5 at 50, 80 % occupied, no competitors: with neither competitor rates nor an earlier
+//!   rate there is nothing to start a target from, so it holds at 50.
 //! - 10x10 at 100, 97 % occupied, competitors at 120, 130, 140, 150 (P25 125, median 135, P75
-//!   145, four fresh of five wanted = strength 0.8): occupancy (97 - 93) x 0.5 = +2 pp;
-//!   competitors (135/100 - 1) x 100 x 0.5 x 0.8 = +14 pp capped at +6 pp; seasonality -1.6 pp:
-//!   +6.4 pp, 106.40, rounded 106 (raise), under the 8 % step and the 166.75 ceiling.
+//!   145): target = median x (1 + occupancy (97 - 93) x 1 %) = 135 x 1.04 = 140.40 (the
+//!   winter season does not cut a size above its band). A run moves half the way: competitors
+//!   0.5 x (135/100 - 1) = +17.5 pp, occupancy 0.5 x 4 x 135/100 = +2.7 pp: 120.20, stopped
+//!   by the 8 % step at 108 (raise), under the 166.75 ceiling.
 
 use e2e::{spawn_app, status_json, wait_until, WorkerProcess};
 use reqwest::Method;
@@ -88,18 +89,23 @@ async fn recommendations_run_the_engine_store_runs_and_regenerate_0_reads_the_la
         generated.len() == 24 && generated.ends_with('Z') && generated.as_bytes()[19] == b'.',
         "{generated}"
     );
+    assert_eq!(run["engine_version"], "2026.11.2");
     let small = by_size(&run, "5x5");
-    assert_eq!(small["recommended_rate"], 47.0);
-    assert_eq!(small["action"], "lower");
-    assert_eq!(factor(small, "occupancy"), -4.0);
-    assert_eq!(factor(small, "seasonality"), -1.6);
+    assert_eq!(small["recommended_rate"], 50.0);
+    assert_eq!(small["action"], "hold");
+    assert!(small["factors"][0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("the rate holds"));
     assert!(small["competitor_band"].is_null());
     let big = by_size(&run, "10x10");
-    assert_eq!(big["recommended_rate"], 106.0);
+    assert_eq!(big["recommended_rate"], 108.0);
     assert_eq!(big["action"], "raise");
-    assert_eq!(big["change_amount"], 6.0);
-    assert_eq!(factor(big, "occupancy"), 2.0);
-    assert_eq!(factor(big, "competitors"), 6.0);
+    assert_eq!(big["change_amount"], 8.0);
+    assert_eq!(factor(big, "occupancy"), 2.7);
+    assert_eq!(factor(big, "competitors"), 17.5);
+    assert_eq!(factor(big, "seasonality"), 0.0);
+    assert_eq!(big["guardrails"][0]["name"], "max_step");
     assert_eq!(big["competitor_band"]["p25"], 125.0);
     assert_eq!(big["competitor_band"]["median"], 135.0);
     assert_eq!(big["competitor_band"]["p75"], 145.0);
@@ -139,6 +145,70 @@ async fn recommendations_run_the_engine_store_runs_and_regenerate_0_reads_the_la
 }
 
 #[tokio::test]
+async fn the_engine_reads_the_trend_and_the_last_change_from_earlier_snapshots() {
+    // 5x5 history: 2026-10-13 at 50, 70 % occupied; 2026-11-01 raised to 52, 75 %; 2026-11-10
+    // at 52, 82 %. The reading 28 days back (10-13) gives the trend, (82 - 70) / 4 = +3 points
+    // a week, and the anchor without competitors, 50. Target 50 x (1 - 6 % for occupancy
+    // + 1.5 % for the trend) = 47.75, 8.2 % below 52. The move half-way would be the anchor
+    // 0.5 x (50/52 - 1) = -1.92 pp, occupancy 0.5 x -6 x 50/52 = -2.88 pp, trend
+    // 0.5 x 1.5 x 50/52 = +0.72 pp; but the last change (11-01, 9 days ago) was a raise, and a
+    // cut needs the target more than 10 % away: it holds at 52.
+    let app = spawn_app().await;
+    let mut id = String::new();
+    for (date, rate, occ) in [
+        ("2026-10-13", 50, 70),
+        ("2026-11-01", 52, 75),
+        ("2026-11-10", 52, 82),
+    ] {
+        let mut snap = snapshot("Main Street");
+        snap["date"] = json!(date);
+        snap["unit_types"][1]["street_rate"] = json!(rate);
+        snap["unit_types"][1]["occupancy_pct"] = json!(occ);
+        let (s, body) = status_json(app.sync(&snap).await).await;
+        assert_eq!(s, 200, "{body}");
+        id = body["facility"]["id"].as_str().unwrap().to_owned();
+    }
+    let (s, run) = status_json(
+        app.get(&format!("/api/v1/facilities/{id}/recommendations"))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 200, "{run}");
+    let small = by_size(&run, "5x5");
+    assert_eq!(factor(small, "occupancy_trend"), 0.72);
+    assert_eq!(factor(small, "occupancy"), -2.88);
+    assert_eq!(factor(small, "competitors"), -1.92);
+    assert!(small["factors"][0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("28 days ago (50.00)"));
+    assert_eq!(small["recommended_rate"], 52.0);
+    assert_eq!(small["guardrails"][0]["name"], "tolerance");
+    assert!(small["guardrails"][0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("went the other way"));
+    // Without the raise the same cut goes through: 52 x (1 - 4.08 %) = 49.88, rounded 50.
+    let settings = format!("/api/v1/facilities/{id}/pricing-settings");
+    let (s, body) = status_json(
+        app.put(&settings, &json!({"reversal_window_days": 0}))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 200, "{body}");
+    let (_, run) = status_json(
+        app.get(&format!("/api/v1/facilities/{id}/recommendations"))
+            .await,
+    )
+    .await;
+    let small = by_size(&run, "5x5");
+    assert_eq!(
+        (small["recommended_rate"].as_f64(), small["action"].as_str()),
+        (Some(50.0), Some("lower"))
+    );
+}
+
+#[tokio::test]
 async fn a_facility_without_a_snapshot_gets_a_clear_422() {
     let app = spawn_app().await;
     let (s, f) = status_json(
@@ -171,7 +241,7 @@ async fn settings_overrides_change_the_guardrails_and_bad_ones_are_refused() {
     let (s, body) = status_json(app.put(&settings, &json!({"max_step_pct": 3})).await).await;
     assert_eq!(s, 200, "{body}");
     assert_eq!(body["settings"]["max_step_pct"], 3.0);
-    // 10x10 would go to 106.40; a 3 % step stops it at 103.
+    // 10x10 would go to 120.20; a 3 % step stops it at 103.
     let (_, run) = status_json(
         app.get(&format!("/api/v1/facilities/{id}/recommendations"))
             .await,
@@ -239,7 +309,7 @@ async fn a_pricing_run_follows_each_sync_through_the_worker() {
     assert_eq!(s, 200);
     assert_eq!(run["trigger"], "sync");
     assert_eq!(run["per_size_count"], 2);
-    assert_eq!(by_size(&run, "10x10")["recommended_rate"], 106.0);
+    assert_eq!(by_size(&run, "10x10")["recommended_rate"], 108.0);
     // The run's id is the job's id: the job row and the run agree.
     let job: String = sqlx::query_scalar(
         "SELECT id::text FROM job_runs WHERE kind = 'pricing_run' AND status = 'succeeded'",

@@ -192,7 +192,7 @@ async fn slow_uploads_hold_no_database_connection_and_others_are_served() {
     // No connection of the api's pool sits in a transaction on behalf of a waiting upload.
     let in_tx: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM pg_stat_activity
-         WHERE datname = current_database() AND application_name = 'self-storage-pricing'
+         WHERE datname = current_database() AND application_name = 'self-storage-pricing-api'
            AND xact_start IS NOT NULL",
     )
     .fetch_one(app.db())

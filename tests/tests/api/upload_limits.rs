@@ -302,7 +302,7 @@ async fn push_while_open(app: &e2e::TestApp) {
     let in_tx: i64 = count_where(
         app,
         "SELECT count(*) FROM pg_stat_activity
-         WHERE datname = current_database() AND application_name = 'self-storage-pricing'
+         WHERE datname = current_database() AND application_name = 'self-storage-pricing-api'
            AND xact_start IS NOT NULL",
     )
     .await;

@@ -1,0 +1,260 @@
+//! The backtest: the engine's pure core run day by day for a year against the simulated market
+//! of `market`, next to a static policy (the starting rates, never changed) and the best fixed
+//! rate per size (found by trying fixed rates from 0.60 to 1.40 times the starting median on
+//! the same seeds with the true demand). Deterministic: every draw comes from seeded
+//! generators.
+
+pub mod market;
+pub mod report;
+
+use super::engine::{recommend, EarlierReading, FacilityInput, Mode, UnitTypeInput};
+use super::seasonality::{SeasonalIndex, NATIONAL_PRIOR};
+use super::settings::PricingSettings;
+use chrono::{Datelike, NaiveDate};
+use market::{Scenario, SizeMarket, SIZES, STAY_DAYS};
+
+/// Fixed rates tried for the best fixed rate, as multiples of the starting median.
+pub const FIXED_GRID: std::ops::RangeInclusive<u32> = 30..=70;
+const FIXED_STEP: f64 = 0.02;
+/// Days simulated.
+pub const DAYS: u32 = 365;
+/// Facility occupancy (%) under which a facility enters lease-up, and at which it leaves it.
+pub const LEASE_UP_ENTER_PCT: f64 = 60.0;
+pub const LEASE_UP_EXIT_PCT: f64 = 70.0;
+
+/// How rates are set during a run.
+#[derive(Debug, Clone, Copy)]
+pub enum Policy<'a> {
+    /// The starting street rates, never changed.
+    Static,
+    /// One rate all year: this multiple of the size's starting median.
+    Fixed(f64),
+    /// The engine's recommendation applied every day, as an operator who takes them all.
+    Engine(&'a PricingSettings),
+    /// A reference, not a product: once a week, each size's rate is the observed competitor
+    /// median times `base + per_point x (occupancy - pivot) / 100 + season x (index - 1)`.
+    /// Swept over a grid with hindsight (`report::reference_rules`), it shows how much any
+    /// simple occupancy-and-season policy can earn in this market.
+    Rule(Rule),
+}
+
+/// The weekly occupancy-and-season rule of [`Policy::Rule`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    pub base: f64,
+    pub per_point: f64,
+    pub pivot: f64,
+    pub season: f64,
+}
+
+/// One size over one run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SizeResult {
+    pub revenue: f64,
+    pub end_occupancy_pct: f64,
+    pub mean_occupancy_pct: f64,
+    pub changes: u32,
+    /// Changes in the opposite direction of the change before.
+    pub reversals: u32,
+    /// Cuts recommended while the size was at or above 93 % occupancy.
+    pub cuts_when_full: u32,
+    /// Changes the floor guardrail clipped.
+    pub floor_binds: u32,
+    /// Lowest and highest street rate against the competitor median that day.
+    pub min_ratio: f64,
+    pub max_ratio: f64,
+}
+
+/// The move-in target an operator would set: the move-ins that hold the facility at 90 %.
+pub fn monthly_target(total_units: u32) -> f64 {
+    (f64::from(total_units) * 0.9 * 30.4 / STAY_DAYS).round()
+}
+
+/// Runs one scenario on one seed under a policy; one result per size, in `SIZES` order.
+pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeResult> {
+    let start = NaiveDate::from_ymd_opt(2026, 1, 1).expect("a valid date");
+    let mut markets: Vec<SizeMarket> = (0..SIZES.len())
+        .map(|i| SizeMarket::new(scenario, seed, i, start))
+        .collect();
+    let mut results = vec![
+        SizeResult {
+            min_ratio: f64::MAX,
+            max_ratio: f64::MIN,
+            ..SizeResult::default()
+        };
+        markets.len()
+    ];
+    if let Policy::Fixed(m) = policy {
+        for market in &mut markets {
+            market.street_rate = (market.start_median() * m).round();
+        }
+    }
+    let total_units: u32 = markets.iter().map(|m| m.units).sum();
+    let target = monthly_target(total_units);
+    let mut last_change: Vec<Option<NaiveDate>> = vec![None; markets.len()];
+    let mut last_direction: Vec<f64> = vec![0.0; markets.len()];
+    let mut move_ins_mtd = 0u32;
+    // Each morning's (occupancy, street rate) per size, for the engine's earlier reading.
+    let mut history: Vec<Vec<(f64, f64)>> = Vec::with_capacity(DAYS as usize);
+    let mut mode = if scenario.start_occupancy * 100.0 < LEASE_UP_ENTER_PCT {
+        Mode::LeaseUp
+    } else {
+        Mode::Stabilized
+    };
+
+    for day in 0..DAYS {
+        let date = start + chrono::Days::new(u64::from(day));
+        if date.day() == 1 {
+            move_ins_mtd = 0;
+        }
+        for m in &mut markets {
+            m.move_competitors(day, date);
+        }
+        let occupied: usize = markets.iter().map(|m| m.tenants.len()).sum();
+        let facility_occupancy = occupied as f64 / f64::from(total_units) * 100.0;
+        if facility_occupancy < LEASE_UP_ENTER_PCT {
+            mode = Mode::LeaseUp;
+        } else if facility_occupancy >= LEASE_UP_EXIT_PCT {
+            mode = Mode::Stabilized;
+        }
+        history.push(
+            markets
+                .iter()
+                .map(|m| (m.occupancy_pct(), m.street_rate))
+                .collect(),
+        );
+        if let Policy::Rule(rule) = policy {
+            if day % 7 == 0 {
+                let index = NATIONAL_PRIOR[date.month0() as usize];
+                for m in &mut markets {
+                    let mut seen: Vec<f64> = m.observations().iter().map(|o| o.1.rate).collect();
+                    seen.sort_by(f64::total_cmp);
+                    let multiple = rule.base
+                        + rule.per_point * (m.occupancy_pct() - rule.pivot) / 100.0
+                        + rule.season * (index - 1.0);
+                    m.street_rate = (seen[seen.len() / 2] * multiple.max(0.1)).round();
+                }
+            }
+        }
+        if let Policy::Engine(settings) = policy {
+            let back = u32::try_from(settings.occupancy_trend_days).unwrap_or(u32::MAX);
+            let earlier = day.checked_sub(back).and_then(|d| history.get(d as usize));
+            let input = FacilityInput {
+                as_of: date,
+                mode,
+                occupancy_pct: Some(facility_occupancy),
+                move_ins_mtd: Some(f64::from(move_ins_mtd)),
+                move_ins_target_monthly: Some(target),
+                seasonality: SeasonalIndex {
+                    index: NATIONAL_PRIOR[date.month0() as usize],
+                    own_data: false,
+                },
+                history_days: 365,
+                unit_types: markets
+                    .iter()
+                    .zip(&last_change)
+                    .enumerate()
+                    .map(|(i, (m, changed))| UnitTypeInput {
+                        size: m.size.to_owned(),
+                        tier: "standard".to_owned(),
+                        street_rate: m.street_rate,
+                        occupancy_pct: Some(m.occupancy_pct()),
+                        total_units: Some(m.units),
+                        last_rate_change: *changed,
+                        last_change_raised: (last_direction[i] != 0.0)
+                            .then_some(last_direction[i] > 0.0),
+                        earlier: earlier.map(|e| EarlierReading {
+                            days_ago: back,
+                            occupancy_pct: Some(e[i].0),
+                            street_rate: e[i].1,
+                        }),
+                    })
+                    .collect(),
+                promotions: Vec::new(),
+                competitors: markets.iter().flat_map(SizeMarket::observations).collect(),
+            };
+            for (i, rec) in recommend(&input, settings).into_iter().enumerate() {
+                let (m, r) = (&mut markets[i], &mut results[i]);
+                if rec.recommended_rate == m.street_rate {
+                    continue;
+                }
+                let direction = (rec.recommended_rate - m.street_rate).signum();
+                r.changes += 1;
+                if direction * last_direction[i] < 0.0 {
+                    r.reversals += 1;
+                }
+                if direction < 0.0 && m.occupancy_pct() >= 93.0 {
+                    r.cuts_when_full += 1;
+                }
+                if rec.guardrails.iter().any(|g| g.name == "floor") {
+                    r.floor_binds += 1;
+                }
+                last_direction[i] = direction;
+                last_change[i] = Some(date);
+                m.street_rate = rec.recommended_rate;
+            }
+        }
+        for (m, r) in markets.iter_mut().zip(&mut results) {
+            let ratio = m.street_rate / m.market_median();
+            r.min_ratio = r.min_ratio.min(ratio);
+            r.max_ratio = r.max_ratio.max(ratio);
+            move_ins_mtd += m.trade(scenario, date);
+            r.revenue += m.daily_rent();
+            r.mean_occupancy_pct += m.occupancy_pct() / f64::from(DAYS);
+        }
+    }
+    for (m, r) in markets.iter().zip(&mut results) {
+        r.end_occupancy_pct = m.occupancy_pct();
+    }
+    results
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use market::SCENARIOS;
+
+    #[test]
+    fn a_run_is_the_same_on_the_same_seed_and_differs_on_another() {
+        let s = &SCENARIOS[0];
+        let settings = PricingSettings::default();
+        let a = simulate(s, 3, Policy::Engine(&settings));
+        assert_eq!(a, simulate(s, 3, Policy::Engine(&settings)));
+        assert_ne!(a, simulate(s, 4, Policy::Engine(&settings)));
+    }
+
+    #[test]
+    fn a_rule_at_the_median_follows_the_observed_median_within_a_week_of_drift() {
+        let rule = Rule {
+            base: 1.0,
+            per_point: 0.0,
+            pivot: 90.0,
+            season: 0.0,
+        };
+        for r in simulate(&SCENARIOS[0], 1, Policy::Rule(rule)) {
+            // Competitors move at most 1 % a week and are seen within a week; rates round to
+            // whole units (at 60, half a unit is 0.8 %).
+            assert!(r.min_ratio > 0.97 && r.max_ratio < 1.03, "{r:?}");
+            assert_eq!(
+                r.changes, 0,
+                "a rule's weekly reset is not an engine change"
+            );
+        }
+        // Occupancy above the pivot raises the rate: with a slope of 3 and a pivot of 80, a
+        // size 92 % occupied at the start is priced about 1.36 times the median.
+        let steep = Rule {
+            per_point: 3.0,
+            pivot: 80.0,
+            ..rule
+        };
+        let high = simulate(&SCENARIOS[2], 1, Policy::Rule(steep));
+        assert!(high.iter().all(|r| r.max_ratio > 1.3), "{high:?}");
+    }
+
+    #[test]
+    fn the_static_policy_never_changes_a_rate() {
+        for r in simulate(&SCENARIOS[3], 2, Policy::Static) {
+            assert_eq!((r.changes, r.reversals), (0, 0));
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! The pricing backtest: the engine run day by day for a year against a simulated market, next
+//! to a static policy and the best fixed rate per size (docs/pricing.md, "Backtest").
+//!
+//! `cargo run -p e2e --bin backtest -- [--seeds 5] [--first-seed 1] [--scenario lease_up]
+//! [--settings '{"max_step_pct": 5}'] [--reference]`
+
+use clap::Parser;
+use jobs::pricing::backtest::market::SCENARIOS;
+use jobs::pricing::backtest::report::{markdown, reference_rules, summarize};
+use jobs::pricing::{PricingSettings, ENGINE_VERSION};
+
+#[derive(Parser)]
+struct Args {
+    /// Seeds run per scenario.
+    #[arg(long, default_value_t = 5)]
+    seeds: u64,
+    /// The first seed (the seeds run are first_seed..first_seed + seeds).
+    #[arg(long, default_value_t = 1)]
+    first_seed: u64,
+    /// Only this scenario (stabilized, lease_up, high_demand, weak_demand).
+    #[arg(long)]
+    scenario: Option<String>,
+    /// Pricing settings overrides, as the pricing-settings route takes them (a JSON object).
+    #[arg(long, default_value = "{}")]
+    settings: String,
+    /// Also sweep the reference rules (`jobs::pricing::backtest::Rule`) and print the best
+    /// found with hindsight, per scenario and one for all.
+    #[arg(long)]
+    reference: bool,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let overrides: serde_json::Value = serde_json::from_str(&args.settings)?;
+    let settings = PricingSettings::with_overrides(&overrides)?;
+    let seeds: Vec<u64> = (args.first_seed..args.first_seed + args.seeds.max(1)).collect();
+    let scenarios: Vec<_> = SCENARIOS
+        .iter()
+        .filter(|s| args.scenario.as_deref().is_none_or(|n| n == s.name))
+        .collect();
+    if scenarios.is_empty() {
+        anyhow::bail!("no scenario named {:?}", args.scenario);
+    }
+    let summaries: Vec<_> = scenarios
+        .iter()
+        .map(|s| summarize(s, &seeds, &settings))
+        .collect();
+    println!(
+        "Engine {ENGINE_VERSION}, seeds {}-{}, settings overrides {overrides}\n",
+        seeds[0],
+        seeds[seeds.len() - 1]
+    );
+    print!("{}", markdown(&summaries));
+    if args.reference {
+        println!("\nReference: the best weekly occupancy-and-season rule, chosen with hindsight\n");
+        print!("{}", reference_rules(&scenarios, &seeds));
+    }
+    Ok(())
+}
