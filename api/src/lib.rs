@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod body_timeout;
 pub mod cli;
+pub mod dashboard;
 pub mod error;
 pub mod extract;
 pub mod ratelimit;

@@ -127,6 +127,15 @@ pub async fn api_calls_this_month(
     Ok(n.unwrap_or(0))
 }
 
+/// The count of a [`count_in_window`] key, without counting (0 when the window has closed).
+pub async fn current_count(redis: &ConnectionManager, key: &str) -> redis::RedisResult<u64> {
+    let n: Option<u64> = redis::cmd("GET")
+        .arg(key)
+        .query_async(&mut redis.clone())
+        .await?;
+    Ok(n.unwrap_or(0))
+}
+
 /// Counts an event in a fixed window of `window_secs` that opens with its first event; returns
 /// the count including this one. For silent limits where a plain counter is enough.
 pub async fn count_in_window(

@@ -158,6 +158,58 @@ pub async fn create(
     get(pool, company_id, id).await
 }
 
+/// A change to a data source: every field optional, absent fields stay as they are. The same
+/// rules as at creation apply to what is given.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateDataSource {
+    pub name: Option<Text<200>>,
+    pub schedule: Option<String>,
+    pub enabled: Option<bool>,
+    /// A new read-only key for the CRM (sealed again; the hint follows it).
+    pub api_key: Option<Text<500>>,
+}
+
+pub async fn update(
+    pool: &PgPool,
+    key: &MasterKey,
+    company_id: Uuid,
+    id: Uuid,
+    change: UpdateDataSource,
+) -> Result<DataSource> {
+    if let Some(schedule) = &change.schedule {
+        check_schedule(schedule)?;
+    }
+    let (sealed, hint) = change.api_key.as_ref().map_or((None, None), |k| {
+        (
+            Some(crypto::seal(key, id.as_bytes(), k.as_str().as_bytes())),
+            Some(crypto::hint(k.as_str())),
+        )
+    });
+    let done = sqlx::query!(
+        "UPDATE data_sources SET
+             name = coalesce($3, name),
+             schedule = coalesce($4, schedule),
+             enabled = coalesce($5, enabled),
+             credentials_sealed = coalesce($6, credentials_sealed),
+             credential_hint = coalesce($7, credential_hint)
+         WHERE company_id = $1 AND id = $2",
+        company_id,
+        id,
+        change.name.map(Text::into_string),
+        change.schedule.as_deref().map(str::trim),
+        change.enabled,
+        sealed,
+        hint
+    )
+    .execute(pool)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(Error::not_found(format!("no data source with id {id}")));
+    }
+    get(pool, company_id, id).await
+}
+
 pub async fn list(pool: &PgPool, company_id: Uuid) -> Result<Vec<DataSource>> {
     Ok(sqlx::query_as!(
         DataSource,

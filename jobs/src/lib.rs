@@ -27,6 +27,7 @@ pub mod sync;
 pub mod tenancy;
 pub mod upload;
 pub mod versions;
+pub mod web_sessions;
 pub mod webhooks;
 
 pub use error::{Error, Result, ValidationError};

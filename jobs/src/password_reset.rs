@@ -175,6 +175,8 @@ pub async fn complete(pool: &PgPool, token: &str, new_password: &str) -> Result<
     )
     .execute(&mut *tx)
     .await?;
+    // Whoever knew the old password may be signed in: every session of the user ends.
+    crate::web_sessions::end_all(&mut tx, user_id).await?;
     tx.commit().await?;
     Ok(())
 }

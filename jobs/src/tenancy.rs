@@ -91,6 +91,21 @@ pub fn effective_state(
     }
 }
 
+/// Whole days left of a running trial (rounded up), `None` outside a trial.
+pub fn trial_days_left(
+    state: &str,
+    trial_ends_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Option<u64> {
+    trial_ends_at.filter(|_| state == "trialing").map(|end| {
+        (end - now)
+            .num_seconds()
+            .max(0)
+            .unsigned_abs()
+            .div_ceil(86_400)
+    })
+}
+
 /// Whether a company in `effective` state may use the API (402 otherwise). `past_due` keeps
 /// access while payment is retried.
 pub fn has_access(effective: &str) -> bool {
@@ -138,7 +153,9 @@ pub fn hash_password(password: &str) -> Result<String> {
         .map_err(|e| crate::Error::Internal(format!("password hashing failed: {e}")))
 }
 
-/// Checks a user's e-mail and password; the user's id and company when they match.
+/// Checks a user's e-mail and password; the user's id and company when they match. The argon2
+/// check (tens of milliseconds of CPU) runs on a blocking thread, so a burst of logins does not
+/// stall the async workers.
 pub async fn verify_password(
     pool: &PgPool,
     email: &str,
@@ -151,14 +168,21 @@ pub async fn verify_password(
     )
     .fetch_optional(pool)
     .await?;
-    Ok(row.and_then(|r| {
-        let stored = r.password_hash?;
-        let parsed = PasswordHash::new(&stored).ok()?;
-        argon2::Argon2::default()
-            .verify_password(password.as_bytes(), &parsed)
-            .ok()
-            .map(|()| (r.id, r.company_id))
-    }))
+    let Some((id, company_id, Some(stored))) = row.map(|r| (r.id, r.company_id, r.password_hash))
+    else {
+        return Ok(None);
+    };
+    let password = password.to_owned();
+    let matches = tokio::task::spawn_blocking(move || {
+        PasswordHash::new(&stored).is_ok_and(|parsed| {
+            argon2::Argon2::default()
+                .verify_password(password.as_bytes(), &parsed)
+                .is_ok()
+        })
+    })
+    .await
+    .map_err(|e| crate::Error::Internal(format!("password check stopped: {e}")))?;
+    Ok(matches.then_some((id, company_id)))
 }
 
 /// Creates a company in trial with its first user and first API key, in one transaction.
@@ -178,7 +202,20 @@ pub async fn create_company(
             crate::error::ValidationError::new("email", "must be an e-mail address").into(),
         );
     }
-    let password_hash = new.password.map(hash_password).transpose()?;
+    let password_hash = match new.password {
+        Some(p) => {
+            check_password_rules(p)?;
+            let p = p.to_owned();
+            Some(
+                tokio::task::spawn_blocking(move || hash_password(&p))
+                    .await
+                    .map_err(|e| {
+                        crate::Error::Internal(format!("password hashing stopped: {e}"))
+                    })??,
+            )
+        }
+        None => None,
+    };
     let trial_ends_at = Utc::now() + Duration::days(i64::from(new.trial_days));
     let company_id = Uuid::now_v7();
     let user_id = Uuid::now_v7();

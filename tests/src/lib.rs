@@ -4,6 +4,7 @@
 //! Environment: `TEST_DATABASE_URL` (server URL without a database name; default
 //! `postgres://postgres@127.0.0.1:5432`) and `TEST_REDIS_URL` (default `redis://127.0.0.1:6379`).
 
+pub mod browser;
 pub mod fleet;
 pub mod logs;
 pub mod raw;

@@ -248,8 +248,14 @@ async fn retention(ctx: &JobContext) -> anyhow::Result<()> {
     }
     let purged = jobs::mail::purge_finished(&ctx.db, ctx.settings.retention, 10_000).await?;
     let expired = jobs::password_reset::purge_expired(&ctx.db).await?;
-    if purged + expired > 0 {
-        tracing::info!(purged, expired, "sent mail and expired reset tokens purged");
+    let sessions = jobs::web_sessions::purge_ended(&ctx.db).await?;
+    if purged + expired + sessions > 0 {
+        tracing::info!(
+            purged,
+            expired,
+            sessions,
+            "sent mail, expired reset tokens and ended sessions purged"
+        );
     }
     for kind in QUEUES {
         let removed = jobs::queue::vacuum(&ctx.queues, kind, ctx.settings.retention).await?;

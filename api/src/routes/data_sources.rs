@@ -1,4 +1,5 @@
-//! Connected CRMs: list, connect, disconnect, pull now. Credentials are sealed at rest and only a
+//! Connected CRMs: list, connect, change (name, schedule, enabled, a new key), disconnect,
+//! pull now. Credentials are sealed at rest and only a
 //! masked hint is ever shown.
 
 use crate::auth::Auth;
@@ -9,13 +10,13 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{delete, get, post};
 use axum::Router;
-use jobs::data_sources::{self, DataSource, NewDataSource};
+use jobs::data_sources::{self, DataSource, NewDataSource, UpdateDataSource};
 use serde_json::{json, Value};
 
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/v1/data-sources", get(list).post(create))
-        .route("/api/v1/data-sources/{id}", delete(remove))
+        .route("/api/v1/data-sources/{id}", delete(remove).patch(update))
         .route("/api/v1/data-sources/{id}/pull", post(pull))
 }
 
@@ -41,6 +42,25 @@ async fn create(
     )
     .await?;
     Ok((StatusCode::CREATED, axum::Json(created)))
+}
+
+async fn update(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+    Json(body): Json<UpdateDataSource>,
+) -> ApiResult<axum::Json<DataSource>> {
+    let id = path_id(&id, "data source")?;
+    Ok(axum::Json(
+        data_sources::update(
+            &state.db,
+            &state.config.master_key,
+            who.company_id,
+            id,
+            body,
+        )
+        .await?,
+    ))
 }
 
 async fn remove(

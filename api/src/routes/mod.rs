@@ -6,11 +6,11 @@ mod data_sources;
 mod facilities;
 mod health;
 mod job_status;
-mod password;
+pub(crate) mod password;
 mod pricing;
-mod status;
+pub(crate) mod status;
 mod sync;
-mod upload;
+pub(crate) mod upload;
 mod webhooks;
 
 use crate::error::ApiError;
@@ -46,6 +46,7 @@ pub fn app(state: AppState) -> Router {
         .merge(protected)
         .merge(health::router())
         .merge(password::router())
+        .merge(crate::dashboard::router(state.clone()))
         .fallback(unknown_route)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(JSON_BODY_LIMIT))
@@ -59,8 +60,19 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
-async fn unknown_route(method: Method, uri: Uri) -> ApiError {
-    ApiError::NotFound(format!("no such endpoint: {method} {}", uri.path()))
+async fn unknown_route(method: Method, uri: Uri, headers: axum::http::HeaderMap) -> Response {
+    let wants_html = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/html"));
+    if wants_html && method == Method::GET && !uri.path().starts_with("/api/") {
+        // A browser's wrong address gets a page; any other client the JSON envelope.
+        return crate::dashboard::page::error_page(
+            axum::http::StatusCode::NOT_FOUND,
+            "This page does not exist.",
+        );
+    }
+    ApiError::NotFound(format!("no such endpoint: {method} {}", uri.path())).into_response()
 }
 
 async fn wrong_method(method: Method, uri: Uri) -> ApiError {
@@ -76,11 +88,14 @@ fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
 async fn envelope_errors(req: Request, next: Next) -> Response {
     let response = next.run(req).await;
     let status = response.status();
-    let is_json = response
+    let already_shaped = response
         .headers()
         .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        .is_some_and(|v| {
+            // JSON from the API, or a page of the dashboard.
+            v.as_bytes().starts_with(b"application/json") || v.as_bytes().starts_with(b"text/html")
+        });
+    if !(status.is_client_error() || status.is_server_error()) || already_shaped {
         return response;
     }
     let (parts, body) = response.into_parts();

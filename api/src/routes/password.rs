@@ -38,27 +38,38 @@ async fn forgot(
     body: Bytes,
 ) -> axum::Json<Value> {
     if let Ok(Forgot { email }) = serde_json::from_slice::<Forgot>(&body) {
-        let client = client_address(&headers, peer, state.config.trusted_proxies);
-        let prefix = &state.config.redis_key_prefix;
-        let by_client = crate::ratelimit::count_in_window(
-            &state.redis,
-            &format!("{prefix}:forgot:client:{client}"),
-            3600,
-        )
-        .await;
-        match by_client {
-            Ok(n) if n <= FORGOT_PER_CLIENT_PER_HOUR => {
-                if let Err(e) = jobs::password_reset::record_request(&state.db, &email).await {
-                    tracing::error!(error = %e, "password reset request could not be recorded");
-                }
-            }
-            Ok(_) => tracing::warn!("password reset request dropped by the per-client limit"),
-            Err(e) => {
-                tracing::warn!(error = %e, "password reset request dropped: limiter unavailable")
-            }
-        }
+        record_forgot(&state, peer, &headers, &email).await;
     }
     axum::Json(json!({ "ok": true }))
+}
+
+/// Records a reset request within the per-client limit (silently dropped past it); shared
+/// with the dashboard's forgot page.
+pub(crate) async fn record_forgot(
+    state: &AppState,
+    peer: Option<std::net::SocketAddr>,
+    headers: &HeaderMap,
+    email: &str,
+) {
+    let client = client_address(headers, peer, state.config.trusted_proxies);
+    let prefix = &state.config.redis_key_prefix;
+    let by_client = crate::ratelimit::count_in_window(
+        &state.redis,
+        &format!("{prefix}:forgot:client:{client}"),
+        3600,
+    )
+    .await;
+    match by_client {
+        Ok(n) if n <= FORGOT_PER_CLIENT_PER_HOUR => {
+            if let Err(e) = jobs::password_reset::record_request(&state.db, email).await {
+                tracing::error!(error = %e, "password reset request could not be recorded");
+            }
+        }
+        Ok(_) => tracing::warn!("password reset request dropped by the per-client limit"),
+        Err(e) => {
+            tracing::warn!(error = %e, "password reset request dropped: limiter unavailable")
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -74,7 +85,20 @@ async fn reset(
     headers: HeaderMap,
     Json(body): Json<Reset>,
 ) -> ApiResult<axum::Json<Value>> {
-    let client = client_address(&headers, peer, state.config.trusted_proxies);
+    complete_reset(&state, peer, &headers, &body.token, &body.password).await?;
+    Ok(axum::Json(json!({ "ok": true })))
+}
+
+/// Sets a new password with a mailed token, within the per-client limit; shared with the
+/// dashboard's reset page.
+pub(crate) async fn complete_reset(
+    state: &AppState,
+    peer: Option<std::net::SocketAddr>,
+    headers: &HeaderMap,
+    token: &str,
+    password: &str,
+) -> ApiResult<()> {
+    let client = client_address(headers, peer, state.config.trusted_proxies);
     let prefix = &state.config.redis_key_prefix;
     // Fails open like the other limits: an outage of Redis should not stop resets.
     if let Ok(n) = crate::ratelimit::count_in_window(
@@ -91,6 +115,6 @@ async fn reset(
             });
         }
     }
-    jobs::password_reset::complete(&state.db, &body.token, &body.password).await?;
-    Ok(axum::Json(json!({ "ok": true })))
+    jobs::password_reset::complete(&state.db, token, password).await?;
+    Ok(())
 }

@@ -15,35 +15,32 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn status(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Json<Value>> {
+    report(&state, who.company_id).await.map(Json)
+}
+
+/// The status of a company, as the API answers it and the dashboard's overview shows it.
+pub(crate) async fn report(state: &AppState, company_id: uuid::Uuid) -> ApiResult<Value> {
     let now = Utc::now();
     let month_start =
         NaiveDate::from_ymd_opt(now.year(), now.month(), 1).unwrap_or_else(|| now.date_naive());
-    let company = jobs::tenancy::company(&state.db, who.company_id).await?;
-    let usage = jobs::tenancy::usage(&state.db, who.company_id, month_start).await?;
+    let company = jobs::tenancy::company(&state.db, company_id).await?;
+    let usage = jobs::tenancy::usage(&state.db, company_id, month_start).await?;
     let api_calls = crate::ratelimit::api_calls_this_month(
         &state.redis,
         &state.config.redis_key_prefix,
-        who.company_id,
+        company_id,
         &now.format("%Y%m").to_string(),
     )
     .await
     .map_err(|e| tracing::warn!(error = %e, "usage counter unavailable"))
     .ok();
-    let jobs = jobs::runs::company_counts(&state.db, who.company_id).await?;
-    let failures = jobs::runs::recent_failures(&state.db, who.company_id, 5).await?;
+    let jobs = jobs::runs::company_counts(&state.db, company_id).await?;
+    let failures = jobs::runs::recent_failures(&state.db, company_id, 5).await?;
     let effective =
         jobs::tenancy::effective_state(&company.subscription_state, company.trial_ends_at, now);
-    let trial_days_left = company
-        .trial_ends_at
-        .filter(|_| company.subscription_state == "trialing")
-        .map(|end| {
-            (end - now)
-                .num_seconds()
-                .max(0)
-                .unsigned_abs()
-                .div_ceil(86_400)
-        });
-    Ok(Json(json!({
+    let trial_days_left =
+        jobs::tenancy::trial_days_left(&company.subscription_state, company.trial_ends_at, now);
+    Ok(json!({
         "company": { "id": company.id, "name": company.name, "time_zone": company.time_zone },
         "plan": company.plan,
         "subscription": {
@@ -72,5 +69,5 @@ async fn status(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Jso
             "requests_per_minute": state.config.rate_limit_per_minute,
             "sync_requests_per_minute": state.config.rate_limit_sync_per_minute,
         },
-    })))
+    }))
 }

@@ -5,7 +5,7 @@
 //! ([`read`]); one bad row rejects the upload with every bad row's line and reason. Only then
 //! is a connection taken, and everything the upload writes is written in one transaction.
 
-mod read;
+pub(crate) mod read;
 
 use crate::auth::Auth;
 use crate::error::{ApiError, ApiResult};
@@ -65,11 +65,47 @@ async fn upload(
     body: Body,
 ) -> ApiResult<Response> {
     let facility_id = path_id(&id, "facility")?;
-    // Another company's or a missing facility is a 404 before any of the body is read.
-    jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
-    let kind = q
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let declared_length = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let request = Request {
+        company_id: who.company_id,
+        facility_id,
+        kind: q.kind.as_deref(),
+        date: q.date.as_deref(),
+        content_type,
+        declared_length,
+    };
+    let collected = collect(&state, &request, body).await?;
+    if collected.error_count > 0 {
+        return Ok(rejection(&collected));
+    }
+    Ok(Json(store(&state, &request, collected).await?).into_response())
+}
+
+/// One upload, as the API and the dashboard's upload page both describe it.
+pub(crate) struct Request<'a> {
+    pub company_id: Uuid,
+    pub facility_id: Uuid,
+    /// `unit_rates`, `competitor_rates`, or `None` to detect it from the columns.
+    pub kind: Option<&'a str>,
+    /// The date of rows that carry none.
+    pub date: Option<&'a str>,
+    pub content_type: &'a str,
+    pub declared_length: Option<u64>,
+}
+
+/// Reads and checks every row of an upload, writing nothing; a missing or another company's
+/// facility is a 404 before any of the body is read.
+pub(crate) async fn collect(state: &AppState, r: &Request<'_>, body: Body) -> ApiResult<Collected> {
+    jobs::facilities::ensure_owned(&state.db, r.company_id, r.facility_id).await?;
+    let kind = r
         .kind
-        .as_deref()
         .map(|k| {
             UploadKind::parse(k).ok_or_else(|| {
                 ApiError::Invalid(
@@ -78,33 +114,28 @@ async fn upload(
             })
         })
         .transpose()?;
-    let date = q
+    let date = r
         .date
-        .as_deref()
         .map(|d| {
             jobs::sync::payload::SnapshotDate::parse(d)
                 .map(|d| d.0)
                 .map_err(|m| ApiError::Invalid(format!("query parameter date: {m}")))
         })
         .transpose()?;
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
+    let content_type = r
+        .content_type
         .split(';')
         .next()
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
-    let declared_length = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
     let today = Utc::now().date_naive();
     let cancel = read::Cancel::default();
     let collected = match content_type.as_str() {
         "text/csv" | "application/csv" | "text/plain" => {
-            if declared_length.is_some_and(|n| n > read::CSV_MAX_BYTES as u64) {
+            if r.declared_length
+                .is_some_and(|n| n > read::CSV_MAX_BYTES as u64)
+            {
                 return Err(ApiError::PayloadTooLarge(format!(
                     "a CSV upload may be at most {} MiB",
                     read::CSV_MAX_BYTES / (1024 * 1024)
@@ -125,20 +156,27 @@ async fn upload(
             "the upload has no rows (only a header, or nothing)".into(),
         ));
     }
-    if collected.error_count > 0 {
-        return Ok(rejection(&collected));
-    }
+    Ok(collected)
+}
+
+/// Writes an upload whose every row passed [`collect`]; the API's answer.
+pub(crate) async fn store(
+    state: &AppState,
+    r: &Request<'_>,
+    collected: Collected,
+) -> ApiResult<serde_json::Value> {
     match collected.kind {
         UploadKind::CompetitorRates => {
-            store_competitor_rates(&state, who.company_id, facility_id, collected).await
+            store_competitor_rates(state, r.company_id, r.facility_id, collected).await
         }
         UploadKind::UnitRates => {
-            store_unit_rates(&state, who.company_id, facility_id, collected, today).await
+            let today = Utc::now().date_naive();
+            store_unit_rates(state, r.company_id, r.facility_id, collected, today).await
         }
     }
 }
 
-fn rejection(c: &Collected) -> Response {
+pub(crate) fn rejection(c: &Collected) -> Response {
     let listed: Vec<String> = c
         .errors
         .iter()
@@ -178,7 +216,7 @@ async fn store_competitor_rates(
     company_id: Uuid,
     facility_id: Uuid,
     collected: Collected,
-) -> ApiResult<Response> {
+) -> ApiResult<serde_json::Value> {
     let mut tx = state.db.begin().await?;
     let (inserted, updated) = competitors::upsert(
         &mut tx,
@@ -189,7 +227,7 @@ async fn store_competitor_rates(
     )
     .await?;
     tx.commit().await?;
-    Ok(Json(json!({
+    Ok(json!({
         "ok": true,
         "kind": UploadKind::CompetitorRates,
         "rows": collected.rows,
@@ -197,7 +235,6 @@ async fn store_competitor_rates(
         "updated": updated,
         "warnings": collected.warnings,
     }))
-    .into_response())
 }
 
 /// Each date's rows become the payload a push of that day would send, merged into the day's
@@ -209,7 +246,7 @@ async fn store_unit_rates(
     facility_id: Uuid,
     collected: Collected,
     today: chrono::NaiveDate,
-) -> ApiResult<Response> {
+) -> ApiResult<serde_json::Value> {
     let mut tx = state.db.begin().await?;
     let days = upload::store::unit_rates(&mut tx, company_id, facility_id, &collected.units, today)
         .await?;
@@ -231,12 +268,11 @@ async fn store_unit_rates(
             })
         })
         .collect();
-    Ok(Json(json!({
+    Ok(json!({
         "ok": true,
         "kind": UploadKind::UnitRates,
         "rows": collected.rows,
         "snapshots": snapshots,
         "warnings": collected.warnings,
     }))
-    .into_response())
 }

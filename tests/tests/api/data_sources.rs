@@ -240,3 +240,85 @@ async fn two_replicas_and_one_cron_tick_give_one_pull() {
     assert_eq!(listed["last_error"], Value::Null, "{listed}");
     drop(workers);
 }
+
+#[tokio::test]
+async fn a_data_source_is_changed_with_the_creation_rules() {
+    let app = spawn_app().await;
+    let (s, created) = status_json(
+        app.post("/api/v1/data-sources", &json!({ "provider": "generic_json", "base_url": "https://crm.example.com", "api_key": KEY })).await,
+    )
+    .await;
+    assert_eq!(s, 201, "{created}");
+    let id = created["id"].as_str().unwrap();
+    let path = format!("/api/v1/data-sources/{id}");
+    let patch = |body: Value| app.req(reqwest::Method::PATCH, &path).json(&body).send();
+
+    for (body, fragment) in [
+        (
+            json!({ "schedule": "0 */10 * * * *" }),
+            "schedule: fires more than once an hour",
+        ),
+        (json!({ "schedule": "nightly" }), "schedule:"),
+        (json!({ "enabled": "yes" }), "enabled"),
+        (json!({ "name": "" }), "name"),
+        (
+            json!({ "base_url": "https://elsewhere.example" }),
+            "base_url",
+        ),
+    ] {
+        let (s, res) = status_json(patch(body.clone()).await.unwrap()).await;
+        assert_eq!(s, 422, "{body}: {res}");
+        assert!(
+            res["error"].as_str().unwrap().contains(fragment),
+            "{body}: {res}"
+        );
+    }
+    let (_, unchanged) = status_json(app.get("/api/v1/data-sources").await).await;
+    assert_eq!(unchanged["data_sources"][0], created, "nothing written");
+
+    let (s, changed) = status_json(
+        patch(json!({ "name": "Main CRM", "schedule": "0 30 3 * * *", "enabled": false, "api_key": "rotated-key-7777" }))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 200, "{changed}");
+    assert_eq!(changed["name"], "Main CRM");
+    assert_eq!(changed["schedule"], "0 30 3 * * *");
+    assert_eq!(changed["enabled"], false);
+    assert_eq!(changed["credential_hint"], "••••7777");
+    assert_eq!(changed["base_url"], created["base_url"]);
+    let sealed: Vec<u8> = sqlx::query_scalar("SELECT credentials_sealed FROM data_sources")
+        .fetch_one(app.db())
+        .await
+        .unwrap();
+    let opened = jobs::crypto::open(
+        &app.server.state.config.master_key,
+        uuid::Uuid::parse_str(id).unwrap().as_bytes(),
+        &sealed,
+    )
+    .unwrap();
+    assert_eq!(opened, b"rotated-key-7777");
+
+    // Absent fields stay as they are.
+    let (s, again) = status_json(patch(json!({ "enabled": true })).await.unwrap()).await;
+    assert_eq!(s, 200, "{again}");
+    assert_eq!(
+        (again["enabled"].clone(), again["name"].clone()),
+        (json!(true), json!("Main CRM"))
+    );
+
+    // Another company's source is unknown to this one.
+    let other = app.create_tenant("Other").await;
+    let (s, _) = status_json(
+        app.req_as(&other, reqwest::Method::PATCH, &path)
+            .json(&json!({ "enabled": false }))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 404);
+    let (_, still) = status_json(app.get("/api/v1/data-sources").await).await;
+    assert_eq!(still["data_sources"][0]["enabled"], true);
+}

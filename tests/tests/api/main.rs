@@ -10,6 +10,7 @@ mod auth;
 mod bad_input;
 mod cli;
 mod crm_outbound;
+mod dashboard;
 mod data_sources;
 mod envelope;
 mod facilities;

@@ -1,0 +1,367 @@
+//! Sign-up, login (throttled per account and per client), logout, "log out everywhere", and the
+//! forgot / reset pages the reset mail links to. Reset and forgot go through the same `jobs`
+//! functions and limits as `POST /api/v1/auth/forgot` and `/auth/reset`.
+
+use super::page::{self, PageResult};
+use super::session::{self, SignedIn};
+use crate::error::ApiError;
+use crate::extract::{client_address, PeerAddr};
+use crate::state::AppState;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::Form;
+use axum_extra::extract::cookie::CookieJar;
+use maud::{html, Markup};
+use serde::Deserialize;
+
+/// Failed logins of one account in [`ACCOUNT_WINDOW_SECS`] before it must wait.
+const FAILURES_PER_ACCOUNT: u64 = 10;
+const ACCOUNT_WINDOW_SECS: u64 = 15 * 60;
+/// Failed logins from one client address in an hour before it must wait.
+const FAILURES_PER_CLIENT: u64 = 50;
+/// Sign-ups from one client address per hour.
+const SIGNUPS_PER_CLIENT: u64 = 20;
+
+#[derive(Deserialize)]
+pub struct Notice {
+    notice: Option<String>,
+}
+
+fn notice_text(code: Option<&str>) -> Option<&'static str> {
+    match code? {
+        "logged-out" => Some("You are logged out."),
+        "everywhere" => Some("You are logged out on every device."),
+        "reset" => Some("Your password is changed. Log in with the new one."),
+        _ => None,
+    }
+}
+
+pub async fn root(State(state): State<AppState>, jar: CookieJar) -> PageResult {
+    Ok(match session::current(&state, &jar).await? {
+        Some(_) => Redirect::to("/app").into_response(),
+        None => Redirect::to("/login").into_response(),
+    })
+}
+
+fn login_form(email: &str) -> Markup {
+    html! {
+        form class="stack" method="post" action="/login" {
+            label { "E-mail" input type="email" name="email" autocomplete="username" required value=(email); }
+            label { "Password" input type="password" name="password" autocomplete="current-password" required; }
+            button type="submit" { "Log in" }
+        }
+        p { a href="/forgot-password" { "Forgot your password?" } }
+        p { "New here? " a href="/signup" { "Create an account" } }
+    }
+}
+
+pub async fn login_page(
+    State(state): State<AppState>,
+    jar: CookieJar,
+    Query(q): Query<Notice>,
+) -> PageResult {
+    if session::current(&state, &jar).await?.is_some() {
+        return Ok(Redirect::to("/app").into_response());
+    }
+    Ok(page::render(page::public(
+        "Log in",
+        &[],
+        notice_text(q.notice.as_deref()),
+        login_form(""),
+    )))
+}
+
+#[derive(Deserialize)]
+pub struct Login {
+    email: String,
+    password: String,
+}
+
+fn prefix(state: &AppState) -> &str {
+    &state.config.redis_key_prefix
+}
+
+/// Current count of a throttle key (0 when Redis is away: the limits fail open).
+async fn failures(state: &AppState, key: &str) -> u64 {
+    crate::ratelimit::current_count(&state.redis, key)
+        .await
+        .unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "login throttle unavailable");
+            0
+        })
+}
+
+async fn count_failure(state: &AppState, key: &str, window: u64) {
+    if let Err(e) = crate::ratelimit::count_in_window(&state.redis, key, window).await {
+        tracing::warn!(error = %e, "login throttle unavailable");
+    }
+}
+
+pub async fn login(
+    State(state): State<AppState>,
+    PeerAddr(peer): PeerAddr,
+    headers: HeaderMap,
+    jar: CookieJar,
+    Form(form): Form<Login>,
+) -> PageResult {
+    let client = client_address(&headers, peer, state.config.trusted_proxies);
+    let email = form.email.trim().to_lowercase();
+    let account_key = format!("{}:login:account:{email}", prefix(&state));
+    let client_key = format!("{}:login:client:{client}", prefix(&state));
+    if failures(&state, &account_key).await >= FAILURES_PER_ACCOUNT
+        || failures(&state, &client_key).await >= FAILURES_PER_CLIENT
+    {
+        return Ok(page::render_status(
+            StatusCode::TOO_MANY_REQUESTS,
+            page::public(
+                "Log in",
+                &["Too many failed attempts. Wait 15 minutes, or reset your password.".to_owned()],
+                None,
+                login_form(&form.email),
+            ),
+        ));
+    }
+    let verified = jobs::tenancy::verify_password(&state.db, &email, &form.password).await?;
+    let Some((user_id, _company)) = verified else {
+        count_failure(&state, &account_key, ACCOUNT_WINDOW_SECS).await;
+        count_failure(&state, &client_key, 3600).await;
+        return Ok(page::render_status(
+            StatusCode::UNAUTHORIZED,
+            page::public(
+                "Log in",
+                &["Wrong e-mail or password.".to_owned()],
+                None,
+                login_form(&form.email),
+            ),
+        ));
+    };
+    let started = jobs::web_sessions::start(&state.db, user_id).await?;
+    Ok((
+        jar.add(session::session_cookie(&state, started.token)),
+        Redirect::to("/app"),
+    )
+        .into_response())
+}
+
+fn signup_form(name: &str, email: &str) -> Markup {
+    html! {
+        form class="stack" method="post" action="/signup" {
+            label { "Company name" input type="text" name="company" required maxlength="200" value=(name); }
+            label { "Your e-mail" input type="email" name="email" autocomplete="username" required value=(email); }
+            label { "Password" span class="hint" { "At least 8 characters." }
+                input type="password" name="password" autocomplete="new-password" required minlength="8"; }
+            button type="submit" { "Start the free trial" }
+        }
+        p { "Have an account? " a href="/login" { "Log in" } }
+    }
+}
+
+pub async fn signup_page(State(state): State<AppState>) -> Response {
+    page::render(page::public(
+        "Create an account",
+        &[],
+        Some(&format!(
+            "A new company starts on a {}-day free trial.",
+            state.config.trial_days
+        )),
+        signup_form("", ""),
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct SignUp {
+    company: String,
+    email: String,
+    password: String,
+}
+
+pub async fn signup(
+    State(state): State<AppState>,
+    PeerAddr(peer): PeerAddr,
+    headers: HeaderMap,
+    jar: CookieJar,
+    Form(form): Form<SignUp>,
+) -> PageResult {
+    let client = client_address(&headers, peer, state.config.trusted_proxies);
+    let key = format!("{}:signup:client:{client}", prefix(&state));
+    if let Ok(n) = crate::ratelimit::count_in_window(&state.redis, &key, 3600).await {
+        if n > SIGNUPS_PER_CLIENT {
+            return Err(ApiError::TooManyAttempts {
+                limit: SIGNUPS_PER_CLIENT as u32,
+                retry_after_secs: 3600,
+            }
+            .into());
+        }
+    }
+    let created = jobs::web_sessions::sign_up(
+        &state.db,
+        &state.hasher,
+        &form.company,
+        &form.email,
+        &form.password,
+        state.config.trial_days,
+    )
+    .await;
+    match created {
+        Ok(started) => Ok((
+            jar.add(session::session_cookie(&state, started.token)),
+            Redirect::to("/app"),
+        )
+            .into_response()),
+        Err(e @ (jobs::Error::Invalid(_) | jobs::Error::Conflict(_))) => Ok(page::render_status(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            page::public(
+                "Create an account",
+                &[ApiError::from(e).to_string()],
+                None,
+                signup_form(&form.company, &form.email),
+            ),
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub async fn logout(
+    State(state): State<AppState>,
+    SignedIn(s): SignedIn,
+    jar: CookieJar,
+) -> PageResult {
+    jobs::web_sessions::end(&state.db, s.id).await?;
+    Ok((
+        jar.remove(session::clear_cookie()),
+        Redirect::to("/login?notice=logged-out"),
+    )
+        .into_response())
+}
+
+pub async fn logout_everywhere(
+    State(state): State<AppState>,
+    SignedIn(s): SignedIn,
+    jar: CookieJar,
+) -> PageResult {
+    let mut conn = state.db.acquire().await?;
+    jobs::web_sessions::end_all(&mut conn, s.user_id).await?;
+    Ok((
+        jar.remove(session::clear_cookie()),
+        Redirect::to("/login?notice=everywhere"),
+    )
+        .into_response())
+}
+
+fn forgot_form() -> Markup {
+    html! {
+        form class="stack" method="post" action="/forgot-password" {
+            label { "E-mail" input type="email" name="email" autocomplete="username" required; }
+            button type="submit" { "Send the reset link" }
+        }
+        p { a href="/login" { "Back to log in" } }
+    }
+}
+
+pub async fn forgot_page() -> Response {
+    page::render(page::public(
+        "Forgot your password?",
+        &[],
+        None,
+        forgot_form(),
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct Forgot {
+    email: String,
+}
+
+pub async fn forgot(
+    State(state): State<AppState>,
+    PeerAddr(peer): PeerAddr,
+    headers: HeaderMap,
+    Form(form): Form<Forgot>,
+) -> Response {
+    crate::routes::password::record_forgot(&state, peer, &headers, &form.email).await;
+    page::render(page::public(
+        "Check your mail",
+        &[],
+        Some("If an account uses this address, a link to choose a new password is on its way. It works once, within one hour."),
+        html! { p { a href="/login" { "Back to log in" } } },
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct TokenQuery {
+    token: Option<String>,
+}
+
+fn reset_form(token: &str) -> Markup {
+    html! {
+        form class="stack" method="post" action="/reset-password" {
+            input type="hidden" name="token" value=(token);
+            label { "New password" span class="hint" { "At least 8 characters." }
+                input type="password" name="password" autocomplete="new-password" required minlength="8"; }
+            button type="submit" { "Set the new password" }
+        }
+    }
+}
+
+pub async fn reset_page(Query(q): Query<TokenQuery>) -> Response {
+    let token = q.token.unwrap_or_default();
+    if token.is_empty() {
+        return page::render_status(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            page::public(
+                "Choose a new password",
+                &[
+                    "This link has no token: open the link from the mail, or ask for a new one."
+                        .to_owned(),
+                ],
+                None,
+                html! { p { a href="/forgot-password" { "Ask for a new link" } } },
+            ),
+        );
+    }
+    page::render(page::public(
+        "Choose a new password",
+        &[],
+        None,
+        reset_form(&token),
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct Reset {
+    token: String,
+    password: String,
+}
+
+pub async fn reset(
+    State(state): State<AppState>,
+    PeerAddr(peer): PeerAddr,
+    headers: HeaderMap,
+    Form(form): Form<Reset>,
+) -> PageResult {
+    match crate::routes::password::complete_reset(
+        &state,
+        peer,
+        &headers,
+        &form.token,
+        &form.password,
+    )
+    .await
+    {
+        Ok(()) => Ok(Redirect::to("/login?notice=reset").into_response()),
+        Err(ApiError::Invalid(m)) => Ok(page::render_status(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            page::public(
+                "Choose a new password",
+                &[m],
+                None,
+                html! {
+                    (reset_form(&form.token))
+                    p { a href="/forgot-password" { "Ask for a new link" } }
+                },
+            ),
+        )),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,135 @@
+//! API keys: list, create (the full key shown once, with a copy button), revoke after a
+//! confirmation. Same `jobs::tenancy` functions as `/api/v1/api-keys`.
+
+use super::page::{self, Messages, Nav, PageResult};
+use super::session::SignedIn;
+use super::Notice;
+use crate::extract::path_id;
+use crate::state::AppState;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect};
+use axum::Form;
+use jobs::tenancy::{self, CreatedKey};
+use jobs::web_sessions::Session;
+use maud::html;
+use serde::Deserialize;
+
+async fn list_page(
+    state: &AppState,
+    s: &Session,
+    m: &Messages<'_>,
+    created: Option<&CreatedKey>,
+) -> PageResult {
+    let keys = tenancy::list_api_keys(&state.db, s.company_id).await?;
+    let body = html! {
+        @if let Some(k) = created {
+            section class="card" id="new-key" aria-labelledby="new-key-h" {
+                h2 id="new-key-h" { "Your new key “" (k.name) "”" }
+                p { "Copy it now: it is shown only this once. Send it as " code { "Authorization: Bearer <key>" } "." }
+                code class="secret" id="new-key-value" { (k.api_key) }
+                p { button type="button" class="secondary" data-copy="new-key-value" { "Copy" } }
+            }
+        }
+        section class="card" aria-labelledby="create-h" {
+            h2 id="create-h" { "Create a key" }
+            form class="stack" method="post" action="/app/keys" {
+                (page::csrf(s))
+                label { "Name" span class="hint" { "What will use it, e.g. the CRM's nightly push." }
+                    input type="text" name="name" required maxlength="100"; }
+                div { button type="submit" { "Create key" } }
+            }
+        }
+        h2 { "Keys" }
+        div class="table-wrap" {
+            table id="keys" {
+                thead { tr { th { "Name" } th { "Prefix" } th { "Created" } th { "Last used" } th { "Revoked" } th { span class="skip" { "Actions" } } } }
+                tbody {
+                    @for k in &keys {
+                        tr data-key-id=(k.id) {
+                            td { (k.name) } td { code { (k.prefix) "…" } }
+                            td { (page::when(Some(k.created_at))) } td { (page::when(k.last_used_at)) }
+                            td { @if let Some(r) = k.revoked_at { (page::when(Some(r))) } @else { "active" } }
+                            td { @if k.revoked_at.is_none() { a href={"/app/keys/" (k.id) "/revoke"} { "Revoke" } } }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    Ok(page::render(page::frame(s, Nav::Keys, "API keys", m, body)))
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    SignedIn(s): SignedIn,
+    Query(n): Query<Notice>,
+) -> PageResult {
+    list_page(&state, &s, &Messages::notice(n.text()), None).await
+}
+
+#[derive(Deserialize)]
+pub struct NewKey {
+    name: String,
+}
+
+pub async fn create(
+    State(state): State<AppState>,
+    SignedIn(s): SignedIn,
+    Form(f): Form<NewKey>,
+) -> PageResult {
+    match tenancy::create_api_key(&state.db, &state.hasher, s.company_id, &f.name).await {
+        Ok(k) => {
+            list_page(
+                &state,
+                &s,
+                &Messages::notice(Some("Key created.")),
+                Some(&k),
+            )
+            .await
+        }
+        Err(jobs::Error::Invalid(v)) => {
+            let mut r = list_page(&state, &s, &Messages::error(v.to_string()), None).await?;
+            *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+            Ok(r)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub async fn confirm_revoke(
+    State(state): State<AppState>,
+    SignedIn(s): SignedIn,
+    Path(id): Path<String>,
+) -> PageResult {
+    let id = path_id(&id, "API key")?;
+    let keys = tenancy::list_api_keys(&state.db, s.company_id).await?;
+    let key = keys
+        .iter()
+        .find(|k| k.id == id)
+        .ok_or_else(|| crate::error::ApiError::NotFound(format!("no API key with id {id}")))?;
+    Ok(page::confirm(
+        &s,
+        page::Confirm {
+            nav: Nav::Keys,
+            title: "Revoke a key",
+            question: format!(
+                "Revoke the key “{}”? Anything that uses it gets 401 from then on. This cannot be undone.",
+                key.name
+            ),
+            action: format!("/app/keys/{id}/revoke"),
+            button: "Revoke key",
+            back: "/app/keys",
+        },
+    ))
+}
+
+pub async fn revoke(
+    State(state): State<AppState>,
+    SignedIn(s): SignedIn,
+    Path(id): Path<String>,
+) -> PageResult {
+    let id = path_id(&id, "API key")?;
+    tenancy::revoke_api_key(&state.db, Some(s.company_id), id).await?;
+    Ok(Redirect::to("/app/keys?notice=revoked").into_response())
+}

@@ -1,0 +1,208 @@
+//! The dashboard: server-rendered HTML (maud) for the people of a company, at `/`, `/login`,
+//! `/signup`, the reset pages and `/app/...`. Parity is the rule: every action calls the same
+//! `jobs` function (or the same shared handler code) as its `/api/v1` route; nothing here holds
+//! SQL or a business rule. Forms work without JavaScript; htmx only refreshes parts of a page.
+
+mod account;
+mod assets;
+mod data_sources;
+mod facilities;
+mod keys;
+mod overview;
+pub mod page;
+pub mod session;
+mod upload;
+mod webhooks;
+
+use crate::state::AppState;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{header, HeaderValue};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// Content-Security-Policy of every page: scripts, styles and everything else from this
+/// origin only (no inline script or style), no framing, forms posted only here.
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
+
+pub fn router(state: AppState) -> Router<AppState> {
+    let app = Router::new()
+        .route("/app", get(overview::show))
+        .route("/app/logout-everywhere", post(account::logout_everywhere))
+        .route("/logout", post(account::logout))
+        .route("/app/keys", get(keys::list).post(keys::create))
+        .route(
+            "/app/keys/{id}/revoke",
+            get(keys::confirm_revoke).post(keys::revoke),
+        )
+        .route(
+            "/app/facilities",
+            get(facilities::list).post(facilities::create),
+        )
+        .route("/app/facilities/new", get(facilities::new_page))
+        .route("/app/facilities/{id}", post(facilities::update))
+        .route("/app/facilities/{id}/edit", get(facilities::edit_page))
+        .route(
+            "/app/facilities/{id}/delete",
+            get(facilities::confirm_delete).post(facilities::delete),
+        )
+        .route("/app/upload", get(upload::page).post(upload::submit))
+        .route("/app/upload/templates/{kind}", get(upload::template))
+        .route("/app/webhooks", get(webhooks::list).post(webhooks::create))
+        .route("/app/webhooks/{id}/test", post(webhooks::test_ping))
+        .route(
+            "/app/webhooks/{id}/delete",
+            get(webhooks::confirm_delete).post(webhooks::delete),
+        )
+        .route(
+            "/app/data-sources",
+            get(data_sources::list).post(data_sources::create),
+        )
+        .route("/app/data-sources/{id}", post(data_sources::update))
+        .route("/app/data-sources/{id}/edit", get(data_sources::edit_page))
+        .route("/app/data-sources/{id}/pull", post(data_sources::pull))
+        .route(
+            "/app/data-sources/{id}/delete",
+            get(data_sources::confirm_delete).post(data_sources::delete),
+        )
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            session::require_session,
+        ))
+        // Uploads are multipart; the limit is the upload's own (see `routes::upload`).
+        .layer(DefaultBodyLimit::max(upload::MAX_FILE_BYTES + 64 * 1024));
+    Router::new()
+        .route("/", get(account::root))
+        .route("/login", get(account::login_page).post(account::login))
+        .route("/signup", get(account::signup_page).post(account::signup))
+        .route(
+            "/forgot-password",
+            get(account::forgot_page).post(account::forgot),
+        )
+        .route(
+            "/reset-password",
+            get(account::reset_page).post(account::reset),
+        )
+        .merge(app)
+        .route_layer(middleware::from_fn_with_state(state, session::same_site))
+        .route_layer(middleware::from_fn(security_headers))
+        .route("/assets/{name}", get(assets::serve))
+}
+
+/// Security headers of every dashboard answer (pages, redirects and errors alike).
+async fn security_headers(req: Request, next: Next) -> Response {
+    let mut response = next.run(req).await;
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    // No referrer at all: the reset page's address carries its token.
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    response
+}
+
+/// The outcome named in a redirect after a change (`?notice=...`): fixed texts only, so the
+/// address cannot put words on the page.
+#[derive(Deserialize)]
+pub struct Notice {
+    notice: Option<String>,
+}
+
+impl Notice {
+    pub fn text(&self) -> Option<&'static str> {
+        Some(match self.notice.as_deref()? {
+            "created" => "Created.",
+            "updated" => "Saved.",
+            "deleted" => "Deleted.",
+            "revoked" => "The key is revoked: it no longer works.",
+            "pull" => "Pull queued: the worker fetches the data now.",
+            "ping" => "Test ping queued: its delivery appears in the log below.",
+            _ => return None,
+        })
+    }
+}
+
+/// Pages that act through the API say so when the subscription has lapsed (the API's 402).
+pub fn require_access(s: &jobs::web_sessions::Session) -> Result<(), page::PageError> {
+    let now = chrono::Utc::now();
+    if s.has_access(now) {
+        return Ok(());
+    }
+    Err(crate::error::ApiError::PaymentRequired(format!(
+        "Your subscription is {}: choose a plan to do this. Status, keys, webhooks and data sources can still be seen and removed.",
+        s.effective_state(now).replace('_', " ")
+    ))
+    .into())
+}
+
+/// A form's JSON body (see [`form_json`]) parsed by the API's parser and handed to `act`, the
+/// `jobs` function of the API route; a failure of either is the error the API would answer.
+pub async fn through_api<T, R, Fut>(
+    body: &[u8],
+    act: impl FnOnce(T) -> Fut,
+) -> Result<R, crate::error::ApiError>
+where
+    T: serde::de::DeserializeOwned,
+    Fut: std::future::Future<Output = jobs::Result<R>>,
+{
+    act(crate::extract::parse_json(body)?)
+        .await
+        .map_err(crate::error::ApiError::from)
+}
+
+/// The message a form shows again for refused input (the API's 422 or 409); any other failure
+/// stays an error page.
+pub fn form_error(e: crate::error::ApiError) -> Result<String, page::PageError> {
+    match e {
+        crate::error::ApiError::Invalid(m) | crate::error::ApiError::Conflict(m) => Ok(m),
+        other => Err(other.into()),
+    }
+}
+
+/// A submitted form as the JSON body of the matching API route, so the API's parser applies
+/// its rules: `csrf` is dropped, fields named in `numbers` become numbers when they parse as
+/// one (else stay text, for the parser to name), and an empty field is left out, or sent as
+/// `null` (clearing it) when `clear_empty`.
+pub fn form_json(
+    values: &BTreeMap<String, String>,
+    numbers: &[&str],
+    clear_empty: bool,
+) -> Vec<u8> {
+    let mut object = serde_json::Map::new();
+    for (k, v) in values {
+        let v = v.trim();
+        if k == "csrf" {
+            continue;
+        }
+        let value = if v.is_empty() {
+            if !clear_empty {
+                continue;
+            }
+            serde_json::Value::Null
+        } else if numbers.contains(&k.as_str()) {
+            v.parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map_or_else(|| serde_json::Value::from(v), serde_json::Value::Number)
+        } else {
+            serde_json::Value::from(v)
+        };
+        object.insert(k.clone(), value);
+    }
+    serde_json::to_vec(&object).unwrap_or_default()
+}

@@ -1,0 +1,178 @@
+//! Dashboard sessions, kept in PostgreSQL. The browser holds a random token; only its SHA-256
+//! is stored. A session ends at its idle expiry (pushed forward as the user works, at most once
+//! a minute so most page views stay a read) or its absolute expiry, whichever comes first; on
+//! logout; and, with every other session of the user, on "log out everywhere" and on a
+//! password reset.
+
+use crate::error::Result;
+use base64::Engine as _;
+use chrono::{DateTime, Duration, Utc};
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+/// A session unused this long ends.
+pub const IDLE_LIFETIME: Duration = Duration::hours(12);
+/// No session lives longer than this, however busy.
+pub const ABSOLUTE_LIFETIME: Duration = Duration::days(7);
+
+fn token_hash(token: &str) -> Vec<u8> {
+    Sha256::digest(token.as_bytes()).to_vec()
+}
+
+fn random_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// A new session: the token goes into the cookie and is never stored.
+#[derive(Debug)]
+pub struct NewSession {
+    pub token: String,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Starts a session for `user_id`.
+pub async fn start(pool: &PgPool, user_id: Uuid) -> Result<NewSession> {
+    let token = random_token();
+    let now = Utc::now();
+    let absolute = now + ABSOLUTE_LIFETIME;
+    sqlx::query!(
+        "INSERT INTO web_sessions (id, token_hash, user_id, csrf_token, idle_expires_at, absolute_expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+        Uuid::now_v7(),
+        token_hash(&token),
+        user_id,
+        random_token(),
+        now + IDLE_LIFETIME,
+        absolute
+    )
+    .execute(pool)
+    .await?;
+    Ok(NewSession {
+        token,
+        expires_at: absolute,
+    })
+}
+
+/// The signed-in user behind a live session, with what every page of the dashboard shows.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub email: String,
+    pub company_id: Uuid,
+    pub company_name: String,
+    pub subscription_state: String,
+    pub trial_ends_at: Option<DateTime<Utc>>,
+    pub csrf_token: String,
+}
+
+impl Session {
+    /// The subscription state in force now (an ended trial is `expired`).
+    pub fn effective_state(&self, now: DateTime<Utc>) -> &str {
+        crate::tenancy::effective_state(&self.subscription_state, self.trial_ends_at, now)
+    }
+
+    /// Whole days left of a running trial (rounded up), `None` outside a trial.
+    pub fn trial_days_left(&self, now: DateTime<Utc>) -> Option<u64> {
+        crate::tenancy::trial_days_left(&self.subscription_state, self.trial_ends_at, now)
+    }
+
+    /// Whether the company may use the API and the pages that act through it.
+    pub fn has_access(&self, now: DateTime<Utc>) -> bool {
+        crate::tenancy::has_access(self.effective_state(now))
+    }
+}
+
+/// Looks a presented token up; `None` for an unknown or ended session. Pushes the idle expiry
+/// forward when the last push is more than a minute old.
+pub async fn lookup(pool: &PgPool, token: &str) -> Result<Option<Session>> {
+    if token.is_empty() || token.len() > 100 {
+        return Ok(None);
+    }
+    let now = Utc::now();
+    let row = sqlx::query!(
+        r#"WITH s AS (
+               SELECT id, user_id, csrf_token, last_seen_at, absolute_expires_at FROM web_sessions
+               WHERE token_hash = $1 AND idle_expires_at > $2 AND absolute_expires_at > $2
+           ), touched AS (
+               UPDATE web_sessions SET last_seen_at = $2,
+                      idle_expires_at = least($2 + make_interval(secs => $3), absolute_expires_at)
+               WHERE id = (SELECT id FROM s) AND last_seen_at < $2 - interval '60 seconds'
+           )
+           SELECT s.id AS "id!", s.user_id AS "user_id!", s.csrf_token AS "csrf_token!",
+                  u.email, c.id AS "company_id!", c.name AS "company_name!",
+                  c.subscription_state AS "subscription_state!", c.trial_ends_at
+           FROM s JOIN users u ON u.id = s.user_id JOIN companies c ON c.id = u.company_id"#,
+        token_hash(token),
+        now,
+        IDLE_LIFETIME.num_seconds() as f64
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|r| Session {
+        id: r.id,
+        user_id: r.user_id,
+        email: r.email,
+        company_id: r.company_id,
+        company_name: r.company_name,
+        subscription_state: r.subscription_state,
+        trial_ends_at: r.trial_ends_at,
+        csrf_token: r.csrf_token,
+    }))
+}
+
+/// Ends one session (logout).
+pub async fn end(pool: &PgPool, session_id: Uuid) -> Result<()> {
+    sqlx::query!("DELETE FROM web_sessions WHERE id = $1", session_id)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// Ends every session of a user ("log out everywhere"); returns how many.
+pub async fn end_all(conn: &mut sqlx::PgConnection, user_id: Uuid) -> Result<u64> {
+    Ok(
+        sqlx::query!("DELETE FROM web_sessions WHERE user_id = $1", user_id)
+            .execute(conn)
+            .await?
+            .rows_affected(),
+    )
+}
+
+/// Deletes sessions that have ended; returns how many.
+pub async fn purge_ended(pool: &PgPool) -> Result<u64> {
+    Ok(sqlx::query!(
+        "DELETE FROM web_sessions WHERE idle_expires_at < now() OR absolute_expires_at < now()"
+    )
+    .execute(pool)
+    .await?
+    .rows_affected())
+}
+
+/// Signs a user up: a new company on trial with its first user, and a session for that user.
+pub async fn sign_up(
+    pool: &PgPool,
+    hasher: &crate::tenancy::KeyHasher,
+    company_name: &str,
+    email: &str,
+    password: &str,
+    trial_days: u32,
+) -> Result<NewSession> {
+    crate::tenancy::check_password_rules(password)?;
+    let created = crate::tenancy::create_company(
+        pool,
+        hasher,
+        crate::tenancy::NewCompany {
+            name: company_name,
+            email,
+            password: Some(password),
+            trial_days,
+        },
+    )
+    .await?;
+    start(pool, created.user_id).await
+}
