@@ -168,9 +168,15 @@ pub async fn verify_password(
     )
     .fetch_optional(pool)
     .await?;
-    let Some((id, company_id, Some(stored))) = row.map(|r| (r.id, r.company_id, r.password_hash))
-    else {
-        return Ok(None);
+    // An unknown address (or a user without a password) is checked against a stand-in hash of
+    // the same cost, so the answer takes as long as for a known one and does not tell which
+    // addresses have an account.
+    let (user, stored) = match row {
+        Some(r) => match r.password_hash {
+            Some(hash) => (Some((r.id, r.company_id)), hash),
+            None => (None, STAND_IN_HASH.clone()),
+        },
+        None => (None, STAND_IN_HASH.clone()),
     };
     let password = password.to_owned();
     let matches = tokio::task::spawn_blocking(move || {
@@ -182,8 +188,17 @@ pub async fn verify_password(
     })
     .await
     .map_err(|e| crate::Error::Internal(format!("password check stopped: {e}")))?;
-    Ok(matches.then_some((id, company_id)))
+    Ok(user.filter(|_| matches))
 }
+
+/// A hash of a random secret, made once with the parameters of real password hashes: what an
+/// unknown address is checked against. No password matches it.
+static STAND_IN_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let mut secret = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut secret);
+    hash_password(&base64::engine::general_purpose::STANDARD.encode(secret))
+        .unwrap_or_else(|_| "$argon2id$v=19$m=19456,t=2,p=1$c3RhbmRpbg$".to_owned())
+});
 
 /// Creates a company in trial with its first user and first API key, in one transaction.
 pub async fn create_company(
@@ -501,6 +516,18 @@ pub async fn lock_company(conn: &mut sqlx::PgConnection, company_id: Uuid) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_address_is_checked_against_a_hash_of_the_same_cost() {
+        use argon2::password_hash::PasswordHash;
+        let real = hash_password("correct horse battery").unwrap();
+        let stand_in = PasswordHash::new(&STAND_IN_HASH).expect("a real argon2 hash");
+        let real = PasswordHash::new(&real).unwrap();
+        assert_eq!(stand_in.algorithm, real.algorithm);
+        assert_eq!(stand_in.version, real.version);
+        assert_eq!(stand_in.params, real.params);
+        assert!(stand_in.hash.is_some());
+    }
 
     #[test]
     fn keys_are_well_formed_and_hash_stably() {
