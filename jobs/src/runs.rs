@@ -61,6 +61,22 @@ pub struct Claimed {
     pub worker: String,
 }
 
+/// Holds a claimed job for at least `lease` from now (never shortening it), for a handler about
+/// to wait on an outside party longer than the platform's lease. False when the job is no
+/// longer this worker's (the claim was lost).
+pub async fn extend_lease(conn: &mut PgConnection, job: &Claimed, lease: Duration) -> Result<bool> {
+    let held = sqlx::query!(
+        "UPDATE job_runs SET lease_expires_at = greatest(lease_expires_at, now() + make_interval(secs => $3))
+         WHERE id = $1 AND claimed_by = $2 AND status = 'running'",
+        job.id,
+        job.worker,
+        lease.as_secs_f64()
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(held.rows_affected() == 1)
+}
+
 /// Claims a job: queued and due, or running under a lease that has expired (its worker died).
 /// `None` when it is finished, held by a live lease, not due, or unknown: then there is nothing
 /// to do, which is what makes a duplicate delivery harmless.

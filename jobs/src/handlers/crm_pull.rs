@@ -68,16 +68,7 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
     // Hold the job for the whole request (the CRM's time limit may pass the platform's lease),
     // so no other worker takes it over meanwhile. No transaction is open while the CRM is asked.
     let lease = ctx.crm.settings().timeout + LEASE_MARGIN;
-    let held = sqlx::query!(
-        "UPDATE job_runs SET lease_expires_at = greatest(lease_expires_at, now() + make_interval(secs => $3))
-         WHERE id = $1 AND claimed_by = $2 AND status = 'running'",
-        job.id,
-        job.worker,
-        lease.as_secs_f64()
-    )
-    .execute(&ctx.db)
-    .await?;
-    if held.rows_affected() != 1 {
+    if !runs::extend_lease(&mut *ctx.db.acquire().await?, job, lease).await? {
         return Err(JobError::ClaimLost);
     }
     let parsed = match ctx.crm.fetch(&src.base_url, &key, date).await {

@@ -118,16 +118,7 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
     // Mark the attempt started (and hold the job for the whole request) before sending.
     let lease = ctx.webhooks.settings().timeout + LEASE_MARGIN;
     let mut tx = ctx.db.begin().await?;
-    let held = sqlx::query!(
-        "UPDATE job_runs SET lease_expires_at = greatest(lease_expires_at, now() + make_interval(secs => $3))
-         WHERE id = $1 AND claimed_by = $2 AND status = 'running'",
-        job.id,
-        job.worker,
-        lease.as_secs_f64()
-    )
-    .execute(&mut *tx)
-    .await?;
-    if held.rows_affected() != 1 {
+    if !runs::extend_lease(&mut tx, job, lease).await? {
         return Err(JobError::ClaimLost);
     }
     sqlx::query!(
