@@ -146,45 +146,32 @@ impl PrivatePostgres {
     }
 
     fn pg_ctl_start(&self) -> anyhow::Result<()> {
-        let (data, log, options) = (self.data_dir(), self.log_file(), self.options());
-        self.run(
-            "pg_ctl",
-            &[
-                "start",
-                "-w",
-                "-t",
-                "60",
-                "-D",
-                path_str(&data)?,
-                "-l",
-                path_str(&log)?,
-                "-o",
-                &options,
-            ],
-        )
+        self.pg_ctl_running(&["start"])
     }
 
     /// `pg_ctl restart -m fast`: every session is ended (in-flight statements fail), the
     /// server is down for a moment, then accepts connections again.
     pub fn restart(&self) -> anyhow::Result<()> {
+        self.pg_ctl_running(&["restart", "-m", "fast"])
+    }
+
+    /// `pg_ctl` with `action`, for the actions that leave the server running: waits up to 60 s
+    /// for it and passes the cluster's log file and server options.
+    fn pg_ctl_running(&self, action: &[&str]) -> anyhow::Result<()> {
         let (data, log, options) = (self.data_dir(), self.log_file(), self.options());
-        self.run(
-            "pg_ctl",
-            &[
-                "restart",
-                "-m",
-                "fast",
-                "-w",
-                "-t",
-                "60",
-                "-D",
-                path_str(&data)?,
-                "-l",
-                path_str(&log)?,
-                "-o",
-                &options,
-            ],
-        )
+        let mut args = action.to_vec();
+        args.extend([
+            "-w",
+            "-t",
+            "60",
+            "-D",
+            path_str(&data)?,
+            "-l",
+            path_str(&log)?,
+            "-o",
+            &options,
+        ]);
+        self.run("pg_ctl", &args)
     }
 
     /// `pg_ctl stop -m fast`: the server is away until [`PrivatePostgres::start_again`].

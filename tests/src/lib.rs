@@ -345,6 +345,25 @@ impl TestApp {
         self.post("/api/v1/sync", body).await
     }
 
+    /// Creates an empty facility through the API for the app's tenant; its id.
+    pub async fn create_facility(&self, name: &str) -> String {
+        self.create_facility_as(&self.tenant, name).await
+    }
+
+    /// Creates an empty facility through the API for `tenant`; its id.
+    pub async fn create_facility_as(&self, tenant: &Tenant, name: &str) -> String {
+        let (s, f) = status_json(
+            self.req_as(tenant, Method::POST, "/api/v1/facilities")
+                .json(&serde_json::json!({ "name": name }))
+                .send()
+                .await
+                .expect("the request is sent"),
+        )
+        .await;
+        assert_eq!(s, 201, "{f}");
+        f["id"].as_str().expect("a facility id").to_owned()
+    }
+
     /// Number of rows of a table (for "nothing was written" assertions).
     pub async fn count(&self, table: &str) -> i64 {
         sqlx::query_scalar(&format!("SELECT count(*) FROM {table}"))

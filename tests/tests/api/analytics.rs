@@ -2,7 +2,7 @@
 //! `POST /api/v1/sync`, then each endpoint read and its figures checked against the numbers
 //! worked out by hand in the comments. Formulas: docs/analytics.md.
 
-use e2e::{get_ok, push_ok as push, spawn_app, status_json, TestApp};
+use e2e::{get_ok, push_ok as push, spawn_app};
 use serde_json::{json, Value};
 
 fn close(v: &Value, want: f64) -> bool {
@@ -12,16 +12,6 @@ fn close(v: &Value, want: f64) -> bool {
 #[track_caller]
 fn assert_close(v: &Value, want: f64) {
     assert!(close(v, want), "{v} is not {want}");
-}
-
-async fn create_empty_facility(app: &TestApp, name: &str) -> String {
-    let (s, f) = status_json(
-        app.post("/api/v1/facilities", &json!({ "name": name }))
-            .await,
-    )
-    .await;
-    assert_eq!(s, 201, "{f}");
-    f["id"].as_str().unwrap().to_owned()
 }
 
 #[tokio::test]
@@ -68,7 +58,7 @@ async fn analytics_ecri_by_hand() {
                 "tenant_rents": [{ "size": "10x10", "avg_rent": 1, "tenant_count": 1, "months_since_last_increase": 99 }] }),
     )
     .await;
-    let empty = create_empty_facility(&app, "Empty Lot").await;
+    let empty = app.create_facility("Empty Lot").await;
 
     let body = get_ok(&app, &format!("/api/v1/analytics/ecri?facility_id={id}")).await;
     assert_eq!(body["settings"]["max_step_pct"], 10.0);
@@ -155,7 +145,7 @@ async fn analytics_seasonality_by_hand() {
         .await;
         id = res["facility"]["id"].as_str().unwrap().to_owned();
     }
-    create_empty_facility(&app, "Empty Lot").await;
+    app.create_facility("Empty Lot").await;
 
     let body = get_ok(
         &app,
@@ -356,7 +346,7 @@ async fn analytics_leads_by_hand() {
     assert_eq!(q["dead_channels"], json!([]));
 
     // A facility without data answers with empty figures and a reason.
-    let empty = create_empty_facility(&app, "Empty Lot").await;
+    let empty = app.create_facility("Empty Lot").await;
     let e = get_ok(
         &app,
         &format!("/api/v1/analytics/leads?facility_id={empty}&period=90d"),
@@ -397,7 +387,7 @@ async fn analytics_revpas_by_hand() {
                 "unit_types": [{ "size": "5x5", "street_rate": 50 }] }),
     )
     .await;
-    create_empty_facility(&app, "Empty Lot").await;
+    app.create_facility("Empty Lot").await;
 
     let body = get_ok(&app, "/api/v1/analytics/revpas").await;
     let names: Vec<(&str, Value)> = body["facilities"]

@@ -1,7 +1,7 @@
 //! `GET /api/v1/analytics/portfolio` end to end on a hand-built portfolio; the expected figures
 //! are worked out in the comments.
 
-use e2e::{get_ok, push_ok as push, spawn_app, status_json, TestApp};
+use e2e::{get_ok, push_ok as push, spawn_app};
 use serde_json::{json, Value};
 
 #[track_caller]
@@ -10,16 +10,6 @@ fn assert_close(v: &Value, want: f64) {
         v.as_f64().is_some_and(|x| (x - want).abs() < 0.006),
         "{v} is not {want}"
     );
-}
-
-async fn create_empty_facility(app: &TestApp, name: &str) -> String {
-    let (s, f) = status_json(
-        app.post("/api/v1/facilities", &json!({ "name": name }))
-            .await,
-    )
-    .await;
-    assert_eq!(s, 201, "{f}");
-    f["id"].as_str().unwrap().to_owned()
 }
 
 fn days_ago(date: &str) -> i64 {
@@ -70,7 +60,7 @@ async fn analytics_portfolio_by_hand() {
         }),
     )
     .await;
-    create_empty_facility(&app, "Empty Lot").await;
+    app.create_facility("Empty Lot").await;
 
     let body = get_ok(&app, "/api/v1/analytics/portfolio").await;
     // Rollup: 300 units, 259 occupied (86.33 %); actual rent 9,000 + 11,040 = 20,040

@@ -19,16 +19,6 @@ async fn signed_in(app: &TestApp) -> Browser {
     b
 }
 
-async fn create_facility(app: &TestApp, name: &str) -> String {
-    let (s, f) = status_json(
-        app.post("/api/v1/facilities", &json!({ "name": name }))
-            .await,
-    )
-    .await;
-    assert_eq!(s, 201, "{f}");
-    f["id"].as_str().unwrap().to_owned()
-}
-
 #[tokio::test]
 async fn sign_up_logs_in_on_a_trial_and_logout_ends_the_session() {
     let app = spawn_app().await;
@@ -373,7 +363,7 @@ async fn upload_as(
 #[tokio::test]
 async fn an_upload_with_bad_lines_lists_them_all_and_writes_nothing() {
     let app = spawn_app().await;
-    let id = create_facility(&app, "Elm Street").await;
+    let id = app.create_facility("Elm Street").await;
     let b = signed_in(&app).await;
     let base = &app.server.base;
     let bad = "date,size,tier,street_rate,occupancy_pct\n\

@@ -773,20 +773,8 @@ async fn a_facilitys_history_has_its_days_rates_and_bands_as_the_engine_saw_them
     assert_eq!(all["days"].as_array().unwrap().len(), 3);
 
     // A facility without snapshots has an empty history; bad ranges and other facilities fail.
-    let (s, empty) = status_json(
-        app.post("/api/v1/facilities", &json!({ "name": "Empty" }))
-            .await,
-    )
-    .await;
-    assert_eq!(s, 201, "{empty}");
-    let none = e2e::get_ok(
-        &app,
-        &format!(
-            "/api/v1/facilities/{}/history",
-            empty["id"].as_str().unwrap()
-        ),
-    )
-    .await;
+    let empty = app.create_facility("Empty").await;
+    let none = e2e::get_ok(&app, &format!("/api/v1/facilities/{empty}/history")).await;
     assert_eq!(
         (none["days"].as_array().unwrap().len(), none["to"].is_null()),
         (0, true)

@@ -5,7 +5,6 @@
 
 use e2e::raw::{self, RawConn};
 use e2e::{spawn_app_with, status_json};
-use serde_json::json;
 use std::time::{Duration, Instant};
 
 const HANG: Duration = Duration::from_secs(20);
@@ -105,23 +104,10 @@ async fn oversized_and_malformed_heads_are_answered_in_the_envelope() {
     assert_eq!(body["error"], "the request is not well-formed HTTP/1.1");
 }
 
-async fn new_facility(app: &e2e::TestApp, tenant: &e2e::Tenant, name: &str) -> String {
-    let (s, f) = status_json(
-        app.req_as(tenant, reqwest::Method::POST, "/api/v1/facilities")
-            .json(&json!({ "name": name }))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(s, 201, "{f}");
-    f["id"].as_str().unwrap().to_owned()
-}
-
 #[tokio::test]
 async fn a_body_that_stalls_gets_408_and_writes_nothing() {
     let app = spawn_app_with(&[("HTTP_BODY_TIMEOUT_MS", "400")]).await;
-    let id = new_facility(&app, &app.tenant, "Main").await;
+    let id = app.create_facility("Main").await;
     let csv = "competitor,size,rate\nA,10x10,100\nB,10x10,110\n";
     let mut conn = RawConn::connect(&app.server.base).await;
     let head = raw::head(
@@ -167,9 +153,9 @@ async fn slow_uploads_hold_no_database_connection_and_others_are_served() {
     ])
     .await;
     let uploader = app.tenant.clone();
-    let id = new_facility(&app, &uploader, "Uploads").await;
+    let id = app.create_facility_as(&uploader, "Uploads").await;
     let other = app.create_tenant("Other Storage").await;
-    new_facility(&app, &other, "Other").await;
+    app.create_facility_as(&other, "Other").await;
     let baseline = other_company_reads(&app, &other).await;
     let csv = "competitor,size,rate\nA,10x10,100\nB,10x10,110\nC,5x5,60\n";
     let split = 30;

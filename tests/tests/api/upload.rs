@@ -4,16 +4,6 @@ use e2e::{spawn_app, status_json};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-async fn new_facility(app: &e2e::TestApp, name: &str) -> String {
-    let (s, f) = status_json(
-        app.post("/api/v1/facilities", &json!({ "name": name }))
-            .await,
-    )
-    .await;
-    assert_eq!(s, 201, "{f}");
-    f["id"].as_str().unwrap().to_owned()
-}
-
 async fn upload_csv(app: &e2e::TestApp, id: &str, query: &str, csv: &str) -> (u16, Value) {
     status_json(
         app.req(
@@ -74,8 +64,8 @@ async fn records(
 #[tokio::test]
 async fn an_uploaded_day_is_the_record_a_push_of_that_day_makes() {
     let app = spawn_app().await;
-    let uploaded = new_facility(&app, "Uploaded").await;
-    let pushed = new_facility(&app, "Pushed").await;
+    let uploaded = app.create_facility("Uploaded").await;
+    let pushed = app.create_facility("Pushed").await;
     let csv = "date,size,tier,street_rate,occupancy_pct,move_ins_mtd,total_units,occupied_units\n\
                2026-11-20,10x10,climate,149,91.5,6,120,110\n\
                2026-11-20,5x5,,55,80,2,40,32\n\
@@ -128,8 +118,8 @@ async fn an_uploaded_day_is_the_record_a_push_of_that_day_makes() {
 #[tokio::test]
 async fn crm_header_spellings_are_understood() {
     let app = spawn_app().await;
-    let a = new_facility(&app, "Standard headers").await;
-    let b = new_facility(&app, "Export headers").await;
+    let a = app.create_facility("Standard headers").await;
+    let b = app.create_facility("Export headers").await;
     let standard = "size,tier,street_rate,occupancy_pct,total_units,occupied_units\n\
                     10x10,climate,149,91.5,120,110\n";
     // The same data as a CRM might export it: other names, case, symbols, a byte-order mark,
@@ -156,7 +146,7 @@ async fn crm_header_spellings_are_understood() {
 #[tokio::test]
 async fn competitor_rates_upload_as_csv_and_json_with_the_kind_detected() {
     let app = spawn_app().await;
-    let id = new_facility(&app, "Main").await;
+    let id = app.create_facility("Main").await;
     let csv = "Observed On,Competitor Name,Size,Price,Special,URL\n\
                2026-11-20,Public Storage,10x10,139,First month free,https://example.com/ps\n\
                2026-11-20,Extra Space,10x10,145,,\n\
@@ -219,7 +209,7 @@ async fn competitor_rates_upload_as_csv_and_json_with_the_kind_detected() {
 #[tokio::test]
 async fn every_bad_row_is_reported_by_line_and_nothing_is_written() {
     let app = spawn_app().await;
-    let id = new_facility(&app, "Main").await;
+    let id = app.create_facility("Main").await;
     // Lines 3, 5 and 6 are bad (the header is line 1).
     let csv = "date,size,street_rate,occupancy_pct\n\
                2026-11-20,10x10,149,91\n\
@@ -271,7 +261,7 @@ async fn every_bad_row_is_reported_by_line_and_nothing_is_written() {
 #[tokio::test]
 async fn empty_wrong_kind_and_foreign_uploads_are_refused() {
     let app = spawn_app().await;
-    let id = new_facility(&app, "Main").await;
+    let id = app.create_facility("Main").await;
     for (csv, query, expect) in [
         ("", "", "no header row"),
         ("size,street_rate\n", "", "no rows"),
@@ -337,7 +327,7 @@ async fn empty_wrong_kind_and_foreign_uploads_are_refused() {
 #[tokio::test]
 async fn templates_are_offered_per_kind_and_upload_as_they_are() {
     let app = spawn_app().await;
-    let id = new_facility(&app, "Main").await;
+    let id = app.create_facility("Main").await;
     for kind in ["unit_rates", "competitor_rates"] {
         let r = app.get(&format!("/api/v1/upload-templates/{kind}")).await;
         assert_eq!(r.status(), 200);
