@@ -10,16 +10,6 @@ use std::time::{Duration, Instant};
 
 const HANG: Duration = Duration::from_secs(30);
 
-async fn new_facility(app: &e2e::TestApp, name: &str) -> String {
-    let (s, f) = status_json(
-        app.post("/api/v1/facilities", &json!({ "name": name }))
-            .await,
-    )
-    .await;
-    assert_eq!(s, 201, "{f}");
-    f["id"].as_str().unwrap().to_owned()
-}
-
 async fn upload(app: &e2e::TestApp, id: &str, query: &str, ct: &str, body: String) -> (u16, Value) {
     status_json(
         app.req(
@@ -196,7 +186,7 @@ async fn an_upload_is_one_transaction_and_a_retry_duplicates_nothing() {
 #[tokio::test]
 async fn more_rows_than_the_limit_are_refused_with_413_and_nothing_is_written() {
     let app = spawn_app().await;
-    let id = new_facility(&app, "Main").await;
+    let id = app.create_facility("Main").await;
     let mut csv = String::from("competitor,size,rate\n");
     for i in 0..100_001 {
         csv.push_str(&format!("C{i},10x10,100\n"));
@@ -239,7 +229,7 @@ async fn more_rows_than_the_limit_are_refused_with_413_and_nothing_is_written() 
 #[tokio::test]
 async fn a_million_column_header_gets_a_short_answer() {
     let app = spawn_app().await;
-    let id = new_facility(&app, "Main").await;
+    let id = app.create_facility("Main").await;
     let header: Vec<String> = (0..1_000_000).map(|i| format!("c{i}")).collect();
     let csv = format!("{}\n", header.join(","));
     let (s, body) = upload(&app, &id, "", "text/csv", csv.clone()).await;
@@ -306,7 +296,16 @@ async fn push_while_open(app: &e2e::TestApp) {
            AND xact_start IS NOT NULL",
     )
     .await;
-    assert_eq!(in_tx, 0, "an open upload holds a transaction");
+    // On failure, say which statement of the api was in a transaction.
+    let open: Vec<(String, Option<String>)> = sqlx::query_as(
+        "SELECT query, state FROM pg_stat_activity
+         WHERE datname = current_database() AND application_name = 'self-storage-pricing-api'
+           AND xact_start IS NOT NULL",
+    )
+    .fetch_all(app.db())
+    .await
+    .unwrap();
+    assert_eq!(in_tx, 0, "an open upload holds a transaction: {open:?}");
 }
 
 #[tokio::test]
