@@ -20,7 +20,7 @@ async fn connect(app: &TestApp, base_url: &str) -> Uuid {
     let (s, body) = status_json(
         app.post(
             "/api/v1/data-sources",
-            &json!({ "provider": "generic_json", "base_url": base_url, "api_key": KEY }),
+            &json!({ "provider": "generic_json", "verify": false, "base_url": base_url, "api_key": KEY }),
         )
         .await,
     )
