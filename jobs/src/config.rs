@@ -189,9 +189,10 @@ impl OutboundSettings {
 /// Settings of CRM pulls.
 #[derive(Clone, Debug)]
 pub struct CrmSettings {
-    /// Limit of one pull's request, connection to last byte read.
+    /// Limit of each request of a pull, connection to last byte read.
     pub timeout: Duration,
-    /// Largest answer read; a longer one fails the pull without being read further.
+    /// Most bytes read in one pull, all of its answers together; a pull passing it fails
+    /// without reading further.
     pub max_answer_bytes: usize,
 }
 

@@ -8,6 +8,7 @@ use crate::crypto;
 use crate::error::Result;
 use serde::Serialize;
 use sqlx::PgPool;
+use uuid::Uuid;
 
 /// What a rotation did, per kind of secret.
 #[derive(Debug, Default, Serialize, PartialEq, Eq)]
@@ -19,10 +20,26 @@ pub struct Rotated {
     pub unreadable: u64,
 }
 
-/// A value opened and sealed again under the current key; `None` when no key opens it.
-fn reseal(keys: &MasterKey, row_id: uuid::Uuid, sealed: &[u8]) -> Option<Vec<u8>> {
-    let plain = crypto::open(keys, row_id.as_bytes(), sealed).ok()?;
-    Some(crypto::seal(keys, row_id.as_bytes(), &plain))
+/// The rows whose value opens, sealed again under the current key; the others are counted in
+/// `unreadable` and named in the log.
+fn resealed(
+    keys: &MasterKey,
+    what: &str,
+    rows: Vec<(Uuid, Vec<u8>)>,
+    unreadable: &mut u64,
+) -> Vec<(Uuid, Vec<u8>)> {
+    rows.into_iter()
+        .filter_map(
+            |(id, sealed)| match crypto::open(keys, id.as_bytes(), &sealed) {
+                Ok(plain) => Some((id, crypto::seal(keys, id.as_bytes(), &plain))),
+                Err(_) => {
+                    tracing::warn!(%id, what, "a sealed value opens with no key given; left as is");
+                    *unreadable += 1;
+                    None
+                }
+            },
+        )
+        .collect()
 }
 
 pub async fn reseal_all(pool: &PgPool, keys: &MasterKey) -> Result<Rotated> {
@@ -30,16 +47,14 @@ pub async fn reseal_all(pool: &PgPool, keys: &MasterKey) -> Result<Rotated> {
     let mut tx = pool.begin().await?;
     let rows = sqlx::query!("SELECT id, credentials_sealed FROM data_sources FOR UPDATE")
         .fetch_all(&mut *tx)
-        .await?;
-    for row in rows {
-        let Some(sealed) = reseal(keys, row.id, &row.credentials_sealed) else {
-            tracing::warn!(data_source = %row.id, "credential opens with no key given; left as is");
-            done.unreadable += 1;
-            continue;
-        };
+        .await?
+        .into_iter()
+        .map(|r| (r.id, r.credentials_sealed))
+        .collect();
+    for (id, sealed) in resealed(keys, "data source credential", rows, &mut done.unreadable) {
         sqlx::query!(
             "UPDATE data_sources SET credentials_sealed = $2 WHERE id = $1",
-            row.id,
+            id,
             sealed
         )
         .execute(&mut *tx)
@@ -48,16 +63,14 @@ pub async fn reseal_all(pool: &PgPool, keys: &MasterKey) -> Result<Rotated> {
     }
     let rows = sqlx::query!("SELECT id, secret_sealed FROM webhook_subscriptions FOR UPDATE")
         .fetch_all(&mut *tx)
-        .await?;
-    for row in rows {
-        let Some(sealed) = reseal(keys, row.id, &row.secret_sealed) else {
-            tracing::warn!(subscription = %row.id, "webhook secret opens with no key given; left as is");
-            done.unreadable += 1;
-            continue;
-        };
+        .await?
+        .into_iter()
+        .map(|r| (r.id, r.secret_sealed))
+        .collect();
+    for (id, sealed) in resealed(keys, "webhook secret", rows, &mut done.unreadable) {
         sqlx::query!(
             "UPDATE webhook_subscriptions SET secret_sealed = $2 WHERE id = $1",
-            row.id,
+            id,
             sealed
         )
         .execute(&mut *tx)
@@ -68,16 +81,14 @@ pub async fn reseal_all(pool: &PgPool, keys: &MasterKey) -> Result<Rotated> {
         r#"SELECT id, body_sealed AS "body_sealed!" FROM mail_outbox WHERE body_sealed IS NOT NULL FOR UPDATE"#
     )
     .fetch_all(&mut *tx)
-    .await?;
-    for row in rows {
-        let Some(sealed) = reseal(keys, row.id, &row.body_sealed) else {
-            tracing::warn!(mail = %row.id, "mail body opens with no key given; left as is");
-            done.unreadable += 1;
-            continue;
-        };
+    .await?
+    .into_iter()
+    .map(|r| (r.id, r.body_sealed))
+    .collect();
+    for (id, sealed) in resealed(keys, "mail body", rows, &mut done.unreadable) {
         sqlx::query!(
             "UPDATE mail_outbox SET body_sealed = $2 WHERE id = $1",
-            row.id,
+            id,
             sealed
         )
         .execute(&mut *tx)

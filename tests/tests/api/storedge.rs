@@ -18,6 +18,17 @@ fn source(crm: &StorEdgeCrm, secret: &str) -> Value {
             "api_secret": secret, "account_id": ACCOUNT })
 }
 
+/// Posts `body` to `path` and checks the 422 of a refused storEDGE credential.
+async fn refused_credential(app: &TestApp, path: &str, body: &Value) {
+    let (s, res) = status_json(app.post(path, body).await).await;
+    assert_eq!(s, 422, "{res}");
+    assert_eq!(
+        res["error"],
+        "connection: the test failed: the CRM refused the credential (HTTP 401)"
+    );
+    assert_eq!(app.count("data_sources").await, 0, "nothing stored");
+}
+
 /// Requests a pull and waits until it is finished; gives the pull as listed.
 async fn pull(app: &TestApp, id: &str, body: &Value) -> Value {
     let (s, res) = status_json(
@@ -84,16 +95,12 @@ async fn a_storedge_pull_stores_the_hand_worked_snapshot_once() {
     let _worker = WorkerProcess::start(&app.world, &borrowed(&env));
 
     // The connection test stores nothing, and tells a wrong secret from a right one.
-    let (s, res) = status_json(
-        app.post("/api/v1/data-sources/test", &source(&crm, "not-the-secret"))
-            .await,
+    refused_credential(
+        &app,
+        "/api/v1/data-sources/test",
+        &source(&crm, "not-the-secret"),
     )
     .await;
-    assert_eq!(s, 422, "{res}");
-    assert_eq!(
-        res["error"],
-        "connection: the test failed: the CRM refused the credential (HTTP 401)"
-    );
     let (s, res) = status_json(
         app.post("/api/v1/data-sources/test", &source(&crm, API_SECRET))
             .await,
@@ -239,17 +246,7 @@ async fn a_wrong_storedge_secret_fails_the_pull_with_a_clear_message() {
     let app = spawn_app_with(&borrowed(&env)).await;
     let crm = StorEdgeCrm::start(&ca).await;
     // Connecting runs the test and refuses the wrong secret...
-    let (s, res) = status_json(
-        app.post("/api/v1/data-sources", &source(&crm, "wrong-secret"))
-            .await,
-    )
-    .await;
-    assert_eq!(s, 422, "{res}");
-    assert_eq!(
-        res["error"],
-        "connection: the test failed: the CRM refused the credential (HTTP 401)"
-    );
-    assert_eq!(app.count("data_sources").await, 0);
+    refused_credential(&app, "/api/v1/data-sources", &source(&crm, "wrong-secret")).await;
     // ...unless told not to; the pull then fails and says why.
     let mut body = source(&crm, "wrong-secret");
     body["verify"] = json!(false);
