@@ -394,6 +394,36 @@ async fn the_registry_lists_every_provider_and_refuses_coming_soon_ones() {
         .await;
         assert_eq!((s, res["error"].as_str()), (422, Some(error)), "{body}");
     }
+    let (s, res) = status_json(
+        app.post(
+            &format!("/api/v1/data-sources/{id}/pull"),
+            &json!({ "date": "yesterday" }),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(s, 422, "{res}");
+    assert!(res["error"].as_str().unwrap().starts_with("date:"), "{res}");
     assert_eq!(app.count("crm_pulls").await, 0);
     assert_eq!(app.count("job_runs WHERE kind = 'crm_pull'").await, 0);
+    // Another company's source is not found, for its pulls as for anything else.
+    let other = app.create_tenant("Other").await;
+    for (method, path) in [
+        (
+            reqwest::Method::GET,
+            format!("/api/v1/data-sources/{id}/pulls"),
+        ),
+        (
+            reqwest::Method::POST,
+            format!("/api/v1/data-sources/{id}/pull"),
+        ),
+    ] {
+        let r = app
+            .req_as(&other, method, &path)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404, "{path}");
+    }
 }
