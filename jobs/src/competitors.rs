@@ -15,13 +15,21 @@ use uuid::Uuid;
 
 /// One competitor price, as posted (the interface's competitor rate record plus the day it was
 /// seen, today when absent).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+#[schema(as = CompetitorRateInput)]
 pub struct NewRate {
+    /// The competitor's name.
     pub competitor: Text<200>,
+    /// Unit size of the rate.
     pub size: UnitSize,
+    /// The competitor's street rate, currency per month.
     pub rate: Money,
+    /// The competitor's promotion as text; null when there is none (`false` is none, `true` a
+    /// promotion of unknown terms).
     pub promo: Option<Text<500>>,
+    /// Where the rate was seen.
     pub source_url: Option<HttpUrl>,
+    /// The day the rate was seen (today when absent; not after tomorrow).
     pub observed_on: Option<SnapshotDate>,
 }
 
@@ -234,7 +242,8 @@ async fn ensure_facility(
 }
 
 /// A stored observation, as listed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = CompetitorRateListed)]
 pub struct Listed {
     pub id: i64,
     pub competitor: String,
@@ -251,14 +260,16 @@ pub struct Listed {
     pub stale: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = CompetitorSizeBand)]
 pub struct SizeBand {
     pub size: String,
     #[serde(flatten)]
     pub band: CompetitorBand,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = CompetitorRateListing)]
 pub struct Listing {
     pub facility_id: Uuid,
     pub as_of: NaiveDate,

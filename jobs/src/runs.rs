@@ -215,7 +215,7 @@ pub async fn trim_finished(pool: &PgPool, older_than: Duration, limit: i64) -> R
     Ok(done.rows_affected())
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
 pub struct JobCounts {
     pub queued: i64,
     pub running: i64,
@@ -244,7 +244,8 @@ pub async fn company_counts(pool: &PgPool, company_id: Uuid) -> Result<JobCounts
     Ok(c)
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = RecentJobFailure)]
 pub struct RecentFailure {
     pub id: Uuid,
     pub kind: String,
@@ -271,7 +272,8 @@ pub async fn recent_failures(
 
 /// One job as the company that caused it sees it (`GET /api/v1/jobs/:id`). The payload stays
 /// internal; `error` is the last attempt's error and `result` what a finished job reported.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Job)]
 pub struct JobView {
     pub id: Uuid,
     pub kind: String,

@@ -262,7 +262,8 @@ pub async fn create_company(
     })
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = CreatedApiKey)]
 pub struct CreatedKey {
     pub id: Uuid,
     pub name: String,
@@ -325,7 +326,8 @@ pub async fn create_api_key(
     Ok(key)
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = ApiKey)]
 pub struct ApiKeyInfo {
     pub id: Uuid,
     pub name: String,

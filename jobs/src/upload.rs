@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
 /// What the rows carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UploadKind {
     UnitRates,
@@ -397,7 +397,8 @@ pub fn map_headers(headers: &[String], kind: Option<UploadKind>) -> Result<Colum
 
 /// One bad row: its line (CSV: the file line, header = 1; JSON: the row's position from 1),
 /// the column and the reason.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = UploadRowError)]
 pub struct RowError {
     pub line: u64,
     pub field: Option<String>,

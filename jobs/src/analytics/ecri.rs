@@ -22,7 +22,7 @@
 use serde::Serialize;
 
 /// The guardrails, each a named setting (docs/analytics.md).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct EcriSettings {
     /// Minimum months since a cohort's last increase.
     pub min_months_since_increase: f64,
@@ -62,7 +62,8 @@ pub struct Cohort {
     pub months_since_last_increase: Option<f64>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, utoipa::ToSchema)]
+#[schema(as = EcriGuardrail)]
 #[serde(rename_all = "snake_case")]
 pub enum Guardrail {
     MonthsSinceLastIncrease,
@@ -118,14 +119,15 @@ pub fn suggest(c: &Cohort, street_rate: f64, s: &EcriSettings) -> CohortSuggesti
 }
 
 /// How many tenants a guardrail limited.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = EcriGuardrailUse)]
 pub struct GuardrailUse {
     pub guardrail: Guardrail,
     pub tenants: u32,
 }
 
 /// The ECRI figures of one size.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct SizeEcri {
     pub tenants: u32,
     /// Tenant-weighted average in-place rent.

@@ -20,7 +20,8 @@ pub struct ChannelLeads {
 /// The label every channel carries in place of a conversion figure.
 pub const NOT_MEASURED: &str = "not_measured";
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = LeadChannel)]
 pub struct Channel {
     pub channel: String,
     pub leads: u64,
@@ -30,7 +31,8 @@ pub struct Channel {
     pub conversion: &'static str,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = LeadFunnel)]
 pub struct Funnel {
     pub total_leads: u64,
     pub move_ins: u64,

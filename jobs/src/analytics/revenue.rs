@@ -23,7 +23,7 @@ pub struct Figures {
     pub actual_rent_estimated: bool,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Revenue {
     pub revpau: Option<f64>,
     pub revpaf: Option<f64>,

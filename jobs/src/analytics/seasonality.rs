@@ -28,14 +28,16 @@ pub struct MonthTotals {
     pub facility_days: f64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[schema(as = SeasonalityBasis)]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
     Own,
     Prior,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = SeasonalityMonth)]
 pub struct MonthIndex {
     pub month: u32,
     pub index: f64,
@@ -107,7 +109,8 @@ pub fn profile(totals: &[MonthTotals; 12], min_facility_days: f64) -> Profile {
 
 /// This month's pace against the profile: expected = base pace x index of the month;
 /// vs_profile_pct = pace / expected - 1, in percent.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = SeasonalityReading)]
 pub struct Reading {
     pub month: u32,
     pub index: f64,

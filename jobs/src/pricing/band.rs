@@ -49,7 +49,7 @@ impl Default for BandSettings {
 }
 
 /// The band used for one size, with the facts it rests on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct CompetitorBand {
     pub p25: f64,
     pub median: f64,

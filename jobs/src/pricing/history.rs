@@ -16,7 +16,8 @@ use uuid::Uuid;
 /// Longest history one request reads, in days.
 pub const MAX_DAYS: i64 = 730;
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[schema(as = FacilityHistory)]
 pub struct History {
     pub facility_id: Uuid,
     /// First and last day of the range asked for (the last is the latest snapshot).
@@ -28,7 +29,8 @@ pub struct History {
 }
 
 /// One snapshot day of the facility.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[schema(as = HistoryDay)]
 pub struct Day {
     pub date: NaiveDate,
     pub occupancy_pct: Option<f64>,
@@ -39,27 +41,31 @@ pub struct Day {
     pub move_ins_target_to_date: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[schema(as = HistoryUnitType)]
 pub struct UnitTypeSeries {
     pub size: String,
     pub tier: String,
     pub points: Vec<UnitTypePoint>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[schema(as = HistoryUnitTypePoint)]
 pub struct UnitTypePoint {
     pub date: NaiveDate,
     pub street_rate: f64,
     pub occupancy_pct: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[schema(as = HistoryBand)]
 pub struct BandSeries {
     pub size: String,
     pub points: Vec<BandPoint>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[schema(as = HistoryBandPoint)]
 pub struct BandPoint {
     pub date: NaiveDate,
     pub p25: f64,

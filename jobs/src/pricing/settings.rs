@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// The engine's settings. Percentages are in percent (8.0 means 8 %); "pp" is percentage points
 /// of the street rate.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PricingSettings {
     /// Occupancy target band, low end (%). Below it the occupancy factor eases the rate down.

@@ -34,7 +34,8 @@ impl Trigger {
 }
 
 /// A stored run, as the API shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = RecommendationRun)]
 pub struct Run {
     pub recommendation_id: Uuid,
     pub facility_id: Uuid,
@@ -436,7 +437,8 @@ async fn fetch_run(
 
 /// One stored run in a facility's run history: when, why, on which snapshot, and how many
 /// sizes it would raise, hold or lower.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = RecommendationRunSummary)]
 pub struct RunSummary {
     pub recommendation_id: Uuid,
     #[serde(serialize_with = "crate::domain::values::millis")]

@@ -28,7 +28,8 @@ impl Source {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = SyncFacilityOutcome)]
 pub struct FacilityOutcome {
     pub id: Uuid,
     pub name: String,

@@ -157,30 +157,42 @@ async fn record_delivery(
 }
 
 /// A subscription as listed (never its secret).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = WebhookSubscription)]
 pub struct Subscription {
+    /// Id of the subscription.
     pub id: Uuid,
+    /// The HTTPS URL deliveries are sent to.
     pub url: String,
     /// The events it takes.
     pub events: Vec<String>,
     /// Created without `events`: takes every event, including any added later.
     pub all_events: bool,
+    /// Masked hint of the signing secret.
     pub secret_hint: String,
+    /// When the subscription was created.
     pub created_at: DateTime<Utc>,
 }
 
 /// The creation answer: the subscription and its secret, shown this once.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = CreatedWebhookSubscription)]
 pub struct CreatedSubscription {
     #[serde(flatten)]
     pub subscription: Subscription,
+    /// The signing secret (HMAC-SHA256 key of `X-Service-Signature`): shown this once.
     pub secret: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[schema(as = NewWebhookSubscription)]
 #[serde(deny_unknown_fields)]
 pub struct NewSubscription {
+    /// Delivery target: an absolute `https://` URL of at most 2,048 characters, no credentials,
+    /// not an internal address.
+    #[schema(max_length = 2048, pattern = "^[hH][tT][tT][pP][sS]://")]
     pub url: String,
+    /// Events to take (`recommendations.ready`); every event, including later ones, when absent.
     pub events: Option<Vec<String>>,
 }
 
@@ -421,7 +433,7 @@ pub async fn record_test_ping(pool: &PgPool, company_id: Uuid, id: Uuid) -> Resu
 }
 
 /// Delivery states.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DeliveryStatus {
     Queued,
@@ -442,18 +454,23 @@ impl DeliveryStatus {
 }
 
 /// Filters and page of the delivery log.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct DeliveryFilter {
+    /// Only deliveries of this subscription.
     pub subscription_id: Option<Uuid>,
+    /// Only deliveries in this state.
     pub status: Option<DeliveryStatus>,
     /// Page size, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
     /// The `next_cursor` of the previous page: deliveries older than it.
     pub cursor: Option<Uuid>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = DeliveryAttempt)]
 pub struct AttemptLog {
     pub attempt: i32,
     pub started_at: DateTime<Utc>,
@@ -465,7 +482,8 @@ pub struct AttemptLog {
     pub response_body: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = WebhookDelivery)]
 pub struct Delivery {
     pub id: Uuid,
     pub subscription_id: Uuid,
@@ -485,7 +503,8 @@ pub struct Delivery {
     pub attempt_log: Vec<AttemptLog>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = WebhookDeliveryPage)]
 pub struct DeliveryPage {
     pub deliveries: Vec<Delivery>,
     /// Pass as `cursor` for the next (older) page; `null` on the last page.

@@ -11,7 +11,8 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = EcriSize)]
 pub struct SizeOut {
     pub size: String,
     /// Street rate of the size in the same snapshot; null when the snapshot has none.
@@ -22,7 +23,8 @@ pub struct SizeOut {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
+#[schema(as = EcriTotals)]
 pub struct Totals {
     pub tenants: u32,
     pub tenants_affected: u32,
@@ -42,7 +44,8 @@ impl Totals {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = EcriFacility)]
 pub struct FacilityOut {
     pub facility_id: Uuid,
     pub facility_name: String,
@@ -53,7 +56,8 @@ pub struct FacilityOut {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = EcriReport)]
 pub struct Report {
     pub settings: EcriSettings,
     pub facilities: Vec<FacilityOut>,

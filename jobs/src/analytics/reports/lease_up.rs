@@ -14,7 +14,8 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = LeaseUpEvent)]
 pub struct Event {
     pub date: NaiveDate,
     pub from: String,
@@ -23,7 +24,8 @@ pub struct Event {
     pub recorded_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = LeaseUpFillSuggestion)]
 pub struct Fill {
     pub size: String,
     pub street_rate: f64,
@@ -36,7 +38,8 @@ pub struct Fill {
     pub stale_competitors: usize,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = LeaseUpFacility)]
 pub struct FacilityOut {
     pub facility_id: Uuid,
     pub facility_name: String,
@@ -51,19 +54,22 @@ pub struct FacilityOut {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = LeaseUpSizeReason)]
 pub struct SizeReason {
     pub size: String,
     pub reason: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = LeaseUpThresholds)]
 pub struct Thresholds {
     pub enter_below_pct: f64,
     pub leave_at_or_above_pct: f64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = LeaseUpReport)]
 pub struct Report {
     pub thresholds: Thresholds,
     pub facilities_in_lease_up: usize,

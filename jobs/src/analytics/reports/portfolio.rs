@@ -18,7 +18,8 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = PortfolioRollup)]
 pub struct Rollup {
     pub facilities: usize,
     pub facilities_with_data: usize,
@@ -39,7 +40,8 @@ pub struct Rollup {
     pub net_absorption_mtd: i64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = PortfolioFacility)]
 pub struct FacilityOut {
     pub facility_id: Uuid,
     pub facility_name: String,
@@ -60,7 +62,8 @@ pub struct FacilityOut {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = PortfolioReport)]
 pub struct Report {
     pub as_of: Option<NaiveDate>,
     pub today: NaiveDate,

@@ -10,7 +10,8 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = RevpasFacility)]
 pub struct FacilityOut {
     pub rank: Option<usize>,
     pub facility_id: Uuid,
@@ -21,7 +22,8 @@ pub struct FacilityOut {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = RevpasMonth)]
 pub struct MonthOut {
     pub month: String,
     pub facilities: usize,
@@ -29,7 +31,8 @@ pub struct MonthOut {
     pub revenue: Revenue,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = RevpasReport)]
 pub struct Report {
     pub facility_id: Option<Uuid>,
     pub basis: &'static str,

@@ -16,7 +16,8 @@ use serde::Serialize;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = SeasonalityReport)]
 pub struct Report {
     pub facility_id: Option<Uuid>,
     pub size: Option<String>,
