@@ -245,16 +245,25 @@ async fn ensure_facility(
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[schema(as = CompetitorRateListed)]
 pub struct Listed {
+    /// Id of the observation.
     pub id: i64,
+    /// The competitor's name.
     pub competitor: String,
+    /// Unit size.
     pub size: String,
+    /// The competitor's street rate, currency per month.
     pub rate: f64,
+    /// The competitor's promotion; null when none.
     pub promo: Option<String>,
+    /// Where the rate was seen.
     pub source_url: Option<String>,
+    /// The day the rate was seen.
     pub observed_on: NaiveDate,
+    /// How it came in: `sync` (a push or a CRM pull), `api` or `upload`.
     pub source: String,
     /// The rate with the promotion spread over the expected stay.
     pub effective_rate: f64,
+    /// Days since it was seen.
     pub age_days: i64,
     /// Older than the facility's `competitor_stale_after_days`.
     pub stale: bool,
@@ -271,9 +280,13 @@ pub struct SizeBand {
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[schema(as = CompetitorRateListing)]
 pub struct Listing {
+    /// The facility.
     pub facility_id: Uuid,
+    /// The date ages and bands are measured from (today, UTC).
     pub as_of: NaiveDate,
+    /// The observations, newest first.
     pub competitor_rates: Vec<Listed>,
+    /// Observations listed.
     pub count: usize,
     /// The band per size as of `as_of`, as the engine would use it.
     pub bands: Vec<SizeBand>,

@@ -400,8 +400,11 @@ pub fn map_headers(headers: &[String], kind: Option<UploadKind>) -> Result<Colum
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[schema(as = UploadRowError)]
 pub struct RowError {
+    /// The line (CSV, header = 1) or the row (JSON, from 1).
     pub line: u64,
+    /// The column, when one is at fault.
     pub field: Option<String>,
+    /// What is wrong.
     pub message: String,
 }
 

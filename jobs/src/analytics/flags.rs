@@ -39,11 +39,15 @@ pub enum FlagKind {
 
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Flag {
+    /// Which risk.
     pub flag: FlagKind,
     /// The threshold, in the unit of `value`.
     pub threshold: f64,
+    /// The measured value, in `unit`.
     pub value: f64,
+    /// Unit of `threshold` and `value`.
     pub unit: &'static str,
+    /// The flag in words.
     pub detail: String,
 }
 

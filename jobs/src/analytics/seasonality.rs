@@ -39,11 +39,15 @@ pub enum Basis {
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 #[schema(as = SeasonalityMonth)]
 pub struct MonthIndex {
+    /// Calendar month, 1 to 12.
     pub month: u32,
+    /// Demand index of the month (1.0 is an average month).
     pub index: f64,
+    /// `own` (from the company's data) or `prior` (the industry prior).
     pub basis: Basis,
     /// Own move-ins per facility-day; null for prior months.
     pub pace: Option<f64>,
+    /// Facility-days of own data in the month.
     pub facility_days: f64,
 }
 
@@ -112,10 +116,15 @@ pub fn profile(totals: &[MonthTotals; 12], min_facility_days: f64) -> Profile {
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 #[schema(as = SeasonalityReading)]
 pub struct Reading {
+    /// The current calendar month, 1 to 12.
     pub month: u32,
+    /// Its demand index.
     pub index: f64,
+    /// Move-ins per facility-day this month.
     pub pace: f64,
+    /// Pace the profile expects for the month.
     pub expected_pace: Option<f64>,
+    /// Pace against the expected pace, percent above (+) or below (-).
     pub vs_profile_pct: Option<f64>,
 }
 

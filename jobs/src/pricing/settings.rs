@@ -69,8 +69,11 @@ pub struct PricingSettings {
     pub lease_up_climb_pp_per_week: f64,
     /// Competitor band settings.
     pub expected_stay_months: f64,
+    /// Competitor observations older than this (days) are stale.
     pub competitor_stale_after_days: i64,
+    /// Weight of a stale observation (a fresh one weighs 1).
     pub competitor_stale_weight: f64,
+    /// Competitor observations older than this (days) are ignored.
     pub competitor_max_age_days: i64,
 }
 

@@ -14,7 +14,9 @@ use std::collections::HashMap;
 /// check compares them (normalised size, tier without case).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord, utoipa::ToSchema)]
 pub struct UnitKey {
+    /// Unit size.
     pub size: String,
+    /// Tier; empty when none.
     pub tier: String,
 }
 

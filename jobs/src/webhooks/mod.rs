@@ -472,11 +472,17 @@ pub struct DeliveryFilter {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[schema(as = DeliveryAttempt)]
 pub struct AttemptLog {
+    /// Number of the attempt, from 1.
     pub attempt: i32,
+    /// When the attempt started.
     pub started_at: DateTime<Utc>,
+    /// When it ended.
     pub finished_at: Option<DateTime<Utc>>,
+    /// How long it took, milliseconds.
     pub duration_ms: Option<i32>,
+    /// The receiver's HTTP status; null when none came.
     pub http_status: Option<i32>,
+    /// Why the attempt failed, when it did.
     pub error: Option<String>,
     /// The first KiB of the receiver's answer.
     pub response_body: Option<String>,
@@ -485,19 +491,33 @@ pub struct AttemptLog {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[schema(as = WebhookDelivery)]
 pub struct Delivery {
+    /// Id of the delivery (its `X-Service-Delivery`).
     pub id: Uuid,
+    /// The subscription.
     pub subscription_id: Uuid,
+    /// The event.
     pub event: String,
+    /// The target URL.
     pub url: String,
+    /// True for a test ping.
     pub test: bool,
+    /// `queued`, `retrying`, `complete` or `failed`.
     pub status: String,
+    /// Attempts made.
     pub attempts: i32,
+    /// Attempts allowed.
     pub max_attempts: i32,
+    /// The receiver's last HTTP status.
     pub last_http_status: Option<i32>,
+    /// Why the last attempt failed.
     pub last_error: Option<String>,
+    /// When the next attempt is due.
     pub next_attempt_at: Option<DateTime<Utc>>,
+    /// When the delivery was recorded.
     pub created_at: DateTime<Utc>,
+    /// When it last changed.
     pub updated_at: DateTime<Utc>,
+    /// When it completed or failed for good.
     pub finished_at: Option<DateTime<Utc>>,
     /// Every attempt, oldest first.
     pub attempt_log: Vec<AttemptLog>,
@@ -506,6 +526,7 @@ pub struct Delivery {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[schema(as = WebhookDeliveryPage)]
 pub struct DeliveryPage {
+    /// Deliveries, newest first.
     pub deliveries: Vec<Delivery>,
     /// Pass as `cursor` for the next (older) page; `null` on the last page.
     pub next_cursor: Option<Uuid>,

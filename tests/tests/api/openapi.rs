@@ -133,8 +133,20 @@ async fn the_document_is_public_and_describes_the_api() {
     assert!(doc["paths"]["/api/v1/facilities"]["get"]["responses"]
         .get("402")
         .is_some());
-    // Bounds the parsers enforce are in the schemas.
+    // Every field says what it is (a doc comment, or the description of the type it refers to).
     let schemas = &doc["components"]["schemas"];
+    for (name, schema) in schemas.as_object().unwrap() {
+        for (field, property) in schema["properties"].as_object().into_iter().flatten() {
+            let described = property.get("description").is_some()
+                || property["oneOf"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|s| s.get("description").is_some());
+            assert!(described, "{name}.{field} has no description");
+        }
+    }
+    // Bounds the parsers enforce are in the schemas.
     assert_eq!(schemas["Percent"]["maximum"], 100.0);
     assert_eq!(schemas["Money"]["maximum"], 1_000_000.0);
     assert_eq!(schemas["Count"]["maximum"], 10_000_000.0);

@@ -65,10 +65,15 @@ pub struct FacilityOut {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[schema(as = PortfolioReport)]
 pub struct Report {
+    /// Date of the latest snapshot of any facility.
     pub as_of: Option<NaiveDate>,
+    /// Today (UTC), for staleness.
     pub today: NaiveDate,
+    /// Company-wide figures.
     pub rollup: Rollup,
+    /// The risk flags' thresholds.
     pub thresholds: FlagSettings,
+    /// Per facility, with its flags.
     pub facilities: Vec<FacilityOut>,
 }
 

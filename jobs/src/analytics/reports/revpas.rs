@@ -34,14 +34,19 @@ pub struct MonthOut {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[schema(as = RevpasReport)]
 pub struct Report {
+    /// The facility asked for; null for all.
     pub facility_id: Option<Uuid>,
+    /// What the figures are based on (street rates before concessions).
     pub basis: &'static str,
+    /// Date of the latest snapshot counted.
     pub as_of: Option<NaiveDate>,
+    /// The figures over every facility.
     pub portfolio: Revenue,
     /// Best first: by RevPAF, then RevPAU; facilities without figures last, unranked.
     pub facilities: Vec<FacilityOut>,
     /// The 12 months ending with the month of `as_of`, oldest first.
     pub trend: Vec<MonthOut>,
+    /// Why there are no figures, when there are none.
     pub reason: Option<String>,
 }
 
