@@ -29,10 +29,12 @@ pub const MIN_SCHEDULE_INTERVAL: chrono::TimeDelta = chrono::TimeDelta::hours(1)
 /// Most firings looked at when a new schedule's spacing is checked (an hourly one for a year).
 const SPACING_CHECKED: usize = 24 * 366;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewDataSource {
+    /// A live provider (see `providers.live` of the list).
     pub provider: String,
+    /// Name shown in lists; the provider's when absent.
     pub name: Option<Text<200>>,
     /// `https://` without credentials; the adapter adds its own path and query. Optional for a
     /// provider with a default address.
@@ -49,19 +51,31 @@ pub struct NewDataSource {
     pub verify: Option<bool>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct DataSource {
+    /// Id of the data source.
     pub id: Uuid,
+    /// The CRM provider.
     pub provider: String,
+    /// Name shown in lists.
     pub name: String,
+    /// The CRM's base URL.
     pub base_url: String,
+    /// The CRM's own account (company) id, when the provider needs one.
     pub account_id: Option<String>,
+    /// Masked hint of the sealed API key.
     pub credential_hint: String,
+    /// Cron expression with seconds of the scheduled pull.
     pub schedule: String,
+    /// Whether scheduled pulls run.
     pub enabled: bool,
+    /// When the last pull finished.
     pub last_pull_at: Option<DateTime<Utc>>,
+    /// Outcome of the last pull.
     pub last_pull_status: Option<String>,
+    /// Error of the last pull, in fixed words.
     pub last_error: Option<String>,
+    /// When the data source was connected.
     pub created_at: DateTime<Utc>,
 }
 
@@ -296,11 +310,14 @@ pub async fn create(
 
 /// A change to a data source: every field optional, absent fields stay as they are. The same
 /// rules as at creation apply to what is given.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateDataSource {
+    /// New name.
     pub name: Option<Text<200>>,
+    /// New cron expression with seconds; at most one pull an hour.
     pub schedule: Option<String>,
+    /// Turns scheduled pulls on or off.
     pub enabled: Option<bool>,
     /// A new read-only key for the CRM (sealed again; the hint follows it).
     pub api_key: Option<Text<500>>,
@@ -414,11 +431,14 @@ pub async fn delete(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<()> {
 
 /// The dates a pull asks for: one `date`, a `from`/`to` range (both ends included, at most
 /// [`MAX_PULL_DAYS`] days), or neither (yesterday in the company's time zone, when it runs).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PullRange {
+    /// One date to pull (`YYYY-MM-DD`).
     pub date: Option<NaiveDate>,
+    /// First date of a backfill, given with `to`.
     pub from: Option<NaiveDate>,
+    /// Last date of a backfill (at most 90 days after `from`, not later than tomorrow).
     pub to: Option<NaiveDate>,
 }
 
@@ -465,23 +485,40 @@ impl PullRange {
 }
 
 /// A recorded pull.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Pull {
+    /// Id of the pull.
     pub id: Uuid,
+    /// Id of its data source.
     pub source_id: Uuid,
+    /// The `crm_pull` job running it.
     pub job_id: Uuid,
+    /// `on_demand` or `schedule`.
     pub trigger: String,
+    /// First date pulled (set when the pull starts, for a default date).
     pub date_from: Option<NaiveDate>,
+    /// Last date pulled.
     pub date_to: Option<NaiveDate>,
+    /// `queued`, `running`, `succeeded`, `failed` or `skipped`.
     pub status: String,
+    /// When the pull was requested.
     pub requested_at: DateTime<Utc>,
+    /// When it (last) started.
     pub started_at: Option<DateTime<Utc>>,
+    /// When it finished.
     pub finished_at: Option<DateTime<Utc>>,
+    /// Snapshots stored for a facility and date not seen before.
     pub snapshots_created: i32,
+    /// Snapshots that replaced a stored one (a repeated pull changes nothing).
     pub snapshots_updated: i32,
+    /// Facilities the pull created.
     pub facilities_created: i32,
+    /// Facilities the pull matched.
     pub facilities_matched: i32,
+    /// What could not be mapped or was left out, in fixed words (the first 50).
+    #[schema(value_type = Vec<String>)]
     pub warnings: serde_json::Value,
+    /// A failed or skipped pull's reason, in fixed words.
     pub error: Option<String>,
 }
 
