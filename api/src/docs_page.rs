@@ -44,19 +44,7 @@ async fn page() -> Response {
     );
     let mut response = Html(html).into_response();
     let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
-    );
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
+    crate::dashboard::page_security_headers(h, CSP);
     h.insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("public, max-age=300"),

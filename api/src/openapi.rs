@@ -102,6 +102,107 @@ pub fn finish(mut doc: OpenApi) -> OpenApi {
     doc
 }
 
+/// OpenAPI links from the answers that name a resource to the operations that take it, so a
+/// client (and the fuzzer's stateful phase) can follow them: (path, method, status, link name,
+/// target operation id, parameters as `(name, runtime expression)`).
+type Link = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
+const LINKS: &[Link] = &[
+    (
+        "/api/v1/sync",
+        "post",
+        "200",
+        "job",
+        "account_job",
+        &[("id", "$response.body#/job/id")],
+    ),
+    (
+        "/api/v1/data-sources",
+        "post",
+        "201",
+        "change",
+        "data_sources_update",
+        &[("id", "$response.body#/id")],
+    ),
+    (
+        "/api/v1/data-sources",
+        "post",
+        "201",
+        "pull",
+        "data_sources_pull",
+        &[("id", "$response.body#/id")],
+    ),
+    (
+        "/api/v1/data-sources",
+        "post",
+        "201",
+        "remove",
+        "data_sources_remove",
+        &[("id", "$response.body#/id")],
+    ),
+    (
+        "/api/v1/data-sources/{id}/pull",
+        "post",
+        "202",
+        "job",
+        "account_job",
+        &[("id", "$response.body#/job/id")],
+    ),
+    (
+        "/api/v1/webhooks/{id}/test",
+        "post",
+        "202",
+        "job",
+        "account_job",
+        &[("id", "$response.body#/job/id")],
+    ),
+    (
+        "/api/v1/facilities/{id}/recommendations",
+        "get",
+        "200",
+        "run",
+        "pricing_one_run",
+        &[
+            ("id", "$request.path.id"),
+            ("run_id", "$response.body#/recommendation_id"),
+        ],
+    ),
+];
+
+/// Adds [`LINKS`] to the written document. (utoipa 5 writes a link's fields in snake case,
+/// `operation_id`, where OpenAPI has `operationId`; so they are added here, to the JSON.)
+fn add_links(doc: &mut serde_json::Value) {
+    for (path, method, status, name, target, params) in LINKS {
+        let pointer = format!(
+            "/paths/{}/{method}/responses/{status}",
+            path.replace('~', "~0").replace('/', "~1")
+        );
+        let Some(response) = doc.pointer_mut(&pointer).and_then(|r| r.as_object_mut()) else {
+            continue;
+        };
+        let parameters: serde_json::Map<String, serde_json::Value> = params
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).into()))
+            .collect();
+        let links = response
+            .entry("links")
+            .or_insert_with(|| serde_json::json!({}));
+        if let Some(links) = links.as_object_mut() {
+            links.insert(
+                (*name).to_owned(),
+                serde_json::json!({ "operationId": target, "parameters": parameters }),
+            );
+        }
+    }
+}
+
 /// Handlers of different groups share names (`list`, `create`): the operation id is the
 /// handler's name prefixed with its tag, which makes it unique (`facilities_list`).
 fn qualify_operation_id(op: &mut Operation) {
@@ -199,9 +300,9 @@ pub fn error_response(status: &str, description: &str) -> OaResponse {
 
 /// The document as served, written once per process.
 static DOCUMENT: LazyLock<Result<String, String>> = LazyLock::new(|| {
-    crate::routes::document()
-        .to_json()
-        .map_err(|e| e.to_string())
+    let mut doc = serde_json::to_value(crate::routes::document()).map_err(|e| e.to_string())?;
+    add_links(&mut doc);
+    serde_json::to_string(&doc).map_err(|e| e.to_string())
 });
 
 /// The document of every `/api/v1` operation (this one included).

@@ -133,6 +133,29 @@ async fn the_document_is_public_and_describes_the_api() {
     assert!(doc["paths"]["/api/v1/facilities"]["get"]["responses"]
         .get("402")
         .is_some());
+    // Every link names an operation of the document.
+    let mut links = 0;
+    for (method, path) in &ops {
+        for response in doc["paths"][path][method]["responses"]
+            .as_object()
+            .unwrap()
+            .values()
+        {
+            for link in response["links"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(_, l)| l)
+            {
+                links += 1;
+                assert!(
+                    ids.contains(link["operationId"].as_str().unwrap()),
+                    "{link}"
+                );
+            }
+        }
+    }
+    assert!(links >= 7, "{links} links");
     // Every field says what it is (a doc comment, or the description of the type it refers to).
     let schemas = &doc["components"]["schemas"];
     for (name, schema) in schemas.as_object().unwrap() {
