@@ -68,6 +68,16 @@ pub enum Admin {
         #[arg(long)]
         trial_ends: Option<NaiveDate>,
     },
+    /// Re-seal every secret at rest (CRM credentials, webhook secrets, queued reset mails) under
+    /// the new master key. Values sealed by the old (or already by the new) key are accepted.
+    RotateMasterKey {
+        /// The key the secrets are sealed with now (base64 of 32 bytes).
+        #[arg(long)]
+        old: String,
+        /// The key to seal them with (base64 of 32 bytes).
+        #[arg(long)]
+        new: String,
+    },
     /// Fill a company with synthetic daily history (for demos and benchmarks).
     Seed {
         #[arg(long)]
@@ -166,6 +176,13 @@ async fn admin_command(
             jobs::tenancy::set_subscription(db, company, &state, ends).await?;
             let c = jobs::tenancy::company(db, company).await?;
             json!({ "company_id": c.id, "subscription_state": c.subscription_state, "trial_ends_at": c.trial_ends_at })
+        }
+        Admin::RotateMasterKey { old, new } => {
+            let old = jobs::config::parse_key("--old", &old)?;
+            let new = jobs::config::parse_key("--new", &new)?;
+            let keys = jobs::config::MasterKey::with_keys(new, vec![old], None);
+            let done = jobs::key_rotation::reseal_all(db, &keys).await?;
+            json!({ "resealed": done, "key_id": jobs::crypto::key_id(&new) })
         }
         Admin::Seed {
             company,

@@ -68,6 +68,13 @@ impl AppState {
 }
 
 impl AppState {
+    /// The outbound client of CRM connection tests (the same rules as the worker's pulls).
+    pub fn crm_client(&self) -> Result<jobs::crm::CrmClient, crate::error::ApiError> {
+        jobs::crm::CrmClient::new(&self.config.outbound, &self.config.crm).map_err(|e| {
+            crate::error::ApiError::Internal(anyhow::Error::new(e).context("CRM client"))
+        })
+    }
+
     /// Pushes committed jobs of one kind to their queue. A failure is only logged: the rows
     /// are in PostgreSQL and the worker's sweeper pushes them again.
     pub async fn push_after_commit(&self, kind: jobs::queue::Kind, ids: &[uuid::Uuid]) {

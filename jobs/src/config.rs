@@ -14,17 +14,65 @@ pub enum AppEnv {
     Production,
 }
 
-/// A 32-byte key, kept out of `Debug` output.
+/// The master key that seals secrets at rest, the previous ones still accepted while a rotation
+/// rolls out (`MASTER_KEY_PREVIOUS`), and the key the API-key pepper derives from
+/// (`API_KEY_HASH_KEY`, the master key unless set); all kept out of `Debug` output.
 #[derive(Clone)]
-pub struct MasterKey(std::sync::Arc<SecretBox<[u8; 32]>>);
+pub struct MasterKey(std::sync::Arc<Keys>);
+
+struct Keys {
+    current: SecretBox<[u8; 32]>,
+    previous: Vec<SecretBox<[u8; 32]>>,
+    hashing: Option<SecretBox<[u8; 32]>>,
+}
 
 impl MasterKey {
     pub fn new(bytes: [u8; 32]) -> Self {
-        Self(std::sync::Arc::new(SecretBox::new(Box::new(bytes))))
+        Self::with_keys(bytes, Vec::new(), None)
     }
+
+    /// The current key, previous keys that still open sealed values, and the API-key hashing key.
+    pub fn with_keys(
+        current: [u8; 32],
+        previous: Vec<[u8; 32]>,
+        hashing: Option<[u8; 32]>,
+    ) -> Self {
+        let boxed = |k: [u8; 32]| SecretBox::new(Box::new(k));
+        Self(std::sync::Arc::new(Keys {
+            current: boxed(current),
+            previous: previous.into_iter().map(boxed).collect(),
+            hashing: hashing.map(boxed),
+        }))
+    }
+
+    /// The key sealing new values.
     pub fn bytes(&self) -> &[u8; 32] {
-        self.0.expose_secret()
+        self.0.current.expose_secret()
     }
+
+    /// Every key that may open a sealed value: the current one first.
+    pub fn opening_keys(&self) -> impl Iterator<Item = &[u8; 32]> {
+        std::iter::once(self.bytes()).chain(self.0.previous.iter().map(|k| k.expose_secret()))
+    }
+
+    /// The key the API-key hashing pepper derives from: it must outlive master key rotations,
+    /// since a key's hash cannot be recomputed without the key.
+    pub fn hashing_bytes(&self) -> &[u8; 32] {
+        self.0
+            .hashing
+            .as_ref()
+            .map_or_else(|| self.bytes(), |k| k.expose_secret())
+    }
+}
+
+/// A base64 key of 32 bytes, `name` naming it in the error.
+pub fn parse_key(name: &'static str, raw: &str) -> Result<[u8; 32], ConfigError> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(raw.trim())
+        .map_err(|_| err(name, "is not valid base64"))?;
+    bytes
+        .try_into()
+        .map_err(|_| err(name, "must decode to exactly 32 bytes"))
 }
 
 impl fmt::Debug for MasterKey {
@@ -141,9 +189,10 @@ impl OutboundSettings {
 /// Settings of CRM pulls.
 #[derive(Clone, Debug)]
 pub struct CrmSettings {
-    /// Limit of one pull's request, connection to last byte read.
+    /// Limit of each request of a pull, connection to last byte read.
     pub timeout: Duration,
-    /// Largest answer read; a longer one fails the pull without being read further.
+    /// Most bytes read in one pull, all of its answers together; a pull passing it fails
+    /// without reading further.
     pub max_answer_bytes: usize,
 }
 
@@ -378,13 +427,16 @@ impl Config {
         }
         let master_key = match var(get, "MASTER_KEY") {
             Some(raw) => {
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(raw.trim())
-                    .map_err(|_| err("MASTER_KEY", "is not valid base64"))?;
-                let bytes: [u8; 32] = bytes
-                    .try_into()
-                    .map_err(|_| err("MASTER_KEY", "must decode to exactly 32 bytes"))?;
-                MasterKey::new(bytes)
+                let previous = var(get, "MASTER_KEY_PREVIOUS")
+                    .unwrap_or_default()
+                    .split(',')
+                    .filter(|k| !k.trim().is_empty())
+                    .map(|k| parse_key("MASTER_KEY_PREVIOUS", k))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let hashing = var(get, "API_KEY_HASH_KEY")
+                    .map(|k| parse_key("API_KEY_HASH_KEY", &k))
+                    .transpose()?;
+                MasterKey::with_keys(parse_key("MASTER_KEY", &raw)?, previous, hashing)
             }
             None if app_env == AppEnv::Production => {
                 return Err(err(

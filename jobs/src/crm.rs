@@ -1,21 +1,36 @@
-//! The request of a CRM pull (`generic_json` adapter) and what it may report.
+//! CRM pulls: the provider framework (`provider`), the adapters (`generic_json`, `storedge`),
+//! and the requests they make through one [`Session`] and what they may report.
 //!
 //! The CRM's address is a customer's choice, so the request is an outbound one (see
 //! `crate::outbound`) and whatever goes wrong is reported as one of a fixed set of messages of
 //! ours ([`PullError`]): never a text from the answer's body, from a low-level error (which
 //! would tell an open port from a closed one) or from a value in a snapshot.
 
+pub mod generic_json;
+pub mod oauth1;
+pub mod provider;
+pub mod storedge;
+
 use crate::config::{CrmSettings, OutboundSettings};
 use crate::error::ValidationError;
 use crate::outbound::guard::{Lookup, PrivateTargets};
 use crate::outbound::{self, Blocked, Failure, Limits, ReadError};
-use chrono::NaiveDate;
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Most snapshots accepted from one pull.
 pub const MAX_SNAPSHOTS: usize = 10_000;
+/// Most requests one pull makes (pages, facilities, dates, retries together).
+pub const MAX_REQUESTS: usize = 2_000;
+/// Longest time one pull may take, all of its requests and waits together.
+pub const PULL_BUDGET: Duration = Duration::from_secs(600);
+/// Attempts of one request answered with 429 or a 5xx status.
+const MAX_ATTEMPTS: u32 = 4;
+/// Wait before the second attempt of a request answered with a 5xx (doubling after).
+const BACKOFF_BASE: Duration = Duration::from_secs(1);
+/// Longest wait honoured from a `Retry-After` header.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 /// Connecting never waits longer than this, whatever `CRM_PULL_TIMEOUT_MS` says.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -48,6 +63,12 @@ pub enum PullError {
     NotAList,
     #[error("the CRM's answer has more than {MAX_SNAPSHOTS} snapshots")]
     TooMany,
+    #[error("the CRM's answer is not a {0} list as documented")]
+    Shape(&'static str),
+    #[error("the pull needed more than {MAX_REQUESTS} requests to the CRM")]
+    TooManyRequests,
+    #[error("the pull took longer than {}", human_duration(PULL_BUDGET))]
+    TooLong,
     /// `reason` is built from the field's path and a fixed phrase (see [`snapshot_error`]).
     #[error("snapshot {index}: {reason}")]
     Snapshot { index: usize, reason: String },
@@ -157,44 +178,14 @@ impl CrmClient {
         &self.settings
     }
 
-    /// GETs `{base_url}/snapshots?date=YYYY-MM-DD` with the key as a bearer token and gives the
-    /// snapshots of the answer (a JSON array, or an object with a `snapshots` array).
-    pub async fn fetch(
-        &self,
-        base_url: &str,
-        key: &str,
-        date: NaiveDate,
-    ) -> Result<Vec<Value>, PullError> {
-        let url = snapshots_url(base_url, date)?;
-        outbound::check_target(&url, &self.policy).map_err(|blocked| match blocked {
-            Blocked::NotHttps => PullError::NotHttps,
-            Blocked::Credentials => PullError::Credentials,
-            Blocked::NoHost => PullError::BadUrl,
-            Blocked::Internal(_) => PullError::Internal,
-        })?;
-        let mut response = self
-            .http
-            .get(url)
-            .bearer_auth(key)
-            .header(reqwest::header::ACCEPT, "application/json")
-            .send()
-            .await
-            .map_err(|e| self.failure(&e))?;
-        let status = response.status().as_u16();
-        if status == 401 || status == 403 {
-            return Err(PullError::Credential(status));
+    /// A session for one pull (or one connection test): its requests share the limits.
+    pub fn session(&self) -> Session {
+        Session {
+            client: self.clone(),
+            read: 0,
+            requests: 0,
+            deadline: Instant::now() + PULL_BUDGET,
         }
-        if !response.status().is_success() {
-            // A 3xx lands here too: redirects are not followed.
-            return Err(PullError::Status(status));
-        }
-        let body = outbound::read_capped(&mut response, self.settings.max_answer_bytes)
-            .await
-            .map_err(|e| match e {
-                ReadError::TooLarge => PullError::TooLarge(self.settings.max_answer_bytes),
-                ReadError::Body(e) => self.failure(&e),
-            })?;
-        snapshots_of(&body)
     }
 
     fn failure(&self, e: &reqwest::Error) -> PullError {
@@ -213,9 +204,112 @@ impl CrmClient {
     }
 }
 
+/// How a request proves who is asking.
+#[derive(Clone, Copy)]
+pub enum Auth<'a> {
+    /// `Authorization: Bearer <key>`.
+    Bearer(&'a str),
+    /// One-legged OAuth 1.0 with HMAC-SHA1 (key and secret as the consumer's).
+    OAuth1 { key: &'a str, secret: &'a str },
+}
+
+/// The requests of one pull: every answer counts towards one size cap
+/// (`CRM_PULL_MAX_BYTES`), and the pull makes at most [`MAX_REQUESTS`] requests within
+/// [`PULL_BUDGET`]. A 429 (after its `Retry-After`, at most [`MAX_RETRY_AFTER`]) or a 5xx (after
+/// a doubling backoff) is tried again, [`MAX_ATTEMPTS`] times in all.
+pub struct Session {
+    client: CrmClient,
+    read: usize,
+    requests: usize,
+    deadline: Instant,
+}
+
+impl Session {
+    /// GETs `url` and gives its JSON answer.
+    pub async fn get_json(&mut self, url: url::Url, auth: Auth<'_>) -> Result<Value, PullError> {
+        outbound::check_target(&url, &self.client.policy).map_err(|blocked| match blocked {
+            Blocked::NotHttps => PullError::NotHttps,
+            Blocked::Credentials => PullError::Credentials,
+            Blocked::NoHost => PullError::BadUrl,
+            Blocked::Internal(_) => PullError::Internal,
+        })?;
+        let mut attempt = 1;
+        let mut response = loop {
+            if self.requests >= MAX_REQUESTS {
+                return Err(PullError::TooManyRequests);
+            }
+            self.requests += 1;
+            let mut request = self
+                .client
+                .http
+                .get(url.clone())
+                .header(reqwest::header::ACCEPT, "application/json");
+            request = match auth {
+                Auth::Bearer(key) => request.bearer_auth(key),
+                Auth::OAuth1 { key, secret } => {
+                    let signer = oauth1::Signer {
+                        consumer_key: key,
+                        consumer_secret: secret,
+                        token: None,
+                    };
+                    request.header(
+                        reqwest::header::AUTHORIZATION,
+                        signer.authorization("GET", &url),
+                    )
+                }
+            };
+            let response = request.send().await.map_err(|e| self.client.failure(&e))?;
+            let status = response.status().as_u16();
+            if status == 401 || status == 403 {
+                return Err(PullError::Credential(status));
+            }
+            if response.status().is_success() {
+                break response;
+            }
+            // A 3xx lands here too: redirects are not followed.
+            let busy = status == 429 || status >= 500;
+            if !busy || attempt >= MAX_ATTEMPTS {
+                return Err(PullError::Status(status));
+            }
+            let wait = retry_after(response.headers())
+                .unwrap_or(BACKOFF_BASE * 2u32.pow(attempt - 1))
+                .min(MAX_RETRY_AFTER);
+            if Instant::now() + wait > self.deadline {
+                return Err(PullError::TooLong);
+            }
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        };
+        if Instant::now() > self.deadline {
+            return Err(PullError::TooLong);
+        }
+        let cap = self.client.settings.max_answer_bytes;
+        let body = outbound::read_capped(&mut response, cap - self.read)
+            .await
+            .map_err(|e| match e {
+                ReadError::TooLarge => PullError::TooLarge(cap),
+                ReadError::Body(e) => self.client.failure(&e),
+            })?;
+        self.read += body.len();
+        serde_json::from_slice(&body).map_err(|_| PullError::NotJson)
+    }
+}
+
+/// `Retry-After` in seconds (an HTTP date is not honoured: the backoff applies).
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_secs)
+}
+
 /// The snapshots address: path and query set through the URL API, so nothing in the base
 /// address (a `?`, a `#`, an encoded slash) can change which resource is asked for.
-pub fn snapshots_url(base_url: &str, date: NaiveDate) -> Result<url::Url, PullError> {
+pub fn snapshots_url(base_url: &str, date: chrono::NaiveDate) -> Result<url::Url, PullError> {
     let mut url = url::Url::parse(base_url).map_err(|_| PullError::BadUrl)?;
     url.set_fragment(None);
     url.path_segments_mut()
@@ -234,8 +328,9 @@ pub fn snapshots_url(base_url: &str, date: NaiveDate) -> Result<url::Url, PullEr
     Ok(url)
 }
 
-fn snapshots_of(body: &[u8]) -> Result<Vec<Value>, PullError> {
-    let snapshots = match serde_json::from_slice::<Value>(body).map_err(|_| PullError::NotJson)? {
+/// The snapshots of a generic JSON answer: a list, or an object with a `snapshots` list.
+pub fn snapshots_of(answer: Value) -> Result<Vec<Value>, PullError> {
+    let snapshots = match answer {
         Value::Array(items) => items,
         Value::Object(mut o) => match o.remove("snapshots") {
             Some(Value::Array(items)) => items,
@@ -252,6 +347,21 @@ fn snapshots_of(body: &[u8]) -> Result<Vec<Value>, PullError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use chrono::NaiveDate;
+
+    #[test]
+    fn retry_after_is_read_in_seconds() {
+        let mut h = reqwest::header::HeaderMap::new();
+        assert_eq!(retry_after(&h), None);
+        h.insert(reqwest::header::RETRY_AFTER, " 7".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(7)));
+        h.insert(
+            reqwest::header::RETRY_AFTER,
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&h), None);
+    }
 
     #[test]
     fn the_snapshots_address_is_built_with_the_url_api() {
@@ -305,10 +415,10 @@ mod tests {
 
     #[test]
     fn answers_are_a_list_of_snapshots() {
-        assert_eq!(snapshots_of(b"[1,2]").unwrap().len(), 2);
-        assert_eq!(snapshots_of(br#"{"snapshots":[{}]}"#).unwrap().len(), 1);
-        assert_eq!(snapshots_of(b"<html>SECRET"), Err(PullError::NotJson));
-        assert_eq!(snapshots_of(br#"{"items":[]}"#), Err(PullError::NotAList));
+        let of = |s: &str| snapshots_of(serde_json::from_str(s).unwrap());
+        assert_eq!(of("[1,2]").unwrap().len(), 2);
+        assert_eq!(of(r#"{"snapshots":[{}]}"#).unwrap().len(), 1);
+        assert_eq!(of(r#"{"items":[]}"#), Err(PullError::NotAList));
         assert_eq!(
             PullError::TooLarge(32 * 1024 * 1024).to_string(),
             "the CRM's answer exceeds 32 MiB"

@@ -1,23 +1,30 @@
-//! Secrets at rest (CRM credentials, webhook secrets): AES-256-GCM under the master key, a fresh
-//! random nonce per value, the owning row's id as associated data (a sealed value copied to
-//! another row does not open), and a leading key-id byte so the master key can be rotated.
+//! Secrets at rest (CRM credentials, webhook secrets, reset mails): AES-256-GCM under the
+//! master key, a fresh random nonce per value, the owning row's id as associated data (a sealed
+//! value copied to another row does not open), and a leading key-id byte so the master key can
+//! be rotated: a value opens with the key its id names, or any other key configured (values
+//! sealed before key ids were derived carry id 1).
 
 use crate::config::MasterKey;
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
 use rand::RngCore;
-
-/// Id of the key sealing new values.
-const KEY_ID: u8 = 1;
+use sha2::{Digest, Sha256};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CryptoError {
     #[error("sealed value is malformed")]
     Malformed,
-    #[error("sealed value was made with unknown key id {0}")]
-    UnknownKey(u8),
     #[error("sealed value does not open (wrong key, row or tampered)")]
     Open,
+}
+
+/// The id byte written before values sealed by `key`: derived from the key (never revealing
+/// it), so every process that holds a key names it alike.
+pub fn key_id(key: &[u8; 32]) -> u8 {
+    Sha256::new()
+        .chain_update(b"sealing-key-id/v1")
+        .chain_update(key)
+        .finalize()[0]
 }
 
 pub fn seal(key: &MasterKey, row_id: &[u8], plaintext: &[u8]) -> Vec<u8> {
@@ -34,30 +41,42 @@ pub fn seal(key: &MasterKey, row_id: &[u8], plaintext: &[u8]) -> Vec<u8> {
         )
         .expect("AES-GCM encryption of an in-memory value does not fail");
     let mut out = Vec::with_capacity(1 + 12 + ciphertext.len());
-    out.push(KEY_ID);
+    out.push(key_id(key.bytes()));
     out.extend_from_slice(&nonce);
     out.extend_from_slice(&ciphertext);
     out
 }
 
+/// Opens a sealed value with the key its id names, then with the other configured keys (the
+/// authentication tag tells a right key from a wrong one).
 pub fn open(key: &MasterKey, row_id: &[u8], sealed: &[u8]) -> Result<Vec<u8>, CryptoError> {
     let (&id, rest) = sealed.split_first().ok_or(CryptoError::Malformed)?;
-    if id != KEY_ID {
-        return Err(CryptoError::UnknownKey(id));
-    }
     if rest.len() < 12 + 16 {
         return Err(CryptoError::Malformed);
     }
     let (nonce, ciphertext) = rest.split_at(12);
-    Aes256Gcm::new(key.bytes().into())
-        .decrypt(
-            Nonce::from_slice(nonce),
-            Payload {
-                msg: ciphertext,
-                aad: row_id,
-            },
-        )
-        .map_err(|_| CryptoError::Open)
+    let (named, others): (Vec<&[u8; 32]>, Vec<&[u8; 32]>) =
+        key.opening_keys().partition(|k| key_id(k) == id);
+    named
+        .into_iter()
+        .chain(others)
+        .find_map(|k| {
+            Aes256Gcm::new(k.into())
+                .decrypt(
+                    Nonce::from_slice(nonce),
+                    Payload {
+                        msg: ciphertext,
+                        aad: row_id,
+                    },
+                )
+                .ok()
+        })
+        .ok_or(CryptoError::Open)
+}
+
+/// Whether a sealed value was sealed by the current key (by its id byte).
+pub fn is_current(key: &MasterKey, sealed: &[u8]) -> bool {
+    sealed.first() == Some(&key_id(key.bytes()))
 }
 
 /// A masked hint of a credential: its last four characters.
@@ -99,5 +118,25 @@ mod tests {
             "fresh nonce per value"
         );
         assert_eq!(hint("abcdefgh"), "••••efgh");
+    }
+
+    #[test]
+    fn a_previous_key_still_opens_while_new_values_take_the_new_one() {
+        let (old, new) = ([3; 32], [9; 32]);
+        let sealed_old = seal(&MasterKey::new(old), b"row-1", b"s3cret");
+        let rotating = MasterKey::with_keys(new, vec![old], None);
+        assert_eq!(open(&rotating, b"row-1", &sealed_old).unwrap(), b"s3cret");
+        assert!(!is_current(&rotating, &sealed_old));
+        let sealed_new = seal(&rotating, b"row-1", b"s3cret");
+        assert!(is_current(&rotating, &sealed_new));
+        assert_eq!(sealed_new[0], key_id(&new));
+        // Once the old key is gone, only new values open.
+        let after = MasterKey::new(new);
+        assert_eq!(open(&after, b"row-1", &sealed_new).unwrap(), b"s3cret");
+        assert!(open(&after, b"row-1", &sealed_old).is_err());
+        // A value sealed before key ids were derived (id 1) still opens with its key.
+        let mut legacy = seal(&MasterKey::new(old), b"row-1", b"s3cret");
+        legacy[0] = 1;
+        assert_eq!(open(&rotating, b"row-1", &legacy).unwrap(), b"s3cret");
     }
 }

@@ -1,28 +1,25 @@
-//! Connected CRMs: a provider, where to reach it, a sealed credential (only a masked hint is ever
-//! shown) and a pull schedule. Pulls run as `crm_pull` jobs, on demand or from the cron tick.
+//! Connected CRMs: a provider (see `crate::crm::provider`), where to reach it, a sealed
+//! credential (only a masked hint is ever shown) and a pull schedule. Pulls run as `crm_pull`
+//! jobs, on demand (one date or a backfill range) or from the cron tick, each recorded as a row
+//! of `crm_pulls`.
 
 use crate::config::MasterKey;
+use crate::crm::provider::{self, Connection, Credential, ProviderInfo, State};
+use crate::crm::CrmClient;
 use crate::crypto;
 use crate::domain::values::Text;
 use crate::error::{Error, Result, ValidationError};
 use crate::outbound::guard::PrivateTargets;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use std::str::FromStr;
 use uuid::Uuid;
 
-/// Providers with a live adapter.
-pub const LIVE_PROVIDERS: [&str; 1] = ["generic_json"];
-/// Providers announced, without an adapter yet.
-pub const COMING_SOON: [&str; 6] = [
-    "storedge",
-    "sitelink",
-    "storman",
-    "webselfstorage",
-    "hummingbird",
-    "stora",
-];
+/// Longest backfill, in days (both ends included).
+pub const MAX_PULL_DAYS: i64 = 90;
+/// Pulls listed per source.
+const PULLS_LISTED: i64 = 100;
 /// Nightly at 02:00 in the company's time zone (cron with seconds).
 pub const DEFAULT_SCHEDULE: &str = "0 0 2 * * *";
 /// Data sources per company: each one is a scheduled request to a customer-chosen address.
@@ -39,12 +36,19 @@ pub struct NewDataSource {
     pub provider: String,
     /// Name shown in lists; the provider's when absent.
     pub name: Option<Text<200>>,
-    /// `https://` without credentials; the adapter adds its own path and query.
-    pub base_url: String,
+    /// `https://` without credentials; the adapter adds its own path and query. Optional for a
+    /// provider with a default address.
+    pub base_url: Option<String>,
     /// The CRM's read-only API key.
     pub api_key: Text<500>,
+    /// The key's secret, for providers that sign with one (storEDGE).
+    pub api_secret: Option<Text<500>>,
+    /// The CRM's own account (company) id, for providers that need one (storEDGE).
+    pub account_id: Option<Text<100>>,
     /// Cron expression with seconds (`sec min hour day month weekday`).
     pub schedule: Option<String>,
+    /// `false` skips the connection test made before the source is stored.
+    pub verify: Option<bool>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -57,6 +61,8 @@ pub struct DataSource {
     pub name: String,
     /// The CRM's base URL.
     pub base_url: String,
+    /// The CRM's own account (company) id, when the provider needs one.
+    pub account_id: Option<String>,
     /// Masked hint of the sealed API key.
     pub credential_hint: String,
     /// Cron expression with seconds of the scheduled pull.
@@ -105,38 +111,168 @@ pub fn check_schedule(raw: &str) -> Result<cron::Schedule, ValidationError> {
     Ok(schedule)
 }
 
-pub async fn create(
-    pool: &PgPool,
-    key: &MasterKey,
-    policy: &PrivateTargets,
-    company_id: Uuid,
-    new: NewDataSource,
-) -> Result<DataSource> {
-    let provider = new.provider.trim().to_lowercase();
-    if COMING_SOON.contains(&provider.as_str()) {
-        return Err(ValidationError::new(
-            "provider",
-            format!("the {provider} adapter is coming soon"),
-        )
-        .into());
-    }
-    if !LIVE_PROVIDERS.contains(&provider.as_str()) {
+/// A new source's provider and connection, checked.
+pub struct Checked {
+    pub info: &'static ProviderInfo,
+    pub connection: Connection,
+}
+
+/// Checks a new source against its provider's needs: a live provider, an address (or the
+/// provider's default), the credential fields and account id it takes, and nothing else.
+pub fn check_new(policy: &PrivateTargets, new: &NewDataSource) -> Result<Checked, ValidationError> {
+    let name = new.provider.trim().to_lowercase();
+    let Some(p) = provider::find(&name) else {
         return Err(ValidationError::new(
             "provider",
             format!(
                 "must be one of {} (coming soon: {})",
-                LIVE_PROVIDERS.join(", "),
-                COMING_SOON.join(", ")
+                provider::names(State::Live).join(", "),
+                provider::names(State::ComingSoon).join(", ")
             ),
-        )
-        .into());
+        ));
+    };
+    let info = &p.info;
+    if info.state == State::ComingSoon {
+        return Err(ValidationError::new(
+            "provider",
+            format!(
+                "the {} adapter is coming soon; live now: {}",
+                info.name,
+                provider::names(State::Live).join(", ")
+            ),
+        ));
     }
-    let base_url = crate::outbound::parse_https_url("base_url", &new.base_url, policy)?;
-    let schedule = new.schedule.unwrap_or_else(|| DEFAULT_SCHEDULE.to_owned());
+    let base_url = match (new.base_url.as_deref(), info.default_base_url) {
+        (Some(raw), _) if !raw.trim().is_empty() => {
+            crate::outbound::parse_https_url("base_url", raw, policy)?.to_string()
+        }
+        (_, Some(default)) => default.to_owned(),
+        (_, None) => return Err(ValidationError::new("base_url", "is required")),
+    };
+    let secret = match (&new.api_secret, info.needs_secret()) {
+        (Some(s), true) => Some(s.as_str().to_owned()),
+        (None, true) => {
+            return Err(ValidationError::new(
+                "api_secret",
+                format!("is required by {}", info.name),
+            ))
+        }
+        (Some(_), false) => {
+            return Err(ValidationError::new(
+                "api_secret",
+                format!("is not used by {}", info.name),
+            ))
+        }
+        (None, false) => None,
+    };
+    let account_id = match (&new.account_id, info.needs_account_id) {
+        (Some(a), true) if !a.as_str().trim().is_empty() => Some(a.as_str().trim().to_owned()),
+        (_, true) => {
+            return Err(ValidationError::new(
+                "account_id",
+                format!("is required by {} (its company id)", info.name),
+            ))
+        }
+        (Some(_), false) => {
+            return Err(ValidationError::new(
+                "account_id",
+                format!("is not used by {}", info.name),
+            ))
+        }
+        (None, false) => None,
+    };
+    Ok(Checked {
+        info,
+        connection: Connection {
+            base_url,
+            credential: Credential {
+                key: new.api_key.as_str().to_owned(),
+                secret,
+            },
+            account_id,
+        },
+    })
+}
+
+/// The connection test: one cheap request with the credential; nothing is stored. A failure is
+/// a validation error naming what went wrong in the fixed words of `crate::crm::PullError`.
+pub async fn test_connection(crm: &CrmClient, checked: &Checked) -> Result<()> {
+    let adapter = provider::find(checked.info.name)
+        .and_then(|p| p.adapter)
+        .ok_or_else(|| ValidationError::new("provider", "has no adapter"))?;
+    adapter
+        .check(&mut crm.session(), &checked.connection)
+        .await
+        .map_err(|e| ValidationError::new("connection", format!("the test failed: {e}")).into())
+}
+
+/// Checks a new source and tests its connection (the body of `POST .../test`).
+pub async fn test(crm: &CrmClient, policy: &PrivateTargets, new: &NewDataSource) -> Result<()> {
+    test_connection(crm, &check_new(policy, new)?).await
+}
+
+/// The sealed form of a credential: the key alone for providers without a secret (as stored
+/// since the first adapter), a JSON object with both for the others.
+fn seal_credential(key: &MasterKey, id: Uuid, info: &ProviderInfo, c: &Credential) -> Vec<u8> {
+    let plain = if info.needs_secret() {
+        serde_json::json!({ "api_key": c.key, "api_secret": c.secret }).to_string()
+    } else {
+        c.key.clone()
+    };
+    crypto::seal(key, id.as_bytes(), plain.as_bytes())
+}
+
+/// Opens a source's credential (see [`seal_credential`]).
+pub fn open_credential(
+    key: &MasterKey,
+    id: Uuid,
+    provider_name: &str,
+    sealed: &[u8],
+) -> std::result::Result<Credential, String> {
+    let plain = crypto::open(key, id.as_bytes(), sealed).map_err(|e| format!("credential: {e}"))?;
+    let plain = String::from_utf8(plain).map_err(|_| "credential is not text".to_owned())?;
+    let needs_secret = provider::find(provider_name).is_some_and(|p| p.info.needs_secret());
+    if !needs_secret {
+        return Ok(Credential {
+            key: plain,
+            secret: None,
+        });
+    }
+    #[derive(Deserialize)]
+    struct Pair {
+        api_key: String,
+        api_secret: Option<String>,
+    }
+    let pair: Pair =
+        serde_json::from_str(&plain).map_err(|_| "credential is not a key pair".to_owned())?;
+    Ok(Credential {
+        key: pair.api_key,
+        secret: pair.api_secret,
+    })
+}
+
+pub async fn create(
+    pool: &PgPool,
+    key: &MasterKey,
+    policy: &PrivateTargets,
+    crm: &CrmClient,
+    company_id: Uuid,
+    new: NewDataSource,
+) -> Result<DataSource> {
+    let checked = check_new(policy, &new)?;
+    let schedule = new
+        .schedule
+        .clone()
+        .unwrap_or_else(|| DEFAULT_SCHEDULE.to_owned());
     check_schedule(&schedule)?;
+    if new.verify != Some(false) {
+        test_connection(crm, &checked).await?;
+    }
     let id = Uuid::now_v7();
-    let sealed = crypto::seal(key, id.as_bytes(), new.api_key.as_str().as_bytes());
-    let name = new.name.map_or_else(|| provider.clone(), Text::into_string);
+    let sealed = seal_credential(key, id, checked.info, &checked.connection.credential);
+    let name = new
+        .name
+        .map_or_else(|| checked.info.name.to_owned(), Text::into_string);
     let mut tx = pool.begin().await?;
     // Serialises creations of one company, so the cap holds under concurrency.
     crate::tenancy::lock_company(&mut tx, company_id).await?;
@@ -154,13 +290,14 @@ pub async fn create(
         .into());
     }
     sqlx::query!(
-        "INSERT INTO data_sources (id, company_id, provider, name, base_url, credentials_sealed, credential_hint, schedule)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO data_sources (id, company_id, provider, name, base_url, account_id, credentials_sealed, credential_hint, schedule)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         id,
         company_id,
-        provider,
+        checked.info.name,
         name,
-        base_url.as_str(),
+        checked.connection.base_url,
+        checked.connection.account_id,
         sealed,
         crypto::hint(new.api_key.as_str()),
         schedule.trim()
@@ -184,6 +321,8 @@ pub struct UpdateDataSource {
     pub enabled: Option<bool>,
     /// A new read-only key for the CRM (sealed again; the hint follows it).
     pub api_key: Option<Text<500>>,
+    /// The new key's secret, given with it for providers that sign with one.
+    pub api_secret: Option<Text<500>>,
 }
 
 pub async fn update(
@@ -196,12 +335,36 @@ pub async fn update(
     if let Some(schedule) = &change.schedule {
         check_schedule(schedule)?;
     }
-    let (sealed, hint) = change.api_key.as_ref().map_or((None, None), |k| {
-        (
-            Some(crypto::seal(key, id.as_bytes(), k.as_str().as_bytes())),
-            Some(crypto::hint(k.as_str())),
-        )
-    });
+    let current = get(pool, company_id, id).await?;
+    let info = provider::find(&current.provider).map(|p| &p.info);
+    let needs_secret = info.is_some_and(ProviderInfo::needs_secret);
+    let (sealed, hint) = match (&change.api_key, &change.api_secret, info) {
+        (None, None, _) => (None, None),
+        (Some(k), secret, Some(info)) if secret.is_some() == needs_secret => {
+            let credential = Credential {
+                key: k.as_str().to_owned(),
+                secret: secret.as_ref().map(|s| s.as_str().to_owned()),
+            };
+            (
+                Some(seal_credential(key, id, info, &credential)),
+                Some(crypto::hint(k.as_str())),
+            )
+        }
+        _ if needs_secret => {
+            return Err(ValidationError::new(
+                "api_key",
+                "a new key and its api_secret are given together",
+            )
+            .into())
+        }
+        _ => {
+            return Err(ValidationError::new(
+                "api_secret",
+                format!("is not used by {}", current.provider),
+            )
+            .into())
+        }
+    };
     let done = sqlx::query!(
         "UPDATE data_sources SET
              name = coalesce($3, name),
@@ -229,8 +392,8 @@ pub async fn update(
 pub async fn list(pool: &PgPool, company_id: Uuid) -> Result<Vec<DataSource>> {
     Ok(sqlx::query_as!(
         DataSource,
-        "SELECT id, provider, name, base_url, credential_hint, schedule, enabled, last_pull_at, last_pull_status,
-                last_error, created_at
+        "SELECT id, provider, name, base_url, account_id, credential_hint, schedule, enabled, last_pull_at,
+                last_pull_status, last_error, created_at
          FROM data_sources WHERE company_id = $1 ORDER BY created_at",
         company_id
     )
@@ -241,8 +404,8 @@ pub async fn list(pool: &PgPool, company_id: Uuid) -> Result<Vec<DataSource>> {
 pub async fn get(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<DataSource> {
     sqlx::query_as!(
         DataSource,
-        "SELECT id, provider, name, base_url, credential_hint, schedule, enabled, last_pull_at, last_pull_status,
-                last_error, created_at
+        "SELECT id, provider, name, base_url, account_id, credential_hint, schedule, enabled, last_pull_at,
+                last_pull_status, last_error, created_at
          FROM data_sources WHERE company_id = $1 AND id = $2",
         company_id,
         id
@@ -266,22 +429,156 @@ pub async fn delete(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<()> {
     Ok(())
 }
 
-/// Records a pull request as a `crm_pull` job; returns the job id.
-pub async fn request_pull(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<Uuid> {
+/// The dates a pull asks for: one `date`, a `from`/`to` range (both ends included, at most
+/// [`MAX_PULL_DAYS`] days), or neither (yesterday in the company's time zone, when it runs).
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PullRange {
+    /// One date to pull (`YYYY-MM-DD`).
+    pub date: Option<NaiveDate>,
+    /// First date of a backfill, given with `to`.
+    pub from: Option<NaiveDate>,
+    /// Last date of a backfill (at most 90 days after `from`, not later than tomorrow).
+    pub to: Option<NaiveDate>,
+}
+
+impl PullRange {
+    /// The checked range, `None` for the default date.
+    pub fn check(
+        &self,
+        today: NaiveDate,
+    ) -> Result<Option<(NaiveDate, NaiveDate)>, ValidationError> {
+        let range = match (self.date, self.from, self.to) {
+            (None, None, None) => return Ok(None),
+            (Some(d), None, None) => (d, d),
+            (None, Some(from), Some(to)) => (from, to),
+            (Some(_), _, _) => {
+                return Err(ValidationError::new(
+                    "date",
+                    "give either date or from and to, not both",
+                ))
+            }
+            (None, _, _) => {
+                return Err(ValidationError::new(
+                    "from",
+                    "from and to are given together",
+                ))
+            }
+        };
+        if range.1 < range.0 {
+            return Err(ValidationError::new("to", "must not be before from"));
+        }
+        if (range.1 - range.0).num_days() + 1 > MAX_PULL_DAYS {
+            return Err(ValidationError::new(
+                "to",
+                format!("a pull covers at most {MAX_PULL_DAYS} days"),
+            ));
+        }
+        if range.1 > today + chrono::TimeDelta::days(1) {
+            return Err(ValidationError::new(
+                "to",
+                "must not be later than tomorrow",
+            ));
+        }
+        Ok(Some(range))
+    }
+}
+
+/// A recorded pull.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Pull {
+    /// Id of the pull.
+    pub id: Uuid,
+    /// Id of its data source.
+    pub source_id: Uuid,
+    /// The `crm_pull` job running it.
+    pub job_id: Uuid,
+    /// `on_demand` or `schedule`.
+    pub trigger: String,
+    /// First date pulled (set when the pull starts, for a default date).
+    pub date_from: Option<NaiveDate>,
+    /// Last date pulled.
+    pub date_to: Option<NaiveDate>,
+    /// `queued`, `running`, `succeeded`, `failed` or `skipped`.
+    pub status: String,
+    /// When the pull was requested.
+    pub requested_at: DateTime<Utc>,
+    /// When it (last) started.
+    pub started_at: Option<DateTime<Utc>>,
+    /// When it finished.
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Snapshots stored for a facility and date not seen before.
+    pub snapshots_created: i32,
+    /// Snapshots that replaced a stored one (a repeated pull changes nothing).
+    pub snapshots_updated: i32,
+    /// Facilities the pull created.
+    pub facilities_created: i32,
+    /// Facilities the pull matched.
+    pub facilities_matched: i32,
+    /// What could not be mapped or was left out, in fixed words (the first 50).
+    #[schema(value_type = Vec<String>)]
+    pub warnings: serde_json::Value,
+    /// A failed or skipped pull's reason, in fixed words.
+    pub error: Option<String>,
+}
+
+/// Records a pull request as a `crm_pull` job and its `crm_pulls` row, in one transaction.
+pub async fn request_pull(
+    pool: &PgPool,
+    company_id: Uuid,
+    id: Uuid,
+    range: &PullRange,
+) -> Result<Pull> {
+    let dates = range.check(Utc::now().date_naive())?;
     get(pool, company_id, id).await?;
+    let (from, to) = (dates.map(|d| d.0), dates.map(|d| d.1));
     let mut tx = pool.begin().await?;
     let job = crate::runs::insert(
         &mut tx,
         crate::runs::NewJob::new(
             crate::queue::Kind::CrmPull,
             Some(company_id),
-            serde_json::json!({ "source_id": id, "trigger": "on_demand" }),
+            serde_json::json!({ "source_id": id, "trigger": "on_demand", "from": from, "to": to }),
         ),
     )
     .await?
     .ok_or_else(|| Error::Conflict("the pull could not be recorded".to_owned()))?;
+    let pull = sqlx::query_as!(
+        Pull,
+        "INSERT INTO crm_pulls (id, company_id, source_id, job_id, trigger, date_from, date_to)
+         VALUES ($1, $2, $3, $4, 'on_demand', $5, $6)
+         RETURNING id, source_id, job_id, trigger, date_from, date_to, status, requested_at, started_at,
+                   finished_at, snapshots_created, snapshots_updated, facilities_created,
+                   facilities_matched, warnings, error",
+        Uuid::now_v7(),
+        company_id,
+        id,
+        job,
+        from,
+        to
+    )
+    .fetch_one(&mut *tx)
+    .await?;
     tx.commit().await?;
-    Ok(job)
+    Ok(pull)
+}
+
+/// The latest pulls of a source, newest first.
+pub async fn pulls(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<Vec<Pull>> {
+    get(pool, company_id, id).await?;
+    Ok(sqlx::query_as!(
+        Pull,
+        "SELECT id, source_id, job_id, trigger, date_from, date_to, status, requested_at, started_at,
+                finished_at, snapshots_created, snapshots_updated, facilities_created,
+                facilities_matched, warnings, error
+         FROM crm_pulls WHERE company_id = $1 AND source_id = $2
+         ORDER BY requested_at DESC, id DESC LIMIT $3",
+        company_id,
+        id,
+        PULLS_LISTED
+    )
+    .fetch_all(pool)
+    .await?)
 }
 
 #[cfg(test)]
@@ -309,5 +606,36 @@ mod tests {
             assert!(e.message.contains("once an hour"), "{bad}: {e}");
         }
         assert!(check_schedule("nightly").is_err());
+    }
+
+    #[test]
+    fn pull_ranges_are_one_date_or_at_most_ninety_days() {
+        let d = |s: &str| Some(s.parse::<NaiveDate>().unwrap());
+        let today = d("2026-11-23").unwrap();
+        let range = |date, from, to| PullRange { date, from, to }.check(today);
+        assert_eq!(range(None, None, None).unwrap(), None);
+        assert_eq!(
+            range(d("2026-11-20"), None, None).unwrap(),
+            Some((d("2026-11-20").unwrap(), d("2026-11-20").unwrap()))
+        );
+        assert!(range(None, d("2026-08-26"), d("2026-11-23"))
+            .unwrap()
+            .is_some());
+        let too_long = range(None, d("2026-08-25"), d("2026-11-23")).unwrap_err();
+        assert!(too_long.message.contains("at most 90 days"), "{too_long}");
+        assert_eq!(
+            range(None, d("2026-11-21"), d("2026-11-20"))
+                .unwrap_err()
+                .path,
+            "to"
+        );
+        assert_eq!(range(None, d("2026-11-21"), None).unwrap_err().path, "from");
+        assert_eq!(
+            range(d("2026-11-21"), d("2026-11-21"), None)
+                .unwrap_err()
+                .path,
+            "date"
+        );
+        assert!(range(d("2026-11-25"), None, None).is_err());
     }
 }

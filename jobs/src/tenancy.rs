@@ -26,7 +26,7 @@ pub struct KeyHasher {
 
 impl KeyHasher {
     pub fn new(master: &MasterKey) -> Self {
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(master.bytes())
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(master.hashing_bytes())
             .expect("HMAC takes any key length");
         mac.update(b"api-key-pepper/v1");
         Self {

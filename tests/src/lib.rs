@@ -7,8 +7,10 @@
 pub mod browser;
 pub mod fleet;
 pub mod logs;
+pub mod oauth1;
 pub mod raw;
 pub mod receiver;
+pub mod storedge;
 
 use jobs::config::Config;
 use reqwest::{Method, RequestBuilder, Response};

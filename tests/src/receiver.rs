@@ -24,6 +24,8 @@ pub struct Reply {
     pub delay: Duration,
     /// A `Location` header (a redirect).
     pub location: Option<String>,
+    /// Further headers of the answer.
+    pub headers: Vec<(&'static str, String)>,
     pub body: String,
 }
 
@@ -33,6 +35,7 @@ impl Reply {
             status,
             delay: Duration::ZERO,
             location: None,
+            headers: Vec::new(),
             body: format!("answer {status}"),
         }
     }
@@ -267,6 +270,9 @@ async fn answer(
     let mut response = Response::builder().status(reply.status);
     if let Some(location) = &reply.location {
         response = response.header("location", location);
+    }
+    for (name, value) in &reply.headers {
+        response = response.header(*name, value);
     }
     response
         .body(Full::new(Bytes::from(reply.body)))

@@ -1,7 +1,8 @@
-//! Data sources (connected CRMs): the providers (live ones selectable, the others shown as
-//! coming soon), the connect form (the key is sealed; only its masked hint is ever shown),
-//! pull now, the last pull's time, status and error, schedule, enable / disable, a new key,
-//! delete. Same `jobs::data_sources` functions as `/api/v1/data-sources`.
+//! Data sources (connected CRMs): the providers from the registry (live ones selectable, the
+//! others shown as coming soon), the connect form (tested before it is stored unless unticked;
+//! the key is sealed and only its masked hint is ever shown), pull now, the last pull's time,
+//! status and error, schedule, enable / disable, a new key, delete. Same `jobs::data_sources`
+//! functions as `/api/v1/data-sources`.
 
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
@@ -12,7 +13,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use axum::Form;
-use jobs::data_sources::{self, DataSource, NewDataSource, UpdateDataSource};
+use jobs::crm::provider::{self, State as ProviderState};
+use jobs::data_sources::{self, DataSource, NewDataSource, PullRange, UpdateDataSource};
 use jobs::web_sessions::Session;
 use maud::{html, Markup};
 use serde::Deserialize;
@@ -27,15 +29,24 @@ fn connect_form(s: &Session, v: &BTreeMap<String, String>) -> Markup {
                 (page::csrf(s))
                 label { "Provider"
                     select name="provider" {
-                        @for p in data_sources::LIVE_PROVIDERS { option value=(p) { (p) } }
-                        @for p in data_sources::COMING_SOON { option value=(p) disabled { (p) " (coming soon)" } }
+                        @for p in provider::PROVIDERS.iter().filter(|p| p.info.state == ProviderState::Live) {
+                            option value=(p.info.name) selected[get("provider") == p.info.name] { (p.info.name) }
+                        }
+                        @for p in provider::PROVIDERS.iter().filter(|p| p.info.state == ProviderState::ComingSoon) {
+                            option value=(p.info.name) disabled { (p.info.name) " (coming soon)" }
+                        }
                     }
                 }
                 label { "Name" input type="text" name="name" maxlength="200" value=(get("name")); }
-                label { "CRM address" span class="hint" { "https:// base URL of its API." }
-                    input type="url" name="base_url" required value=(get("base_url")); }
+                label { "CRM address" span class="hint" { "https:// base URL of its API; may stay empty for storEDGE (its public address is used)." }
+                    input type="url" name="base_url" value=(get("base_url")); }
                 label { "Read-only API key" span class="hint" { "Sealed at once; only its last characters are shown again." }
                     input type="password" name="api_key" required autocomplete="off"; }
+                label { "API secret" span class="hint" { "storEDGE only: the secret that goes with the key." }
+                    input type="password" name="api_secret" autocomplete="off"; }
+                label { "CRM account id" span class="hint" { "storEDGE only: your storEDGE company id." }
+                    input type="text" name="account_id" maxlength="100" value=(get("account_id")); }
+                label class="inline" { input type="checkbox" name="verify" value="true" checked; " Test the connection before saving" }
                 label { "Schedule" span class="hint" { "Cron with seconds, at most hourly; default nightly at 02:00." }
                     input type="text" name="schedule" value=(v.get("schedule").cloned().unwrap_or_else(|| data_sources::DEFAULT_SCHEDULE.to_owned())); }
                 div { button type="submit" { "Connect" } }
@@ -89,7 +100,7 @@ async fn list_page(
     let body = html! {
         (table(s, &items))
         (connect_form(s, v))
-        p class="muted" { "Coming soon: " (data_sources::COMING_SOON.join(", ")) "." }
+        p class="muted" { "Coming soon: " (provider::names(ProviderState::ComingSoon).join(", ")) "." }
     };
     Ok(page::render_status(
         status,
@@ -118,11 +129,20 @@ pub async fn create(
     Form(v): Form<BTreeMap<String, String>>,
 ) -> PageResult {
     require_access(&s)?;
-    let result = through_api(&super::form_json(&v, &[], false), |new: NewDataSource| {
+    let crm = state.crm_client()?;
+    // An unticked box is not sent: the test is skipped only when asked.
+    let mut fields = v.clone();
+    let verify = fields.remove("verify").is_some();
+    let mut body: serde_json::Value =
+        serde_json::from_slice(&super::form_json(&fields, &[], false)).unwrap_or_default();
+    body["verify"] = serde_json::Value::Bool(verify);
+    let body = serde_json::to_vec(&body).unwrap_or_default();
+    let result = through_api(&body, |new: NewDataSource| {
         data_sources::create(
             &state.db,
             &state.config.master_key,
             &state.config.outbound.private_targets,
+            &crm,
             s.company_id,
             new,
         )
@@ -145,9 +165,10 @@ pub async fn pull(
 ) -> PageResult {
     let id = path_id(&id, "data source")?;
     require_access(&s)?;
-    let job = data_sources::request_pull(&state.db, s.company_id, id).await?;
+    let pull =
+        data_sources::request_pull(&state.db, s.company_id, id, &PullRange::default()).await?;
     state
-        .push_after_commit(jobs::queue::Kind::CrmPull, &[job])
+        .push_after_commit(jobs::queue::Kind::CrmPull, &[pull.job_id])
         .await;
     Ok(Redirect::to("/app/data-sources?notice=pull").into_response())
 }

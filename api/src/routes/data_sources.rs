@@ -1,16 +1,19 @@
-//! Connected CRMs: list, connect, change (name, schedule, enabled, a new key), disconnect,
-//! pull now. Credentials are sealed at rest and only a
-//! masked hint is ever shown.
+//! Connected CRMs: the providers, connect (after a connection test unless `verify: false`),
+//! test a connection without storing it, change (name, schedule, enabled, a new key), disconnect,
+//! pull now (one date or a backfill range) and the pulls of a source. Credentials are sealed at
+//! rest and only a masked hint is ever shown.
 
 use super::JobRef;
 use crate::auth::Auth;
 use crate::error::ApiResult;
-use crate::extract::{path_id, Json};
+use crate::extract::{parse_json, path_id, Json};
 use crate::openapi::ErrorBody;
 use crate::state::AppState;
+use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use jobs::data_sources::{self, DataSource, NewDataSource, UpdateDataSource};
+use jobs::crm::provider::{self, ProviderInfo, State as ProviderState};
+use jobs::data_sources::{self, DataSource, NewDataSource, Pull, PullRange, UpdateDataSource};
 use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -18,8 +21,11 @@ use utoipa_axum::routes;
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list, create))
+        .routes(routes!(providers))
+        .routes(routes!(test))
         .routes(routes!(remove, update))
         .routes(routes!(pull))
+        .routes(routes!(pulls))
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -34,16 +40,36 @@ struct DataSourceList {
 struct Providers {
     /// Providers that can be connected now.
     #[schema(value_type = Vec<String>)]
-    live: &'static [&'static str],
+    live: Vec<&'static str>,
     /// Providers announced but not yet available.
     #[schema(value_type = Vec<String>)]
-    coming_soon: &'static [&'static str],
+    coming_soon: Vec<&'static str>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+struct ProviderList {
+    /// Every provider of the registry, live ones first.
+    providers: Vec<ProviderInfo>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+struct ConnectionOk {
+    /// Always true: the CRM answered the test with the credential.
+    ok: bool,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
 struct PullAccepted {
     /// The `crm_pull` job; its result says what was stored and left out.
     job: JobRef,
+    /// The pull's row, as `GET .../pulls` lists it.
+    pull: Pull,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+struct PullList {
+    /// The source's latest pulls (at most 100), newest first.
+    pulls: Vec<Pull>,
 }
 
 /// Lists the company's connected CRMs and the providers.
@@ -57,13 +83,23 @@ async fn list(
     Ok(axum::Json(DataSourceList {
         data_sources: items,
         providers: Providers {
-            live: &data_sources::LIVE_PROVIDERS,
-            coming_soon: &data_sources::COMING_SOON,
+            live: provider::names(ProviderState::Live),
+            coming_soon: provider::names(ProviderState::ComingSoon),
         },
     }))
 }
 
-/// Connects a CRM with its read-only API key (sealed at rest; only a hint is shown).
+/// Lists every CRM provider with its state and what connecting it takes.
+#[utoipa::path(get, path = "/api/v1/data-sources/providers", tag = "data-sources",
+    responses((status = 200, description = "The providers.", body = ProviderList)))]
+async fn providers(Auth(_): Auth) -> axum::Json<ProviderList> {
+    axum::Json(ProviderList {
+        providers: provider::PROVIDERS.iter().map(|p| p.info).collect(),
+    })
+}
+
+/// Connects a CRM with its read-only credential (sealed at rest; only a hint is shown), after
+/// a connection test unless `verify` is false.
 #[utoipa::path(post, path = "/api/v1/data-sources", tag = "data-sources",
     request_body = NewDataSource,
     responses((status = 201, description = "Connected.", body = DataSource)))]
@@ -76,6 +112,7 @@ async fn create(
         &state.db,
         &state.config.master_key,
         &state.config.outbound.private_targets,
+        &state.crm_client()?,
         who.company_id,
         body,
     )
@@ -83,7 +120,25 @@ async fn create(
     Ok((StatusCode::CREATED, axum::Json(created)))
 }
 
-/// Changes a data source's name, schedule, enabled flag or key.
+/// Tests a connection with one cheap request to the CRM; stores nothing.
+#[utoipa::path(post, path = "/api/v1/data-sources/test", tag = "data-sources",
+    request_body = NewDataSource,
+    responses((status = 200, description = "The CRM answered with the credential.", body = ConnectionOk)))]
+async fn test(
+    State(state): State<AppState>,
+    Auth(_): Auth,
+    Json(body): Json<NewDataSource>,
+) -> ApiResult<axum::Json<ConnectionOk>> {
+    data_sources::test(
+        &state.crm_client()?,
+        &state.config.outbound.private_targets,
+        &body,
+    )
+    .await?;
+    Ok(axum::Json(ConnectionOk { ok: true }))
+}
+
+/// Changes a data source's name, schedule, enabled flag or key (with its secret, for storEDGE).
 #[utoipa::path(patch, path = "/api/v1/data-sources/{id}", tag = "data-sources",
     params(("id" = Uuid, Path, description = "Id of the data source.")),
     request_body = UpdateDataSource,
@@ -121,30 +176,54 @@ async fn remove(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Pulls now: records a `crm_pull` job and answers at once.
+/// Pulls now: records a `crm_pull` job and its pull row, and answers at once. The body is
+/// optional: none for yesterday in the company's time zone, `{date}`, or a backfill
+/// `{from, to}` of at most 90 days.
 #[utoipa::path(post, path = "/api/v1/data-sources/{id}/pull", tag = "data-sources",
     params(("id" = Uuid, Path, description = "Id of the data source.")),
+    request_body(content = Option<PullRange>, description = "The dates to pull; optional."),
     responses(
-        (status = 202, description = "The pull job was recorded.", body = PullAccepted),
+        (status = 202, description = "The pull was recorded.", body = PullAccepted),
         (status = 409, description = "The pull could not be recorded.", body = ErrorBody),
     ))]
 async fn pull(
     State(state): State<AppState>,
     Auth(who): Auth,
     Path(id): Path<String>,
+    body: Bytes,
 ) -> ApiResult<(StatusCode, axum::Json<PullAccepted>)> {
     let id = path_id(&id, "data source")?;
-    let job = data_sources::request_pull(&state.db, who.company_id, id).await?;
+    let range: PullRange = if body.iter().all(u8::is_ascii_whitespace) {
+        PullRange::default()
+    } else {
+        parse_json(&body)?
+    };
+    let pull = data_sources::request_pull(&state.db, who.company_id, id, &range).await?;
     state
-        .push_after_commit(jobs::queue::Kind::CrmPull, &[job])
+        .push_after_commit(jobs::queue::Kind::CrmPull, &[pull.job_id])
         .await;
     Ok((
         StatusCode::ACCEPTED,
         axum::Json(PullAccepted {
             job: JobRef {
-                id: job,
+                id: pull.job_id,
                 kind: "crm_pull",
             },
+            pull,
         }),
     ))
+}
+
+/// Lists a data source's latest pulls, newest first.
+#[utoipa::path(get, path = "/api/v1/data-sources/{id}/pulls", tag = "data-sources",
+    params(("id" = Uuid, Path, description = "Id of the data source.")),
+    responses((status = 200, description = "The pulls.", body = PullList)))]
+async fn pulls(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<PullList>> {
+    let id = path_id(&id, "data source")?;
+    let pulls = data_sources::pulls(&state.db, who.company_id, id).await?;
+    Ok(axum::Json(PullList { pulls }))
 }

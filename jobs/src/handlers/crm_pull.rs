@@ -1,21 +1,25 @@
-//! `crm_pull`: fetches snapshots from a connected CRM (see `crate::crm`) and stores them through
-//! the same parse and storage path as a push. All the snapshots of one pull and their `ingest`
-//! jobs are stored in one transaction with the job's success, so a pull stores all of them or
-//! none; the ingest jobs are pushed after commit. Stored snapshots are upserts, so a repeated
-//! pull changes nothing. A failed pull records one of the fixed messages of
-//! [`crate::crm::PullError`] in the source's `last_error`.
+//! `crm_pull`: fetches snapshots from a connected CRM through its provider's adapter (see
+//! `crate::crm::provider`; this handler names no provider) and stores them through the same
+//! parse and storage path as a push. All the snapshots of one pull (every date of a backfill)
+//! and their `ingest` jobs are stored in one transaction with the job's success and the pull's
+//! row, so a pull stores all of them or none; the ingest jobs are pushed after commit. Stored
+//! snapshots are upserts, so a repeated pull changes nothing. A failed pull records one of the
+//! fixed messages of [`crate::crm::PullError`] on its row and in the source's `last_error`.
 
 use super::{FollowUps, JobContext, JobError};
-use crate::crm::{self, PullError};
+use crate::crm::{self, provider, PullError};
 use crate::queue::Kind;
 use crate::runs::{self, Claimed};
 use crate::sync::{self, Parsed, Source};
 use chrono::{Duration, NaiveDate, Utc};
 use serde_json::{json, Value};
+use std::collections::HashSet;
 use uuid::Uuid;
 
-/// Time past the request's limit for parsing and storing the answer.
+/// Time past the pull's limit for parsing and storing the answers.
 const LEASE_MARGIN: std::time::Duration = std::time::Duration::from_secs(30);
+/// Warnings kept on a pull's row (the count is kept in full).
+const WARNINGS_KEPT: usize = 50;
 
 pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError> {
     let source_id: Uuid = job
@@ -25,7 +29,7 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| JobError::Permanent("payload has no source_id".to_owned()))?;
     let Some(src) = sqlx::query!(
-        "SELECT s.company_id, s.provider, s.base_url, s.credentials_sealed, c.time_zone,
+        "SELECT s.company_id, s.provider, s.base_url, s.account_id, s.credentials_sealed, c.time_zone,
                 c.subscription_state, c.trial_ends_at
          FROM data_sources s JOIN companies c ON c.id = s.company_id WHERE s.id = $1",
         source_id
@@ -33,58 +37,109 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
     .fetch_optional(&ctx.db)
     .await?
     else {
-        return skip(ctx, job, "the data source was deleted").await;
+        return skip(ctx, job, None, "the data source was deleted").await;
     };
+    // The dates: those the request named, else yesterday in the company's time zone.
+    let tz: chrono_tz::Tz = src.time_zone.parse().unwrap_or(chrono_tz::UTC);
+    let day = |key: &str| {
+        job.payload
+            .get(key)
+            .and_then(Value::as_str)
+            .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+    };
+    let yesterday = (Utc::now().with_timezone(&tz) - Duration::days(1)).date_naive();
+    let from = day("from").or_else(|| day("date")).unwrap_or(yesterday);
+    let to = day("to").or_else(|| day("date")).unwrap_or(from).max(from);
+    let dates: Vec<NaiveDate> = from.iter_days().take_while(|d| *d <= to).collect();
+    let trigger = job
+        .payload
+        .get("trigger")
+        .and_then(Value::as_str)
+        .unwrap_or("schedule");
+    let pull_id = sqlx::query_scalar!(
+        "INSERT INTO crm_pulls (id, company_id, source_id, job_id, trigger, date_from, date_to, status, started_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', now())
+         ON CONFLICT (job_id) DO UPDATE SET status = 'running', started_at = now(), finished_at = NULL,
+             date_from = EXCLUDED.date_from, date_to = EXCLUDED.date_to, error = NULL
+         RETURNING id",
+        Uuid::now_v7(),
+        src.company_id,
+        source_id,
+        job.id,
+        trigger,
+        from,
+        to
+    )
+    .fetch_one(&ctx.db)
+    .await?;
+
     // A pull recorded before the subscription lapsed is not made after: the company has no
     // access to what it would store.
     let state =
         crate::tenancy::effective_state(&src.subscription_state, src.trial_ends_at, Utc::now());
     if !crate::tenancy::has_access(state) {
-        return skip(ctx, job, &format!("the company's subscription is {state}")).await;
+        let why = format!("the company's subscription is {state}");
+        return skip(ctx, job, Some(pull_id), &why).await;
     }
-    if src.provider != "generic_json" {
-        return Err(JobError::Permanent(format!(
-            "no adapter for provider {}",
-            src.provider
-        )));
-    }
-    let key = crate::crypto::open(
+    let Some(adapter) = provider::find(&src.provider).and_then(|p| p.adapter) else {
+        let failure = format!("no adapter for provider {}", src.provider);
+        record_failure(ctx, source_id, pull_id, &failure).await?;
+        return Err(JobError::Permanent(failure));
+    };
+    let credential = match crate::data_sources::open_credential(
         &ctx.master_key,
-        source_id.as_bytes(),
+        source_id,
+        &src.provider,
         &src.credentials_sealed,
-    )
-    .map_err(|e| JobError::Permanent(format!("credential: {e}")))?;
-    let key = String::from_utf8(key)
-        .map_err(|_| JobError::Permanent("credential is not text".to_owned()))?;
-    // The nightly pull fetches yesterday in the company's time zone; a payload may name the date.
-    let tz: chrono_tz::Tz = src.time_zone.parse().unwrap_or(chrono_tz::UTC);
-    let date = job
-        .payload
-        .get("date")
-        .and_then(Value::as_str)
-        .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
-        .unwrap_or_else(|| (Utc::now().with_timezone(&tz) - Duration::days(1)).date_naive());
+    ) {
+        Ok(c) => c,
+        Err(e) => {
+            let failure = "the stored credential could not be opened; enter it again";
+            record_failure(ctx, source_id, pull_id, failure).await?;
+            return Err(JobError::Permanent(e));
+        }
+    };
+    let connection = provider::Connection {
+        base_url: src.base_url.clone(),
+        credential,
+        account_id: src.account_id.clone(),
+    };
 
-    // Hold the job for the whole request (the CRM's time limit may pass the platform's lease),
-    // so no other worker takes it over meanwhile. No transaction is open while the CRM is asked.
-    let lease = ctx.crm.settings().timeout + LEASE_MARGIN;
+    // Hold the job for the whole pull (the CRM's time may pass the platform's lease), so no
+    // other worker takes it over meanwhile. No transaction is open while the CRM is asked.
+    let lease = crm::PULL_BUDGET + ctx.crm.settings().timeout + LEASE_MARGIN;
     if !runs::extend_lease(&mut *ctx.db.acquire().await?, job, lease).await? {
         return Err(JobError::ClaimLost);
     }
-    let parsed = match ctx.crm.fetch(&src.base_url, &key, date).await {
-        Ok(snapshots) => parse_all(&snapshots),
-        Err(e) => Err(e),
-    };
-    let parsed = match parsed {
+    let fetched = adapter
+        .fetch(&mut ctx.crm.session(), &connection, &dates)
+        .await;
+    let (parsed, warnings) = match fetched.and_then(|f| Ok((parse_all(&f.snapshots)?, f.warnings)))
+    {
         Ok(p) => p,
-        Err(e) => return Err(record_failure(ctx, source_id, e).await?),
+        Err(e) => return Err(failed(ctx, source_id, pull_id, e).await?),
     };
 
     let mut tx = ctx.db.begin().await?;
     let mut follow_ups = Vec::with_capacity(parsed.len());
+    let (mut created, mut updated) = (0i32, 0i32);
+    let mut facilities_created = HashSet::new();
+    let mut facilities_matched = HashSet::new();
     for (index, (p, raw)) in parsed.iter().enumerate() {
         match sync::store(&mut tx, src.company_id, &p.payload, raw, Source::Crm).await {
-            Ok(outcome) => follow_ups.push((Kind::Ingest, outcome.job_id)),
+            Ok(outcome) => {
+                follow_ups.push((Kind::Ingest, outcome.job_id));
+                if outcome.idempotent == "created" {
+                    created += 1;
+                } else {
+                    updated += 1;
+                }
+                if outcome.facility.created {
+                    facilities_created.insert(outcome.facility.id);
+                } else {
+                    facilities_matched.insert(outcome.facility.id);
+                }
+            }
             Err(crate::Error::Database(e)) => return Err(e.into()),
             Err(other) => {
                 drop(tx);
@@ -95,10 +150,12 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
                         reason: "conflicts with stored data".to_owned(),
                     },
                 };
-                return Err(record_failure(ctx, source_id, failure).await?);
+                return Err(failed(ctx, source_id, pull_id, failure).await?);
             }
         }
     }
+    // A facility created by one date of a backfill is matched by the next: it counts once.
+    facilities_matched.retain(|id| !facilities_created.contains(id));
     sqlx::query!(
         "UPDATE data_sources SET last_pull_at = now(), last_pull_status = 'succeeded', last_error = NULL
          WHERE id = $1",
@@ -106,8 +163,8 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
     )
     .execute(&mut *tx)
     .await?;
-    // What the forgiving read left out, in the fixed words of pull errors (never the CRM's
-    // own text): the pull still succeeds, and its job's result says what was not taken.
+    // What the adapter could not map and what the forgiving read left out, in the fixed words
+    // of pull errors (never the CRM's own text): the pull still succeeds and says so.
     let left_out: Vec<String> = parsed
         .iter()
         .enumerate()
@@ -117,9 +174,32 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
                 .map(move |e| crm::snapshot_error(index, e).to_string())
         })
         .collect();
+    let kept: Vec<&String> = warnings
+        .iter()
+        .chain(&left_out)
+        .take(WARNINGS_KEPT)
+        .collect();
+    let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
+    sqlx::query!(
+        "UPDATE crm_pulls SET status = 'succeeded', finished_at = now(), snapshots_created = $2,
+             snapshots_updated = $3, facilities_created = $4, facilities_matched = $5, warnings = $6
+         WHERE id = $1",
+        pull_id,
+        created,
+        updated,
+        count(facilities_created.len()),
+        count(facilities_matched.len()),
+        json!(kept)
+    )
+    .execute(&mut *tx)
+    .await?;
     let result = json!({
-        "date": date,
+        "pull_id": pull_id,
+        "date": from,
+        "from": from,
+        "to": to,
         "snapshots": parsed.len(),
+        "unmapped": warnings.iter().take(WARNINGS_KEPT).collect::<Vec<_>>(),
         "left_out_count": left_out.len(),
         "left_out": left_out.iter().take(20).collect::<Vec<_>>(),
     });
@@ -145,21 +225,15 @@ fn parse_all(snapshots: &[Value]) -> Result<Vec<(Parsed, String)>, PullError> {
         .collect()
 }
 
-/// Records the failed pull on its source and gives the job's error, with the same text.
-async fn record_failure(
+/// Records a failed pull and gives the job's error, with the same text.
+async fn failed(
     ctx: &JobContext,
     source_id: Uuid,
+    pull_id: Uuid,
     failure: PullError,
 ) -> Result<JobError, JobError> {
     let message = failure.to_string();
-    sqlx::query!(
-        "UPDATE data_sources SET last_pull_at = now(), last_pull_status = 'failed', last_error = $2
-         WHERE id = $1",
-        source_id,
-        message
-    )
-    .execute(&ctx.db)
-    .await?;
+    record_failure(ctx, source_id, pull_id, &message).await?;
     Ok(if failure.retryable() {
         JobError::Retryable(anyhow::anyhow!(message))
     } else {
@@ -167,8 +241,49 @@ async fn record_failure(
     })
 }
 
-async fn skip(ctx: &JobContext, job: &Claimed, why: &str) -> Result<FollowUps, JobError> {
+/// Writes a failure on the pull's row and on its source.
+async fn record_failure(
+    ctx: &JobContext,
+    source_id: Uuid,
+    pull_id: Uuid,
+    message: &str,
+) -> Result<(), JobError> {
     let mut tx = ctx.db.begin().await?;
+    sqlx::query!(
+        "UPDATE data_sources SET last_pull_at = now(), last_pull_status = 'failed', last_error = $2
+         WHERE id = $1",
+        source_id,
+        message
+    )
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query!(
+        "UPDATE crm_pulls SET status = 'failed', finished_at = now(), error = $2 WHERE id = $1",
+        pull_id,
+        message
+    )
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn skip(
+    ctx: &JobContext,
+    job: &Claimed,
+    pull_id: Option<Uuid>,
+    why: &str,
+) -> Result<FollowUps, JobError> {
+    let mut tx = ctx.db.begin().await?;
+    if let Some(pull_id) = pull_id {
+        sqlx::query!(
+            "UPDATE crm_pulls SET status = 'skipped', finished_at = now(), error = $2 WHERE id = $1",
+            pull_id,
+            why
+        )
+        .execute(&mut *tx)
+        .await?;
+    }
     if !runs::succeed(&mut tx, job, &json!({ "skipped": why })).await? {
         return Err(JobError::ClaimLost);
     }

@@ -160,7 +160,7 @@ async fn a_lapsed_company_can_still_clean_up_keys_webhooks_and_data_sources() {
     let (s, source) = status_json(
         app.post(
             "/api/v1/data-sources",
-            &json!({ "provider": "generic_json", "base_url": "https://crm.example.com", "api_key": "k-0042" }),
+            &json!({ "provider": "generic_json", "verify": false, "base_url": "https://crm.example.com", "api_key": "k-0042" }),
         )
         .await,
     )

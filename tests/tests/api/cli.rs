@@ -324,3 +324,113 @@ async fn migrate_accepts_a_database_that_applied_the_edited_0007() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[tokio::test]
+async fn rotating_the_master_key_reseals_secrets_while_the_service_keeps_working() {
+    use crate::data_sources::{borrowed, crm_env, two_facilities, KEY};
+    use base64::Engine as _;
+    use e2e::receiver::{Receiver, TestCa};
+    use e2e::{status_json, wait_until, WorkerProcess};
+    use jobs::config::MasterKey;
+    use serde_json::json;
+
+    let b64 = |k: &[u8]| base64::engine::general_purpose::STANDARD.encode(k);
+    // The harness seals with the development key; the new key replaces it.
+    let old_bytes = *b"development-only-master-key-0001";
+    let new_bytes = [42u8; 32];
+    let (old, new) = (b64(&old_bytes), b64(&new_bytes));
+    let ca = TestCa::new();
+    let env = crm_env(&ca);
+    let app = e2e::spawn_app_with(&borrowed(&env)).await;
+    let crm = Receiver::start(&ca, |_, hit| two_facilities(hit)).await;
+    let (s, source) = status_json(
+        app.post(
+            "/api/v1/data-sources",
+            &json!({ "provider": "generic_json", "verify": false, "base_url": crm.url(""), "api_key": KEY }),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(s, 201, "{source}");
+    let source_id: uuid::Uuid = source["id"].as_str().unwrap().parse().unwrap();
+    let (s, hook) = status_json(
+        app.post(
+            "/api/v1/webhooks",
+            &json!({ "url": "https://hooks.example.com/in" }),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(s, 201, "{hook}");
+    let hook_id: uuid::Uuid = hook["id"].as_str().unwrap().parse().unwrap();
+
+    // A worker rolled out with the new key, the old one still accepted, pulls with the
+    // credential sealed under the old key.
+    let mut worker_env = env.clone();
+    worker_env.push(("MASTER_KEY", new.clone()));
+    worker_env.push(("MASTER_KEY_PREVIOUS", old.clone()));
+    let _worker = WorkerProcess::start(&app.world, &borrowed(&worker_env));
+    let pulled = |n: i64| {
+        let app = &app;
+        async move {
+            let done: i64 =
+                sqlx::query_scalar("SELECT count(*) FROM crm_pulls WHERE status = 'succeeded'")
+                    .fetch_one(app.db())
+                    .await
+                    .unwrap();
+            done >= n
+        }
+    };
+    let path = format!("/api/v1/data-sources/{source_id}/pull");
+    assert_eq!(app.post(&path, &json!({})).await.status(), 202);
+    wait_until(
+        "the pull under the previous key",
+        Duration::from_secs(60),
+        || pulled(1),
+    )
+    .await;
+
+    let db_url = format!("{}/{}", e2e::pg_server_url(), app.world.db_name);
+    let out = json_line(&api(
+        &db_url,
+        &["admin", "rotate-master-key", "--old", &old, "--new", &new],
+    ));
+    assert_eq!(out["resealed"]["data_sources"], 1, "{out}");
+    assert_eq!(out["resealed"]["webhook_subscriptions"], 1, "{out}");
+    assert_eq!(out["resealed"]["unreadable"], 0, "{out}");
+    assert_eq!(out["key_id"], jobs::crypto::key_id(&new_bytes));
+
+    // Every secret now opens with the new key alone, and no longer with the old one.
+    let new_only = MasterKey::new(new_bytes);
+    let old_only = MasterKey::new(old_bytes);
+    let credential: Vec<u8> =
+        sqlx::query_scalar("SELECT credentials_sealed FROM data_sources WHERE id = $1")
+            .bind(source_id)
+            .fetch_one(app.db())
+            .await
+            .unwrap();
+    assert_eq!(
+        jobs::crypto::open(&new_only, source_id.as_bytes(), &credential).unwrap(),
+        KEY.as_bytes()
+    );
+    assert!(jobs::crypto::open(&old_only, source_id.as_bytes(), &credential).is_err());
+    let secret: Vec<u8> =
+        sqlx::query_scalar("SELECT secret_sealed FROM webhook_subscriptions WHERE id = $1")
+            .bind(hook_id)
+            .fetch_one(app.db())
+            .await
+            .unwrap();
+    assert_eq!(
+        jobs::crypto::open(&new_only, hook_id.as_bytes(), &secret).unwrap(),
+        hook["secret"].as_str().unwrap().as_bytes()
+    );
+    // The running worker goes on pulling with the re-sealed credential.
+    assert_eq!(app.post(&path, &json!({})).await.status(), 202);
+    wait_until(
+        "the pull under the new key",
+        Duration::from_secs(60),
+        || pulled(2),
+    )
+    .await;
+    assert_eq!(crm.count(), 2);
+}

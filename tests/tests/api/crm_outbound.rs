@@ -20,7 +20,7 @@ async fn connect(app: &TestApp, base_url: &str) -> Uuid {
     let (s, body) = status_json(
         app.post(
             "/api/v1/data-sources",
-            &json!({ "provider": "generic_json", "base_url": base_url, "api_key": KEY }),
+            &json!({ "provider": "generic_json", "verify": false, "base_url": base_url, "api_key": KEY }),
         )
         .await,
     )
@@ -222,6 +222,10 @@ async fn crm_pull_failures_are_reported_in_fixed_words() {
         crm.hits().iter().all(|h| h.path != "/stolen"),
         "the redirect was not followed"
     );
+    // A 503 is tried four times (waits of 1, 2 and 4 s) before the pull fails; a 302 once.
+    let asked = |path: &str| crm.hits().iter().filter(|h| h.path == path).count();
+    assert!(asked("/unavailable/snapshots") >= 4, "503 retried");
+    assert_eq!(asked("/redirect/snapshots"), 1);
     assert!(
         accepted.load(Ordering::SeqCst) >= 1,
         "the banner port was reached"

@@ -55,7 +55,7 @@ pub fn two_facilities(hit: &Hit) -> Reply {
 async fn connecting_a_crm_seals_the_key_and_validates_input() {
     let app = spawn_app().await;
     let (s, body) = status_json(
-        app.post("/api/v1/data-sources", &json!({ "provider": "generic_json", "base_url": "https://crm.example.com", "api_key": KEY })).await,
+        app.post("/api/v1/data-sources", &json!({ "provider": "generic_json", "verify": false, "base_url": "https://crm.example.com", "api_key": KEY })).await,
     )
     .await;
     assert_eq!(s, 201, "{body}");
@@ -68,8 +68,8 @@ async fn connecting_a_crm_seals_the_key_and_validates_input() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&sealed).contains(KEY));
 
-    let source = |base_url: &str| json!({ "provider": "generic_json", "base_url": base_url, "api_key": "k" });
-    let every = |schedule: &str| json!({ "provider": "generic_json", "base_url": "https://x.example", "api_key": "k", "schedule": schedule });
+    let source = |base_url: &str| json!({ "provider": "generic_json", "verify": false, "base_url": base_url, "api_key": "k" });
+    let every = |schedule: &str| json!({ "provider": "generic_json", "verify": false, "base_url": "https://x.example", "api_key": "k", "schedule": schedule });
     for (body, fragment) in [
         (
             json!({ "provider": "sitelink", "base_url": "https://x.example", "api_key": "k" }),
@@ -109,7 +109,7 @@ async fn connecting_a_crm_seals_the_key_and_validates_input() {
     // An hourly schedule is accepted; the eleventh source of a company is not.
     for i in 2..=10 {
         let (s, res) = status_json(
-            app.post("/api/v1/data-sources", &json!({ "provider": "generic_json", "base_url": format!("https://crm{i}.example.com/api/v2"), "api_key": KEY, "schedule": "0 0 * * * *" })).await,
+            app.post("/api/v1/data-sources", &json!({ "provider": "generic_json", "verify": false, "base_url": format!("https://crm{i}.example.com/api/v2"), "api_key": KEY, "schedule": "0 0 * * * *" })).await,
         )
         .await;
         assert_eq!(s, 201, "{res}");
@@ -167,7 +167,7 @@ async fn two_replicas_and_one_cron_tick_give_one_pull() {
     let (s, source) = status_json(
         app.post(
             "/api/v1/data-sources",
-            &json!({ "provider": "generic_json", "base_url": crm.url("/api/v2"), "api_key": KEY, "schedule": "0 0 * * * *" }),
+            &json!({ "provider": "generic_json", "verify": false, "base_url": crm.url("/api/v2"), "api_key": KEY, "schedule": "0 0 * * * *" }),
         )
         .await,
     )
@@ -245,7 +245,7 @@ async fn two_replicas_and_one_cron_tick_give_one_pull() {
 async fn a_data_source_is_changed_with_the_creation_rules() {
     let app = spawn_app().await;
     let (s, created) = status_json(
-        app.post("/api/v1/data-sources", &json!({ "provider": "generic_json", "base_url": "https://crm.example.com", "api_key": KEY })).await,
+        app.post("/api/v1/data-sources", &json!({ "provider": "generic_json", "verify": false, "base_url": "https://crm.example.com", "api_key": KEY })).await,
     )
     .await;
     assert_eq!(s, 201, "{created}");

@@ -23,6 +23,7 @@ mod rate_limit;
 mod restarts;
 mod slow_clients;
 mod status;
+mod storedge;
 mod sync;
 mod upload;
 mod upload_limits;
