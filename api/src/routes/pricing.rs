@@ -25,6 +25,7 @@ pub fn router() -> Router<AppState> {
             get(recommendations),
         )
         .route("/api/v1/facilities/{id}/history", get(history))
+        .route("/api/v1/recommendation-runs/latest", get(latest_runs))
         .route(
             "/api/v1/facilities/{id}/recommendation-runs",
             get(list_runs),
@@ -129,6 +130,14 @@ async fn list_runs(
     Ok(Json(
         json!({ "facility_id": facility_id, "count": runs.len(), "runs": runs }),
     ))
+}
+
+/// The latest run of every facility of the company, summarised (the raise / hold / lower
+/// counts); facilities without a run are left out.
+async fn latest_runs(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Json<Value>> {
+    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
+    let runs = store::latest_runs(&mut conn, who.company_id).await?;
+    Ok(Json(json!({ "count": runs.len(), "runs": runs })))
 }
 
 /// One stored run of the facility, whole (as `GET .../recommendations` answers it).
