@@ -131,6 +131,22 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// A y-axis label with as many decimals as the axis's span needs to tell its ticks apart.
+fn tick(v: f64, span: f64) -> String {
+    let decimals = (2.0 - span.log10().floor()).clamp(0.0, 6.0) as usize;
+    let s = format!("{v:.decimals$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &s
+    };
+    if s == "-0" {
+        "0".to_owned()
+    } else {
+        s.to_owned()
+    }
+}
+
 pub fn opt(v: Option<f64>) -> String {
     v.map(num).unwrap_or_default()
 }
@@ -230,7 +246,7 @@ impl Chart {
                 W - RIGHT,
                 LEFT - 4.0,
                 yy + 4.0,
-                num(v)
+                tick(v, hi - lo)
             );
         }
         // x labels: at most about eight, evenly spread.
@@ -432,6 +448,14 @@ mod tests {
         assert_eq!(t.rows.len(), 365);
         assert_eq!(t.headers, vec!["Point", "Occupancy (%)"]);
         assert_eq!(t.rows[3], vec!["2026-003".to_owned(), "82.19".to_owned()]);
+    }
+
+    #[test]
+    fn ticks_of_a_narrow_axis_stay_apart() {
+        assert_eq!(tick(0.4712, 0.004), "0.4712");
+        assert_eq!(tick(87.35, 1.1), "87.35");
+        assert_eq!(tick(1250.0, 800.0), "1250");
+        assert_eq!(tick(0.0, 0.0), "0");
     }
 
     #[test]
