@@ -2,8 +2,7 @@
 //! data: every figure checked here is compared with what the API answers for the same thing.
 
 use e2e::browser::Browser;
-use e2e::{get_ok, spawn_app, status_json, TestApp};
-use reqwest::Method;
+use e2e::{get_ok, spawn_app, TestApp};
 use serde_json::{json, Value};
 
 const PASSWORD: &str = "correct horse battery";
@@ -273,16 +272,7 @@ async fn another_companys_facility_page_is_404_and_csv_exports_hold_the_tables()
     let id = demo(&app, 3, 10).await;
     let run = get_ok(&app, &format!("/api/v1/facilities/{id}/recommendations")).await;
     let other = app.create_tenant("Other Storage").await;
-    let (s, theirs) = status_json(
-        app.req_as(&other, Method::POST, "/api/v1/facilities")
-            .json(&json!({ "name": "Their Facility" }))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(s, 201);
-    let theirs = theirs["id"].as_str().unwrap();
+    let theirs = app.create_facility_as(&other, "Their Facility").await;
     let cookie = session_cookie(&app).await;
     let page = |path: String| {
         app.http
@@ -299,7 +289,7 @@ async fn another_companys_facility_page_is_404_and_csv_exports_hold_the_tables()
         assert_eq!(r.status(), 404, "{path}");
         assert!(!r.text().await.unwrap().contains("Their Facility"));
     }
-    // POSTs to it are refused the same way (with a valid token, so it is the 404 that speaks).
+    // In the browser: the not-found page, without their data.
     let b = signed_in(&app).await;
     b.goto(&format!("{}/app/facilities/{theirs}", app.server.base))
         .await;
