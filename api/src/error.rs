@@ -64,7 +64,14 @@ impl From<jobs::Error> for ApiError {
             jobs::Error::Conflict(m) => Self::Conflict(m),
             jobs::Error::Internal(m) => Self::Internal(anyhow::anyhow!(m)),
             jobs::Error::Database(db) => {
-                if jobs::error::is_unavailable(&db) {
+                if is_foreign_key_violation(&db) {
+                    // What the request writes under (a facility, say) was deleted by another
+                    // request while this one ran: it is gone, as an unknown id would be.
+                    tracing::warn!(error = %db, "a row referred to was deleted meanwhile");
+                    Self::NotFound(
+                        "what this request refers to was deleted while it ran".to_owned(),
+                    )
+                } else if jobs::error::is_unavailable(&db) {
                     Self::Unavailable(db.into())
                 } else {
                     Self::Internal(db.into())
@@ -72,6 +79,10 @@ impl From<jobs::Error> for ApiError {
             }
         }
     }
+}
+
+fn is_foreign_key_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if db.is_foreign_key_violation())
 }
 
 impl From<jobs::ValidationError> for ApiError {

@@ -15,13 +15,21 @@ use uuid::Uuid;
 
 /// One competitor price, as posted (the interface's competitor rate record plus the day it was
 /// seen, today when absent).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+#[schema(as = CompetitorRateInput)]
 pub struct NewRate {
+    /// The competitor's name.
     pub competitor: Text<200>,
+    /// Unit size of the rate.
     pub size: UnitSize,
+    /// The competitor's street rate, currency per month.
     pub rate: Money,
+    /// The competitor's promotion as text; null when there is none (`false` is none, `true` a
+    /// promotion of unknown terms).
     pub promo: Option<Text<500>>,
+    /// Where the rate was seen.
     pub source_url: Option<HttpUrl>,
+    /// The day the rate was seen (today when absent; not after tomorrow).
     pub observed_on: Option<SnapshotDate>,
 }
 
@@ -234,35 +242,51 @@ async fn ensure_facility(
 }
 
 /// A stored observation, as listed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = CompetitorRateListed)]
 pub struct Listed {
+    /// Id of the observation.
     pub id: i64,
+    /// The competitor's name.
     pub competitor: String,
+    /// Unit size.
     pub size: String,
+    /// The competitor's street rate, currency per month.
     pub rate: f64,
+    /// The competitor's promotion; null when none.
     pub promo: Option<String>,
+    /// Where the rate was seen.
     pub source_url: Option<String>,
+    /// The day the rate was seen.
     pub observed_on: NaiveDate,
+    /// How it came in: `sync` (a push or a CRM pull), `api` or `upload`.
     pub source: String,
     /// The rate with the promotion spread over the expected stay.
     pub effective_rate: f64,
+    /// Days since it was seen.
     pub age_days: i64,
     /// Older than the facility's `competitor_stale_after_days`.
     pub stale: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = CompetitorSizeBand)]
 pub struct SizeBand {
     pub size: String,
     #[serde(flatten)]
     pub band: CompetitorBand,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = CompetitorRateListing)]
 pub struct Listing {
+    /// The facility.
     pub facility_id: Uuid,
+    /// The date ages and bands are measured from (today, UTC).
     pub as_of: NaiveDate,
+    /// The observations, newest first.
     pub competitor_rates: Vec<Listed>,
+    /// Observations listed.
     pub count: usize,
     /// The band per size as of `as_of`, as the engine would use it.
     pub bands: Vec<SizeBand>,

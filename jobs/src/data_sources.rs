@@ -32,10 +32,12 @@ pub const MIN_SCHEDULE_INTERVAL: chrono::TimeDelta = chrono::TimeDelta::hours(1)
 /// Most firings looked at when a new schedule's spacing is checked (an hourly one for a year).
 const SPACING_CHECKED: usize = 24 * 366;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewDataSource {
+    /// A live provider (see `providers.live` of the list).
     pub provider: String,
+    /// Name shown in lists; the provider's when absent.
     pub name: Option<Text<200>>,
     /// `https://` without credentials; the adapter adds its own path and query.
     pub base_url: String,
@@ -45,18 +47,29 @@ pub struct NewDataSource {
     pub schedule: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct DataSource {
+    /// Id of the data source.
     pub id: Uuid,
+    /// The CRM provider.
     pub provider: String,
+    /// Name shown in lists.
     pub name: String,
+    /// The CRM's base URL.
     pub base_url: String,
+    /// Masked hint of the sealed API key.
     pub credential_hint: String,
+    /// Cron expression with seconds of the scheduled pull.
     pub schedule: String,
+    /// Whether scheduled pulls run.
     pub enabled: bool,
+    /// When the last pull finished.
     pub last_pull_at: Option<DateTime<Utc>>,
+    /// Outcome of the last pull.
     pub last_pull_status: Option<String>,
+    /// Error of the last pull, in fixed words.
     pub last_error: Option<String>,
+    /// When the data source was connected.
     pub created_at: DateTime<Utc>,
 }
 
@@ -160,11 +173,14 @@ pub async fn create(
 
 /// A change to a data source: every field optional, absent fields stay as they are. The same
 /// rules as at creation apply to what is given.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateDataSource {
+    /// New name.
     pub name: Option<Text<200>>,
+    /// New cron expression with seconds; at most one pull an hour.
     pub schedule: Option<String>,
+    /// Turns scheduled pulls on or off.
     pub enabled: Option<bool>,
     /// A new read-only key for the CRM (sealed again; the hint follows it).
     pub api_key: Option<Text<500>>,

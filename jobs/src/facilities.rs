@@ -8,16 +8,25 @@ use serde::{Deserialize, Deserializer, Serialize};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-#[derive(Clone, Debug, Serialize, sqlx::FromRow)]
+#[derive(Clone, Debug, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct Facility {
+    /// The service's id of the facility.
     pub id: Uuid,
+    /// The CRM's facility id.
     pub external_id: Option<String>,
+    /// Free-form label of the originating system.
     pub source_system: Option<String>,
+    /// Name, unique within the company.
     pub name: String,
+    /// Postal address.
     pub address: Option<String>,
+    /// The facility's website.
     pub website_url: Option<String>,
+    /// Rentable area in square feet.
     pub rentable_sqft: Option<f64>,
+    /// When the facility was created.
     pub created_at: DateTime<Utc>,
+    /// When it was last changed.
     pub updated_at: DateTime<Utc>,
     /// Date of the latest sync record, if any.
     pub last_sync_date: Option<NaiveDate>,
@@ -33,19 +42,31 @@ where
 }
 
 /// Body of create and update. On update, an absent field stays as it is and `null` clears it.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 pub struct FacilityInput {
+    /// The CRM's facility id (unique per company together with `source_system`).
     #[serde(default, deserialize_with = "explicit_null")]
+    #[schema(value_type = Option<Text<200>>)]
     pub external_id: Option<Option<Text<200>>>,
+    /// Free-form label of the originating system.
     #[serde(default, deserialize_with = "explicit_null")]
+    #[schema(value_type = Option<Text<100>>)]
     pub source_system: Option<Option<Text<100>>>,
+    /// Name, unique within the company: required on creation, never cleared.
     #[serde(default, deserialize_with = "explicit_null")]
+    #[schema(value_type = Option<Text<200>>)]
     pub name: Option<Option<Text<200>>>,
+    /// Postal address.
     #[serde(default, deserialize_with = "explicit_null")]
+    #[schema(value_type = Option<Text<500>>)]
     pub address: Option<Option<Text<500>>>,
+    /// The facility's website.
     #[serde(default, deserialize_with = "explicit_null")]
+    #[schema(value_type = Option<HttpUrl>)]
     pub website_url: Option<Option<HttpUrl>>,
+    /// Rentable area in square feet.
     #[serde(default, deserialize_with = "explicit_null")]
+    #[schema(value_type = Option<Quantity>)]
     pub rentable_sqft: Option<Option<Quantity>>,
 }
 

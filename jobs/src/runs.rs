@@ -215,11 +215,15 @@ pub async fn trim_finished(pool: &PgPool, older_than: Duration, limit: i64) -> R
     Ok(done.rows_affected())
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
 pub struct JobCounts {
+    /// Jobs waiting (also between attempts).
     pub queued: i64,
+    /// Jobs running now.
     pub running: i64,
+    /// Jobs that failed for good.
     pub failed: i64,
+    /// Jobs that succeeded.
     pub succeeded: i64,
 }
 
@@ -244,12 +248,18 @@ pub async fn company_counts(pool: &PgPool, company_id: Uuid) -> Result<JobCounts
     Ok(c)
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = RecentJobFailure)]
 pub struct RecentFailure {
+    /// Id of the job.
     pub id: Uuid,
+    /// Kind of job.
     pub kind: String,
+    /// Attempts made.
     pub attempts: i32,
+    /// Why the last attempt failed.
     pub last_error: Option<String>,
+    /// When it failed for good.
     pub finished_at: Option<DateTime<Utc>>,
 }
 
@@ -271,19 +281,28 @@ pub async fn recent_failures(
 
 /// One job as the company that caused it sees it (`GET /api/v1/jobs/:id`). The payload stays
 /// internal; `error` is the last attempt's error and `result` what a finished job reported.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Job)]
 pub struct JobView {
+    /// Id of the job.
     pub id: Uuid,
+    /// `ingest`, `pricing_run`, `webhook_delivery` or `crm_pull`.
     pub kind: String,
     /// `queued` (also between attempts), `running`, `succeeded` or `failed`.
     pub status: String,
+    /// Attempts made.
     pub attempts: i32,
+    /// Attempts allowed.
     pub max_attempts: i32,
+    /// When the job was recorded.
     pub created_at: DateTime<Utc>,
     /// When a queued job runs next (its first run or its next attempt); null otherwise.
     pub next_attempt_at: Option<DateTime<Utc>>,
+    /// When it succeeded or finally failed.
     pub finished_at: Option<DateTime<Utc>>,
+    /// Why the last attempt failed, when it did.
     pub error: Option<String>,
+    /// What the job produced, when it succeeded (its shape depends on the kind).
     pub result: Option<Value>,
 }
 

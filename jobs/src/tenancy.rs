@@ -262,11 +262,16 @@ pub async fn create_company(
     })
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = CreatedApiKey)]
 pub struct CreatedKey {
+    /// Id of the key.
     pub id: Uuid,
+    /// Name given to the key.
     pub name: String,
+    /// First 12 characters of the key, to tell keys apart.
     pub prefix: String,
+    /// When the key was created.
     pub created_at: DateTime<Utc>,
     /// The full key: returned once, never stored.
     pub api_key: String,
@@ -325,13 +330,20 @@ pub async fn create_api_key(
     Ok(key)
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = ApiKey)]
 pub struct ApiKeyInfo {
+    /// Id of the key.
     pub id: Uuid,
+    /// Name given to the key.
     pub name: String,
+    /// First 12 characters of the key, to tell keys apart.
     pub prefix: String,
+    /// When the key was created.
     pub created_at: DateTime<Utc>,
+    /// When the key was last used (updated at most once a minute).
     pub last_used_at: Option<DateTime<Utc>>,
+    /// When the key was revoked; null while it works.
     pub revoked_at: Option<DateTime<Utc>>,
 }
 

@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
 /// What the rows carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UploadKind {
     UnitRates,
@@ -397,10 +397,14 @@ pub fn map_headers(headers: &[String], kind: Option<UploadKind>) -> Result<Colum
 
 /// One bad row: its line (CSV: the file line, header = 1; JSON: the row's position from 1),
 /// the column and the reason.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = UploadRowError)]
 pub struct RowError {
+    /// The line (CSV, header = 1) or the row (JSON, from 1).
     pub line: u64,
+    /// The column, when one is at fault.
     pub field: Option<String>,
+    /// What is wrong.
     pub message: String,
 }
 

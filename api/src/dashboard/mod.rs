@@ -119,9 +119,17 @@ pub fn router(state: AppState) -> Router<AppState> {
 async fn security_headers(req: Request, next: Next) -> Response {
     let mut response = next.run(req).await;
     let h = response.headers_mut();
+    page_security_headers(h, CSP);
+    h.entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    response
+}
+
+/// The security headers of every HTML page the service serves, with the page's policy.
+pub(crate) fn page_security_headers(h: &mut axum::http::HeaderMap, csp: &'static str) {
     h.insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
+        HeaderValue::from_static(csp),
     );
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     // No referrer at all: the reset page's address carries its token.
@@ -133,9 +141,6 @@ async fn security_headers(req: Request, next: Next) -> Response {
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
-    h.entry(header::CACHE_CONTROL)
-        .or_insert(HeaderValue::from_static("no-store"));
-    response
 }
 
 /// The outcome named in a redirect after a change (`?notice=...`): fixed texts only, so the

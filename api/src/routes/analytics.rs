@@ -7,21 +7,23 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::Query;
 use crate::state::AppState;
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use jobs::analytics::{reports, AnalyticsSettings};
 use jobs::domain::values::UnitSize;
 use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/analytics/ecri", get(ecri))
-        .route("/api/v1/analytics/portfolio", get(portfolio))
-        .route("/api/v1/analytics/seasonality", get(seasonality))
-        .route("/api/v1/analytics/lease-up", get(lease_up))
-        .route("/api/v1/analytics/leads", get(leads))
-        .route("/api/v1/analytics/revpas", get(revpas))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(ecri))
+        .routes(routes!(portfolio))
+        .routes(routes!(seasonality))
+        .routes(routes!(lease_up))
+        .routes(routes!(leads))
+        .routes(routes!(revpas))
 }
 
 /// Parses `facility_id`: absent means every facility of the company.
@@ -37,26 +39,52 @@ pub(crate) fn facility_id(raw: Option<&str>) -> ApiResult<Option<Uuid>> {
     .transpose()
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct FacilityParams {
+    /// One facility of the company; all of them when absent.
+    #[param(value_type = Option<Uuid>)]
     facility_id: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct NoParams {}
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct SeasonalityParams {
+    /// One facility of the company; company-wide when absent.
+    #[param(value_type = Option<Uuid>)]
     facility_id: Option<String>,
+    /// One unit size (`10x10`); all sizes when absent.
+    #[param(value_type = Option<jobs::domain::values::UnitSize>)]
     size: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct LeadsParams {
+    /// One facility of the company; all of them when absent.
+    #[param(value_type = Option<Uuid>)]
     facility_id: Option<String>,
+    /// The period: the last 30 or 90 days (default 30d).
+    #[param(value_type = Option<String>, pattern = "^(30d|90d)$")]
     period: Option<String>,
 }
 
+const FACILITY_404: &str = "`facility_id` names no facility of the company.";
+
+/// Existing-customer rent increase suggestions (ECRI) per facility and size.
+#[utoipa::path(
+    get,
+    path = "/api/v1/analytics/ecri",
+    tag = "analytics",
+    params(FacilityParams),
+    responses(
+        (status = 200, description = "Existing-customer rent increase suggestions per facility and size, with guardrails.", body = jobs::analytics::reports::ecri::Report),
+        (status = 404, description = FACILITY_404, body = crate::openapi::ErrorBody),
+    )
+)]
 async fn ecri(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -69,6 +97,15 @@ async fn ecri(
     ))
 }
 
+/// Company-wide rollup and risk flags per facility.
+#[utoipa::path(
+    get,
+    path = "/api/v1/analytics/portfolio",
+    tag = "analytics",
+    responses(
+        (status = 200, description = "Company-wide rollup and risk flags per facility.", body = jobs::analytics::reports::portfolio::Report),
+    )
+)]
 async fn portfolio(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -81,6 +118,18 @@ async fn portfolio(
     ))
 }
 
+/// The 12-month demand profile (company, facility or size), with a reading of the current
+/// month and a soft advisory.
+#[utoipa::path(
+    get,
+    path = "/api/v1/analytics/seasonality",
+    tag = "analytics",
+    params(SeasonalityParams),
+    responses(
+        (status = 200, description = "12-month demand profile, the current month's reading and a soft advisory.", body = jobs::analytics::reports::seasonality::Report),
+        (status = 404, description = FACILITY_404, body = crate::openapi::ErrorBody),
+    )
+)]
 async fn seasonality(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -107,6 +156,17 @@ async fn seasonality(
     ))
 }
 
+/// Lease-up mode per facility, its event history and aggressive-fill suggestions.
+#[utoipa::path(
+    get,
+    path = "/api/v1/analytics/lease-up",
+    tag = "analytics",
+    params(FacilityParams),
+    responses(
+        (status = 200, description = "Lease-up mode per facility, mode events and fill suggestions.", body = jobs::analytics::reports::lease_up::Report),
+        (status = 404, description = FACILITY_404, body = crate::openapi::ErrorBody),
+    )
+)]
 async fn lease_up(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -118,6 +178,17 @@ async fn lease_up(
     ))
 }
 
+/// Lead sources and the conversion funnel.
+#[utoipa::path(
+    get,
+    path = "/api/v1/analytics/leads",
+    tag = "analytics",
+    params(LeadsParams),
+    responses(
+        (status = 200, description = "Lead counts per channel, mix, conversion and dead channels.", body = jobs::analytics::reports::leads::Report),
+        (status = 404, description = FACILITY_404, body = crate::openapi::ErrorBody),
+    )
+)]
 async fn leads(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -139,6 +210,17 @@ async fn leads(
     ))
 }
 
+/// Revenue per available unit and per available square foot (RevPAU, RevPAF).
+#[utoipa::path(
+    get,
+    path = "/api/v1/analytics/revpas",
+    tag = "analytics",
+    params(FacilityParams),
+    responses(
+        (status = 200, description = "Revenue per available unit and square foot, ranking and 12-month trend.", body = jobs::analytics::reports::revpas::Report),
+        (status = 404, description = FACILITY_404, body = crate::openapi::ErrorBody),
+    )
+)]
 async fn revpas(
     State(state): State<AppState>,
     Auth(who): Auth,

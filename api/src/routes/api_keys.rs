@@ -6,29 +6,43 @@ use crate::extract::{path_id, Json};
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{delete, get};
-use axum::Router;
 use jobs::tenancy::{self, ApiKeyInfo, CreatedKey};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/api-keys", get(list).post(create))
-        .route("/api/v1/api-keys/{id}", delete(revoke))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(revoke))
 }
 
-async fn list(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<axum::Json<Value>> {
-    let keys = tenancy::list_api_keys(&state.db, who.company_id).await?;
-    Ok(axum::Json(json!({ "api_keys": keys })))
+#[derive(Serialize, utoipa::ToSchema)]
+struct ApiKeyList {
+    /// The company's keys, revoked ones included; never the key itself.
+    api_keys: Vec<ApiKeyInfo>,
 }
 
-#[derive(Deserialize)]
+/// Lists the company's API keys.
+#[utoipa::path(get, path = "/api/v1/api-keys", tag = "api-keys",
+    responses((status = 200, description = "The keys.", body = ApiKeyList)))]
+async fn list(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<axum::Json<ApiKeyList>> {
+    let api_keys = tenancy::list_api_keys(&state.db, who.company_id).await?;
+    Ok(axum::Json(ApiKeyList { api_keys }))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct NewKey {
+    /// A name to tell the key apart (`unnamed` when absent).
+    #[schema(value_type = Option<jobs::domain::values::Text<100>>)]
     name: Option<String>,
 }
 
+/// Creates an API key; the full key is in this answer only.
+#[utoipa::path(post, path = "/api/v1/api-keys", tag = "api-keys",
+    request_body = NewKey,
+    responses((status = 201, description = "The new key, shown once.", body = CreatedKey)))]
 async fn create(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -39,6 +53,10 @@ async fn create(
     Ok((StatusCode::CREATED, axum::Json(key)))
 }
 
+/// Revokes an API key; it stops working at once.
+#[utoipa::path(delete, path = "/api/v1/api-keys/{id}", tag = "api-keys",
+    params(("id" = Uuid, Path, description = "Id of the key.")),
+    responses((status = 200, description = "The revoked key.", body = ApiKeyInfo)))]
 async fn revoke(
     State(state): State<AppState>,
     Auth(who): Auth,

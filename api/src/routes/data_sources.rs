@@ -2,32 +2,71 @@
 //! pull now. Credentials are sealed at rest and only a
 //! masked hint is ever shown.
 
+use super::JobRef;
 use crate::auth::Auth;
 use crate::error::ApiResult;
 use crate::extract::{path_id, Json};
+use crate::openapi::ErrorBody;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{delete, get, post};
-use axum::Router;
 use jobs::data_sources::{self, DataSource, NewDataSource, UpdateDataSource};
-use serde_json::{json, Value};
+use serde::Serialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/data-sources", get(list).post(create))
-        .route("/api/v1/data-sources/{id}", delete(remove).patch(update))
-        .route("/api/v1/data-sources/{id}/pull", post(pull))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(remove, update))
+        .routes(routes!(pull))
 }
 
-async fn list(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<axum::Json<Value>> {
+#[derive(Serialize, utoipa::ToSchema)]
+struct DataSourceList {
+    /// The company's connected CRMs.
+    data_sources: Vec<DataSource>,
+    /// The CRM providers: those that can be connected and those announced.
+    providers: Providers,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+struct Providers {
+    /// Providers that can be connected now.
+    #[schema(value_type = Vec<String>)]
+    live: &'static [&'static str],
+    /// Providers announced but not yet available.
+    #[schema(value_type = Vec<String>)]
+    coming_soon: &'static [&'static str],
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+struct PullAccepted {
+    /// The `crm_pull` job; its result says what was stored and left out.
+    job: JobRef,
+}
+
+/// Lists the company's connected CRMs and the providers.
+#[utoipa::path(get, path = "/api/v1/data-sources", tag = "data-sources",
+    responses((status = 200, description = "The data sources.", body = DataSourceList)))]
+async fn list(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+) -> ApiResult<axum::Json<DataSourceList>> {
     let items = data_sources::list(&state.db, who.company_id).await?;
-    Ok(axum::Json(json!({
-        "data_sources": items,
-        "providers": { "live": data_sources::LIVE_PROVIDERS, "coming_soon": data_sources::COMING_SOON },
-    })))
+    Ok(axum::Json(DataSourceList {
+        data_sources: items,
+        providers: Providers {
+            live: &data_sources::LIVE_PROVIDERS,
+            coming_soon: &data_sources::COMING_SOON,
+        },
+    }))
 }
 
+/// Connects a CRM with its read-only API key (sealed at rest; only a hint is shown).
+#[utoipa::path(post, path = "/api/v1/data-sources", tag = "data-sources",
+    request_body = NewDataSource,
+    responses((status = 201, description = "Connected.", body = DataSource)))]
 async fn create(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -44,6 +83,11 @@ async fn create(
     Ok((StatusCode::CREATED, axum::Json(created)))
 }
 
+/// Changes a data source's name, schedule, enabled flag or key.
+#[utoipa::path(patch, path = "/api/v1/data-sources/{id}", tag = "data-sources",
+    params(("id" = Uuid, Path, description = "Id of the data source.")),
+    request_body = UpdateDataSource,
+    responses((status = 200, description = "The changed data source.", body = DataSource)))]
 async fn update(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -63,6 +107,10 @@ async fn update(
     ))
 }
 
+/// Disconnects a data source.
+#[utoipa::path(delete, path = "/api/v1/data-sources/{id}", tag = "data-sources",
+    params(("id" = Uuid, Path, description = "Id of the data source.")),
+    responses((status = 204, description = "Disconnected.")))]
 async fn remove(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -73,11 +121,18 @@ async fn remove(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Pulls now: records a `crm_pull` job and answers at once.
+#[utoipa::path(post, path = "/api/v1/data-sources/{id}/pull", tag = "data-sources",
+    params(("id" = Uuid, Path, description = "Id of the data source.")),
+    responses(
+        (status = 202, description = "The pull job was recorded.", body = PullAccepted),
+        (status = 409, description = "The pull could not be recorded.", body = ErrorBody),
+    ))]
 async fn pull(
     State(state): State<AppState>,
     Auth(who): Auth,
     Path(id): Path<String>,
-) -> ApiResult<(StatusCode, axum::Json<Value>)> {
+) -> ApiResult<(StatusCode, axum::Json<PullAccepted>)> {
     let id = path_id(&id, "data source")?;
     let job = data_sources::request_pull(&state.db, who.company_id, id).await?;
     state
@@ -85,6 +140,11 @@ async fn pull(
         .await;
     Ok((
         StatusCode::ACCEPTED,
-        axum::Json(json!({ "job": { "id": job, "kind": "crm_pull" } })),
+        axum::Json(PullAccepted {
+            job: JobRef {
+                id: job,
+                kind: "crm_pull",
+            },
+        }),
     ))
 }

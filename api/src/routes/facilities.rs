@@ -3,30 +3,51 @@
 use crate::auth::Auth;
 use crate::error::ApiResult;
 use crate::extract::{parse_json, path_id, Json, JsonBytes};
+use crate::openapi::ErrorBody;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::Router;
 use jobs::facilities::{self, Facility, FacilityInput};
-use serde_json::{json, Value};
+use serde::Serialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/facilities", get(list).post(create))
-        .route(
-            "/api/v1/facilities/{id}",
-            get(read).put(update).delete(remove),
-        )
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(read, update, remove))
 }
 
-async fn list(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<axum::Json<Value>> {
-    let items = facilities::list(&state.db, who.company_id).await?;
-    Ok(axum::Json(
-        json!({ "facilities": items, "count": items.len() }),
-    ))
+/// The company's facilities, by name.
+#[derive(Serialize, utoipa::ToSchema)]
+struct FacilityList {
+    /// Every facility of the company, ordered by name.
+    facilities: Vec<Facility>,
+    /// How many there are.
+    count: usize,
 }
 
+/// Lists the company's facilities, ordered by name, each with its latest sync date.
+#[utoipa::path(get, path = "/api/v1/facilities", tag = "facilities",
+    responses((status = 200, description = "The facilities.", body = FacilityList)))]
+async fn list(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+) -> ApiResult<axum::Json<FacilityList>> {
+    let facilities = facilities::list(&state.db, who.company_id).await?;
+    Ok(axum::Json(FacilityList {
+        count: facilities.len(),
+        facilities,
+    }))
+}
+
+/// Creates a facility (`name` required).
+#[utoipa::path(post, path = "/api/v1/facilities", tag = "facilities",
+    request_body = FacilityInput,
+    responses(
+        (status = 201, description = "Created.", body = Facility),
+        (status = 409, description = "Another facility has the name, or the source system and external id.", body = ErrorBody),
+    ))]
 async fn create(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -36,6 +57,10 @@ async fn create(
     Ok((StatusCode::CREATED, axum::Json(f)))
 }
 
+/// Reads one facility.
+#[utoipa::path(get, path = "/api/v1/facilities/{id}", tag = "facilities",
+    params(("id" = Uuid, Path, description = "Id of the facility.")),
+    responses((status = 200, description = "The facility.", body = Facility)))]
 async fn read(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -47,6 +72,14 @@ async fn read(
     ))
 }
 
+/// Changes a facility: an absent field stays, `null` clears it (except `name`).
+#[utoipa::path(put, path = "/api/v1/facilities/{id}", tag = "facilities",
+    params(("id" = Uuid, Path, description = "Id of the facility.")),
+    request_body = FacilityInput,
+    responses(
+        (status = 200, description = "The changed facility.", body = Facility),
+        (status = 409, description = "Another facility has the name, or the source system and external id.", body = ErrorBody),
+    ))]
 async fn update(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -62,6 +95,10 @@ async fn update(
     ))
 }
 
+/// Deletes a facility and all of its data.
+#[utoipa::path(delete, path = "/api/v1/facilities/{id}", tag = "facilities",
+    params(("id" = Uuid, Path, description = "Id of the facility.")),
+    responses((status = 204, description = "Deleted.")))]
 async fn remove(
     State(state): State<AppState>,
     Auth(who): Auth,

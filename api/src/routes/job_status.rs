@@ -6,14 +6,19 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::path_id;
 use crate::state::AppState;
 use axum::extract::{Path, State};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use jobs::runs::JobView;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/v1/jobs/{id}", get(job))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(job))
 }
 
+/// A job of the company: its state, attempts, and its result or error.
+#[utoipa::path(get, path = "/api/v1/jobs/{id}", tag = "account",
+    params(("id" = Uuid, Path, description = "Id of the job, as a 202 or a sync named it.")),
+    responses((status = 200, description = "The job.", body = JobView)))]
 async fn job(
     State(state): State<AppState>,
     Auth(who): Auth,

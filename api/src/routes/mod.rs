@@ -24,10 +24,23 @@ use axum::Router;
 use std::time::Instant;
 use tower_http::catch_panic::CatchPanicLayer;
 use tracing::Instrument as _;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
 
-/// The whole application, ready to serve.
-pub fn app(state: AppState) -> Router {
-    let protected = Router::new()
+/// A job recorded by a request, to follow at `GET /api/v1/jobs/{id}`.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub(crate) struct JobRef {
+    /// Id of the job.
+    pub id: Uuid,
+    /// Kind of job: `ingest`, `pricing_run`, `webhook_delivery` or `crm_pull`.
+    #[schema(value_type = String)]
+    pub kind: &'static str,
+}
+
+/// The routes that need an API key, each with its documentation.
+fn protected() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
         .merge(sync::router())
         .merge(analytics::router())
         .merge(facilities::router())
@@ -38,14 +51,38 @@ pub fn app(state: AppState) -> Router {
         .merge(pricing::router())
         .merge(upload::router())
         .merge(webhooks::router())
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            crate::auth::require_key,
-        ));
+}
+
+/// The public `/api/v1` routes, each with its documentation.
+fn public() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .merge(password::router())
+        .routes(routes!(crate::openapi::openapi_json))
+}
+
+/// The OpenAPI document of every `/api/v1` route.
+pub fn document() -> utoipa::openapi::OpenApi {
+    crate::openapi::finish(
+        OpenApiRouter::with_openapi(crate::openapi::base())
+            .merge(protected())
+            .merge(public())
+            .into_openapi(),
+    )
+}
+
+/// The whole application, ready to serve.
+pub fn app(state: AppState) -> Router {
+    let (protected, _) = protected().split_for_parts();
+    let protected = protected.route_layer(middleware::from_fn_with_state(
+        state.clone(),
+        crate::auth::require_key,
+    ));
+    let (public, _) = public().split_for_parts();
     Router::new()
         .merge(protected)
+        .merge(public)
         .merge(health::router())
-        .merge(password::router())
+        .merge(crate::docs_page::router())
         .merge(crate::dashboard::router(state.clone()))
         .fallback(unknown_route)
         .method_not_allowed_fallback(wrong_method)

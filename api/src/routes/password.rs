@@ -10,37 +10,52 @@ use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::routing::post;
-use axum::Router;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// Reset requests per client address per hour.
 const FORGOT_PER_CLIENT_PER_HOUR: u64 = 30;
 /// Reset attempts (token and new password) per client address per hour.
 const RESET_PER_CLIENT_PER_HOUR: u64 = 30;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/auth/forgot", post(forgot))
-        .route("/api/v1/auth/reset", post(reset))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(forgot))
+        .routes(routes!(reset))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 struct Forgot {
+    /// The account's e-mail address.
+    #[schema(format = Email, max_length = 320)]
     email: String,
 }
 
+/// The answer of both password calls.
+#[derive(Serialize, utoipa::ToSchema)]
+struct Done {
+    /// Always true.
+    ok: bool,
+}
+
+/// Requests a password-reset e-mail.
+///
+/// Public; the answer is `{"ok": true}` whatever the input,
+/// so it tells nothing about which addresses have accounts.
+#[utoipa::path(post, path = "/api/v1/auth/forgot", tag = "auth", security(()),
+    request_body(content = Forgot, description = "Any body is taken; only a JSON object with `email` is acted on."),
+    responses((status = 200, description = "Always.", body = Done)))]
 async fn forgot(
     State(state): State<AppState>,
     PeerAddr(peer): PeerAddr,
     headers: HeaderMap,
     body: Bytes,
-) -> axum::Json<Value> {
+) -> axum::Json<Done> {
     if let Ok(Forgot { email }) = serde_json::from_slice::<Forgot>(&body) {
         record_forgot(&state, peer, &headers, &email).await;
     }
-    axum::Json(json!({ "ok": true }))
+    axum::Json(Done { ok: true })
 }
 
 /// Records a reset request within the per-client limit (silently dropped past it); shared
@@ -72,21 +87,31 @@ pub(crate) async fn record_forgot(
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Reset {
+    /// The token of the mailed link (valid one hour, once).
     token: String,
+    /// The new password.
     password: String,
 }
 
+/// Sets a new password with the mailed token; ends every session of the user. Public.
+#[utoipa::path(post, path = "/api/v1/auth/reset", tag = "auth", security(()),
+    request_body = Reset,
+    responses(
+        (status = 200, description = "The password was changed.", body = Done),
+        (status = 429, description = "Too many attempts from this address (30 an hour).", body = crate::openapi::ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds until a request will pass."))),
+    ))]
 async fn reset(
     State(state): State<AppState>,
     PeerAddr(peer): PeerAddr,
     headers: HeaderMap,
     Json(body): Json<Reset>,
-) -> ApiResult<axum::Json<Value>> {
+) -> ApiResult<axum::Json<Done>> {
     complete_reset(&state, peer, &headers, &body.token, &body.password).await?;
-    Ok(axum::Json(json!({ "ok": true })))
+    Ok(axum::Json(Done { ok: true }))
 }
 
 /// Sets a new password with a mailed token, within the per-client limit; shared with the

@@ -7,49 +7,46 @@ use crate::extract::{path_id, JsonBytes, Query};
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use chrono::{NaiveDate, Utc};
 use jobs::competitors::{self, ListQuery};
 use jobs::domain::values::UnitSize;
 use jobs::pricing::store::{self, Trigger};
 use jobs::pricing::PricingSettings;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/api/v1/facilities/{id}/recommendations",
-            get(recommendations),
-        )
-        .route("/api/v1/facilities/{id}/history", get(history))
-        .route("/api/v1/recommendation-runs/latest", get(latest_runs))
-        .route(
-            "/api/v1/facilities/{id}/recommendation-runs",
-            get(list_runs),
-        )
-        .route(
-            "/api/v1/facilities/{id}/recommendation-runs/{run_id}",
-            get(one_run),
-        )
-        .route(
-            "/api/v1/facilities/{id}/pricing-settings",
-            get(read_settings).put(write_settings),
-        )
-        .route(
-            "/api/v1/facilities/{id}/competitor-rates",
-            get(list_rates).post(add_rates),
-        )
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(recommendations))
+        .routes(routes!(history))
+        .routes(routes!(list_runs))
+        .routes(routes!(latest_runs))
+        .routes(routes!(one_run))
+        .routes(routes!(read_settings, write_settings))
+        .routes(routes!(list_rates, add_rates))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct RecommendationsQuery {
+    /// `0` (or `false`) returns the latest stored run without running the engine; `1` (or
+    /// `true`, the default) runs it.
+    #[param(value_type = Option<String>, pattern = "^(0|1|true|false)$")]
     regenerate: Option<String>,
 }
 
 /// Runs the engine and stores a new run; `regenerate=0` returns the latest stored run instead.
+#[utoipa::path(get, path = "/api/v1/facilities/{id}/recommendations", tag = "pricing",
+    params(("id" = Uuid, Path, description = "Id of the facility."), RecommendationsQuery),
+    responses(
+        (status = 200, description = "The run, per size: current and recommended rate, action, confidence, factors and guardrails.", body = store::Run),
+        (status = 404, description = "No such facility, or (with `regenerate=0`) no stored run yet.", body = crate::openapi::ErrorBody),
+    ))]
 async fn recommendations(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -96,23 +93,43 @@ async fn recommendations(
     Ok(Json(stored.run))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct RunsQuery {
+    /// Page size, 1 to 200 (default 50).
+    #[param(minimum = 1, maximum = 200)]
     limit: Option<i64>,
+    /// The `recommendation_id` of the last run of the previous page.
+    #[param(value_type = Option<Uuid>)]
     after: Option<String>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+struct RunList {
+    /// The facility.
+    facility_id: Uuid,
+    /// Runs on this page.
+    count: usize,
+    /// The runs, newest first.
+    runs: Vec<store::RunSummary>,
 }
 
 /// Largest page of the run history.
 const MAX_RUNS: i64 = 200;
 
-/// A facility's stored runs, newest first: `limit` (1-200, default 50) and `after` (the
+/// A facility's stored recommendation runs, newest first.
+///
+/// `limit` (1-200, default 50) and `after` (the
 /// `recommendation_id` of the last run of the page before, for the next page).
+#[utoipa::path(get, path = "/api/v1/facilities/{id}/recommendation-runs", tag = "pricing",
+    params(("id" = Uuid, Path, description = "Id of the facility."), RunsQuery),
+    responses((status = 200, description = "A page of the facility's stored runs.", body = RunList)))]
 async fn list_runs(
     State(state): State<AppState>,
     Auth(who): Auth,
     Path(id): Path<String>,
     Query(q): Query<RunsQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<RunList>> {
     let facility_id = path_id(&id, "facility")?;
     let limit = bounded("limit", q.limit, 50, MAX_RUNS)?;
     let after = q
@@ -127,20 +144,43 @@ async fn list_runs(
     jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
     let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
     let runs = store::list_runs(&mut conn, who.company_id, facility_id, limit, after).await?;
-    Ok(Json(
-        json!({ "facility_id": facility_id, "count": runs.len(), "runs": runs }),
-    ))
+    Ok(Json(RunList {
+        facility_id,
+        count: runs.len(),
+        runs,
+    }))
 }
 
-/// The latest run of every facility of the company, summarised (the raise / hold / lower
-/// counts); facilities without a run are left out.
-async fn latest_runs(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Json<Value>> {
+#[derive(Serialize, utoipa::ToSchema)]
+struct LatestRunList {
+    /// Facilities with a run.
+    count: usize,
+    /// The latest run of each, by facility id.
+    runs: Vec<store::LatestRun>,
+}
+
+/// The latest run of every facility of the company, summarised.
+///
+/// Each entry is a run-history entry (with its `raise`, `hold` and `lower` counts) and its
+/// `facility_id`; facilities without a run are left out.
+#[utoipa::path(get, path = "/api/v1/recommendation-runs/latest", tag = "pricing",
+    responses((status = 200, description = "The latest run of each facility that has one.", body = LatestRunList)))]
+async fn latest_runs(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+) -> ApiResult<Json<LatestRunList>> {
     let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
     let runs = store::latest_runs(&mut conn, who.company_id).await?;
-    Ok(Json(json!({ "count": runs.len(), "runs": runs })))
+    Ok(Json(LatestRunList {
+        count: runs.len(),
+        runs,
+    }))
 }
 
 /// One stored run of the facility, whole (as `GET .../recommendations` answers it).
+#[utoipa::path(get, path = "/api/v1/facilities/{id}/recommendation-runs/{run_id}", tag = "pricing",
+    params(("id" = Uuid, Path, description = "Id of the facility."), ("run_id" = Uuid, Path, description = "The run's `recommendation_id`.")),
+    responses((status = 200, description = "The run.", body = store::Run)))]
 async fn one_run(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -155,12 +195,18 @@ async fn one_run(
         .ok_or_else(|| ApiError::NotFound(format!("no recommendation run with id {run_id}")))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct HistoryQuery {
+    /// Days of history, 1 to 730 (default 90).
+    #[param(minimum = 1, maximum = 730)]
     days: Option<i64>,
 }
 
 /// A facility's daily history ending at its latest snapshot: `days` 1-730 (default 90).
+#[utoipa::path(get, path = "/api/v1/facilities/{id}/history", tag = "pricing",
+    params(("id" = Uuid, Path, description = "Id of the facility."), HistoryQuery),
+    responses((status = 200, description = "Occupancy, move-ins against target, rates per unit type and the competitor band per day.", body = jobs::pricing::history::History)))]
 async fn history(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -175,11 +221,15 @@ async fn history(
     ))
 }
 
+/// The facility's pricing settings in force, its overrides and the defaults.
+#[utoipa::path(get, path = "/api/v1/facilities/{id}/pricing-settings", tag = "pricing",
+    params(("id" = Uuid, Path, description = "Id of the facility.")),
+    responses((status = 200, description = "The settings.", body = SettingsBody)))]
 async fn read_settings(
     State(state): State<AppState>,
     Auth(who): Auth,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<SettingsBody>> {
     let facility_id = path_id(&id, "facility")?;
     let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
     let (settings, overrides) = store::settings_of(&mut conn, who.company_id, facility_id).await?;
@@ -187,12 +237,16 @@ async fn read_settings(
 }
 
 /// Replaces the facility's overrides with the body's object (`{}` returns to the defaults).
+#[utoipa::path(put, path = "/api/v1/facilities/{id}/pricing-settings", tag = "pricing",
+    params(("id" = Uuid, Path, description = "Id of the facility.")),
+    request_body(content = Object, description = "Overrides: any fields of the settings (see `defaults`); `{}` returns to the defaults.", content_type = "application/json"),
+    responses((status = 200, description = "The settings now in force.", body = SettingsBody)))]
 async fn write_settings(
     State(state): State<AppState>,
     Auth(who): Auth,
     Path(id): Path<String>,
     JsonBytes(body): JsonBytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<SettingsBody>> {
     let facility_id = path_id(&id, "facility")?;
     jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
     jobs::error::require_object(&body)?;
@@ -203,25 +257,74 @@ async fn write_settings(
     Ok(Json(settings_body(facility_id, settings, overrides)))
 }
 
-fn settings_body(facility_id: Uuid, settings: PricingSettings, overrides: Value) -> Value {
-    json!({
-        "facility_id": facility_id,
-        "settings": settings,
-        "overrides": overrides,
-        "defaults": PricingSettings::default(),
-    })
+/// A facility's pricing settings.
+#[derive(Serialize, utoipa::ToSchema)]
+struct SettingsBody {
+    /// The facility.
+    facility_id: Uuid,
+    /// The settings in force: the defaults with the overrides applied.
+    settings: PricingSettings,
+    /// The facility's overrides as stored.
+    overrides: Value,
+    /// The defaults.
+    defaults: PricingSettings,
 }
 
-#[derive(Deserialize)]
+fn settings_body(facility_id: Uuid, settings: PricingSettings, overrides: Value) -> SettingsBody {
+    SettingsBody {
+        facility_id,
+        settings,
+        overrides,
+        defaults: PricingSettings::default(),
+    }
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct RatesQuery {
+    /// Only this unit size (`10x10`).
+    #[param(value_type = Option<jobs::domain::values::UnitSize>)]
     size: Option<String>,
+    /// Only rates observed on or after this date (`YYYY-MM-DD`).
+    #[param(value_type = Option<chrono::NaiveDate>)]
     since: Option<String>,
+    /// Most rates listed, 1 to 5,000 (default 500).
+    #[param(minimum = 1, maximum = 5000)]
     limit: Option<i64>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+struct RatesStored {
+    /// Always true on success.
+    ok: bool,
+    /// Observations added.
+    inserted: u64,
+    /// Observations replaced (same competitor, size and day).
+    updated: u64,
+}
+
+/// What `POST .../competitor-rates` takes: `{"competitor_rates": [...]}`, a bare array, or a
+/// single record.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // read by `competitors::parse_body`, which forgives more; this is its schema
+enum RatesBody {
+    Wrapped {
+        /// The records (at most 1,000).
+        #[schema(max_items = 1000)]
+        competitor_rates: Vec<competitors::NewRate>,
+    },
+    List(Vec<competitors::NewRate>),
+    One(competitors::NewRate),
 }
 
 /// Largest page of competitor rates.
 const MAX_LIMIT: i64 = 5_000;
 
+/// The facility's competitor rates, newest first, with freshness and the band per size.
+#[utoipa::path(get, path = "/api/v1/facilities/{id}/competitor-rates", tag = "competitor-rates",
+    params(("id" = Uuid, Path, description = "Id of the facility."), RatesQuery),
+    responses((status = 200, description = "The rates and bands.", body = competitors::Listing)))]
 async fn list_rates(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -252,12 +355,17 @@ async fn list_rates(
     Ok(Json(listing))
 }
 
+/// Adds competitor rates (a record per competitor, size and day; a repeat replaces it).
+#[utoipa::path(post, path = "/api/v1/facilities/{id}/competitor-rates", tag = "competitor-rates",
+    params(("id" = Uuid, Path, description = "Id of the facility.")),
+    request_body = RatesBody,
+    responses((status = 201, description = "Stored.", body = RatesStored)))]
 async fn add_rates(
     State(state): State<AppState>,
     Auth(who): Auth,
     Path(id): Path<String>,
     JsonBytes(body): JsonBytes,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<RatesStored>)> {
     let facility_id = path_id(&id, "facility")?;
     jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
     let rates = competitors::parse_body(&body, Utc::now().date_naive())?;
@@ -267,7 +375,11 @@ async fn add_rates(
     tx.commit().await.map_err(jobs::Error::from)?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "ok": true, "inserted": inserted, "updated": updated })),
+        Json(RatesStored {
+            ok: true,
+            inserted,
+            updated,
+        }),
     ))
 }
 

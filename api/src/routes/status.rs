@@ -5,21 +5,113 @@ use crate::auth::Auth;
 use crate::error::ApiResult;
 use crate::state::AppState;
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
-use chrono::{Datelike, NaiveDate, Utc};
-use serde_json::{json, Value};
+use axum::Json;
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/v1/status", get(status))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(status))
 }
 
-async fn status(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Json<Value>> {
-    report(&state, who.company_id).await.map(Json)
+/// The company's plan, subscription, usage, jobs and limits.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct Status {
+    /// The company of the key.
+    company: Company,
+    /// The company's plan.
+    plan: String,
+    /// The subscription as in force now.
+    subscription: Subscription,
+    /// Usage counts.
+    usage: Usage,
+    /// The company's jobs by state, and the latest failures.
+    jobs: Jobs,
+    /// Rate limits of the API.
+    limits: Limits,
 }
 
-/// The status of a company, as the API answers it and the dashboard's overview shows it.
-pub(crate) async fn report(state: &AppState, company_id: uuid::Uuid) -> ApiResult<Value> {
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = StatusCompany)]
+struct Company {
+    /// Id of the company.
+    id: Uuid,
+    /// Name of the company.
+    name: String,
+    /// IANA time zone of the company.
+    time_zone: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = StatusSubscription)]
+struct Subscription {
+    /// State in force now: `trialing`, `active`, `past_due`, `canceled` or `expired` (a trial
+    /// past its end is `expired`).
+    state: String,
+    /// State as stored.
+    stored_state: String,
+    /// End of the trial, when trialing.
+    trial_ends_at: Option<DateTime<Utc>>,
+    /// Whole days left of the trial.
+    trial_days_left: Option<u64>,
+    /// Whether the API answers beyond status and clean-up calls.
+    api_access: bool,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = StatusUsage)]
+struct Usage {
+    /// The month counted, `YYYY-MM`.
+    month: String,
+    /// Facilities of the company.
+    facilities: i64,
+    /// Stored sync records.
+    sync_records: i64,
+    /// Sync records received this month.
+    sync_records_this_month: i64,
+    /// API calls this month; null when the counter is unavailable.
+    api_calls_this_month: Option<u64>,
+    /// API keys not revoked.
+    active_api_keys: i64,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = StatusJobs)]
+struct Jobs {
+    #[serde(flatten)]
+    counts: jobs::runs::JobCounts,
+    /// The latest failed jobs, newest first (at most 5).
+    recent_failures: Vec<jobs::runs::RecentFailure>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = StatusLimits)]
+struct Limits {
+    /// General requests per minute per company.
+    requests_per_minute: u32,
+    /// `POST /api/v1/sync` requests per minute per company.
+    sync_requests_per_minute: u32,
+}
+
+/// The company's plan, subscription state, usage counts, jobs and limits.
+///
+/// Answers in every subscription state.
+#[utoipa::path(get, path = "/api/v1/status", tag = "account",
+    responses((status = 200, description = "The status.", body = Status)))]
+async fn status(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Json<Status>> {
+    status_of(&state, who.company_id).await.map(Json)
+}
+
+/// The status of a company, as the dashboard's overview shows it.
+pub(crate) async fn report(state: &AppState, company_id: Uuid) -> ApiResult<Value> {
+    let status = status_of(state, company_id).await?;
+    serde_json::to_value(status).map_err(|e| crate::error::ApiError::Internal(e.into()))
+}
+
+async fn status_of(state: &AppState, company_id: Uuid) -> ApiResult<Status> {
     let now = Utc::now();
     let month_start =
         NaiveDate::from_ymd_opt(now.year(), now.month(), 1).unwrap_or_else(|| now.date_naive());
@@ -34,40 +126,41 @@ pub(crate) async fn report(state: &AppState, company_id: uuid::Uuid) -> ApiResul
     .await
     .map_err(|e| tracing::warn!(error = %e, "usage counter unavailable"))
     .ok();
-    let jobs = jobs::runs::company_counts(&state.db, company_id).await?;
-    let failures = jobs::runs::recent_failures(&state.db, company_id, 5).await?;
+    let counts = jobs::runs::company_counts(&state.db, company_id).await?;
+    let recent_failures = jobs::runs::recent_failures(&state.db, company_id, 5).await?;
     let effective =
         jobs::tenancy::effective_state(&company.subscription_state, company.trial_ends_at, now);
     let trial_days_left =
         jobs::tenancy::trial_days_left(&company.subscription_state, company.trial_ends_at, now);
-    Ok(json!({
-        "company": { "id": company.id, "name": company.name, "time_zone": company.time_zone },
-        "plan": company.plan,
-        "subscription": {
-            "state": effective,
-            "stored_state": company.subscription_state,
-            "trial_ends_at": company.trial_ends_at,
-            "trial_days_left": trial_days_left,
-            "api_access": jobs::tenancy::has_access(effective),
+    Ok(Status {
+        subscription: Subscription {
+            state: effective.to_owned(),
+            api_access: jobs::tenancy::has_access(effective),
+            stored_state: company.subscription_state,
+            trial_ends_at: company.trial_ends_at,
+            trial_days_left,
         },
-        "usage": {
-            "month": now.format("%Y-%m").to_string(),
-            "facilities": usage.facilities,
-            "sync_records": usage.sync_records,
-            "sync_records_this_month": usage.sync_records_this_month,
-            "api_calls_this_month": api_calls,
-            "active_api_keys": usage.active_api_keys,
+        company: Company {
+            id: company.id,
+            name: company.name,
+            time_zone: company.time_zone,
         },
-        "jobs": {
-            "queued": jobs.queued,
-            "running": jobs.running,
-            "failed": jobs.failed,
-            "succeeded": jobs.succeeded,
-            "recent_failures": failures,
+        plan: company.plan,
+        usage: Usage {
+            month: now.format("%Y-%m").to_string(),
+            facilities: usage.facilities,
+            sync_records: usage.sync_records,
+            sync_records_this_month: usage.sync_records_this_month,
+            api_calls_this_month: api_calls,
+            active_api_keys: usage.active_api_keys,
         },
-        "limits": {
-            "requests_per_minute": state.config.rate_limit_per_minute,
-            "sync_requests_per_minute": state.config.rate_limit_sync_per_minute,
+        jobs: Jobs {
+            counts,
+            recent_failures,
         },
-    }))
+        limits: Limits {
+            requests_per_minute: state.config.rate_limit_per_minute,
+            sync_requests_per_minute: state.config.rate_limit_sync_per_minute,
+        },
+    })
 }

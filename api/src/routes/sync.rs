@@ -1,25 +1,66 @@
 //! `POST /api/v1/sync`: the idempotent upsert of one facility's dated snapshot.
 
+use super::JobRef;
 use crate::auth::Auth;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::JsonBytes;
 use crate::state::AppState;
 use axum::extract::State;
-use axum::routing::post;
-use axum::{Json, Router};
-use chrono::Utc;
+use axum::Json;
+use chrono::{NaiveDate, Utc};
 use jobs::sync::Source;
-use serde_json::{json, Value};
+use serde::Serialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/v1/sync", post(sync))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(sync))
 }
 
+/// The answer of a sync: how the snapshot was placed and stored.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct SyncAnswer {
+    /// Always true on success.
+    ok: bool,
+    /// `created` for the first snapshot of the facility and date, `updated` after.
+    #[schema(value_type = String, pattern = "^(created|updated)$")]
+    idempotent: &'static str,
+    /// The facility the snapshot was placed on.
+    facility: jobs::sync::store::FacilityOutcome,
+    /// Id of the stored snapshot.
+    sync_id: Uuid,
+    /// Date of the snapshot.
+    date: NaiveDate,
+    /// `<JSON path>: <reason>` for each field ignored, read differently or left out (at most 50
+    /// lines, then a count).
+    warnings: Vec<String>,
+    /// The `ingest` job recorded with the snapshot (follow it at `GET /api/v1/jobs/{id}`).
+    job: JobRef,
+}
+
+/// Upserts one facility's dated snapshot.
+///
+/// Clear intent is normalised (blank strings as absent,
+/// sizes such as `10'x10'`, numbers sent as text); an item that still cannot be read is left
+/// out and named in `warnings`; only a snapshot that cannot be placed is refused.
+#[utoipa::path(
+    post,
+    path = "/api/v1/sync",
+    tag = "sync",
+    request_body = jobs::sync::payload::SyncPayload,
+    responses(
+        (status = 200, description = "Stored (`idempotent` says whether created or updated).", body = SyncAnswer),
+        (status = 404, description = "`facility.id` alone names no facility of the company.", body = crate::openapi::ErrorBody),
+        (status = 409, description = "The facility could not be created: another has its name or external id.", body = crate::openapi::ErrorBody),
+        (status = 422, description = "The snapshot cannot be placed: not a JSON object, no or an impossible date, nothing to identify the facility by, an array over 1,000 entries.", body = crate::openapi::ErrorBody),
+    )
+)]
 async fn sync(
     State(state): State<AppState>,
     Auth(who): Auth,
     JsonBytes(body): JsonBytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<SyncAnswer>> {
     let parsed = jobs::sync::parse(&body, Utc::now().date_naive())?;
     // The parser accepted the body, so it is UTF-8; the check keeps that an invariant.
     let raw = std::str::from_utf8(&body)
@@ -37,13 +78,16 @@ async fn sync(
         .await;
     let mut warnings = parsed.warnings;
     warnings.extend(outcome.warnings);
-    Ok(Json(json!({
-        "ok": true,
-        "idempotent": outcome.idempotent,
-        "facility": outcome.facility,
-        "sync_id": outcome.sync_id,
-        "date": outcome.date,
-        "warnings": warnings,
-        "job": { "id": outcome.job_id, "kind": "ingest" },
-    })))
+    Ok(Json(SyncAnswer {
+        ok: true,
+        idempotent: outcome.idempotent,
+        facility: outcome.facility,
+        sync_id: outcome.sync_id,
+        date: outcome.date,
+        warnings,
+        job: JobRef {
+            id: outcome.job_id,
+            kind: "ingest",
+        },
+    }))
 }

@@ -15,22 +15,28 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use chrono::Utc;
+use axum::Json;
+use chrono::{NaiveDate, Utc};
 use jobs::competitors;
-use jobs::upload::{self, UploadKind};
+use jobs::upload::{self, RowError, UploadKind};
 use read::Collected;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/facilities/{id}/upload", post(upload))
-        .route("/api/v1/upload-templates/{kind}", get(template))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(upload))
+        .routes(routes!(template))
 }
 
+/// The CSV template of an upload kind: the header and an example row.
+#[utoipa::path(get, path = "/api/v1/upload-templates/{kind}", tag = "uploads",
+    params(("kind" = String, Path, pattern = "^(unit_rates|competitor_rates)(\\.csv)?$",
+        description = "`unit_rates` or `competitor_rates` (`.csv` may follow).")),
+    responses((status = 200, description = "The template.", content_type = "text/csv", body = String)))]
 async fn template(Path(kind): Path<String>) -> ApiResult<Response> {
     let kind = UploadKind::parse(kind.trim_end_matches(".csv")).ok_or_else(|| {
         ApiError::NotFound(format!(
@@ -50,12 +56,113 @@ async fn template(Path(kind): Path<String>) -> ApiResult<Response> {
         .into_response())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct UploadQuery {
+    /// What the rows carry; detected from the columns when absent.
+    #[param(value_type = Option<UploadKind>)]
     kind: Option<String>,
+    /// The date of rows that carry none (`YYYY-MM-DD`, not after tomorrow).
+    #[param(value_type = Option<chrono::NaiveDate>)]
     date: Option<String>,
 }
 
+/// A JSON upload: rows of column names and values, as the CSV's header and lines would give.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[allow(dead_code)] // read by `read::json`; this is its schema
+struct JsonUpload {
+    /// The rows (at most 100,000): `size`, `street_rate`, `tier`, `date`... for unit rates,
+    /// `competitor`, `size`, `rate`, `promo`... for competitor rates (header synonyms apply).
+    #[schema(max_items = 100000)]
+    rows: Vec<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// The 422 of an upload: the error envelope, and when rows were bad (nothing was written) the
+/// bad rows themselves.
+#[derive(Serialize, utoipa::ToSchema)]
+struct UploadRejection {
+    /// What is wrong; with bad rows, a summary naming the first ones.
+    error: String,
+    /// Bad rows in all (only when rows were bad).
+    #[schema(required = false)]
+    error_count: u64,
+    /// The bad rows, each with its line and reason (the first 100; only when rows were bad).
+    #[schema(required = false)]
+    errors: Vec<RowError>,
+}
+
+/// What an upload stored.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(untagged)]
+pub(crate) enum Stored {
+    Competitors(CompetitorRatesStored),
+    Units(UnitRatesStored),
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct CompetitorRatesStored {
+    /// Always true on success.
+    ok: bool,
+    /// `competitor_rates`.
+    kind: UploadKind,
+    /// Rows read.
+    rows: u64,
+    /// Observations added.
+    inserted: u64,
+    /// Observations replaced.
+    updated: u64,
+    /// Notes on columns ignored and values read differently.
+    warnings: Vec<String>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct UnitRatesStored {
+    /// Always true on success.
+    ok: bool,
+    /// `unit_rates`.
+    kind: UploadKind,
+    /// Rows read.
+    rows: u64,
+    /// One per date of the rows.
+    snapshots: Vec<UploadedDay>,
+    /// Notes on columns ignored and values read differently.
+    warnings: Vec<String>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct UploadedDay {
+    /// The date.
+    date: NaiveDate,
+    /// The day's sync record.
+    sync_id: Uuid,
+    /// True when merged into a record the day had; false when the upload created it.
+    merged: bool,
+    /// `created` or `updated`, as a push answers.
+    #[schema(value_type = String)]
+    idempotent: &'static str,
+    /// Unit types replaced, added and kept.
+    unit_types: jobs::upload::merge::MergeReport,
+    /// The `ingest` job recorded with the day.
+    job: super::JobRef,
+}
+
+/// Uploads unit rates or competitor rates.
+///
+/// CSV (streamed, up to 64 MiB) or JSON `{rows: [...]}` (up to 16 MiB). Every row is checked first; one bad row refuses the upload with every bad row's
+/// line and reason, and nothing is written.
+#[utoipa::path(post, path = "/api/v1/facilities/{id}/upload", tag = "uploads",
+    params(("id" = Uuid, Path, description = "Id of the facility."), UploadQuery),
+    request_body(content(
+        (JsonUpload = "application/json"),
+        (String = "text/csv", example = "size,tier,street_rate\n10x10,,129.00\n"),
+    )),
+    responses(
+        (status = 200, description = "Stored: competitor rates, or unit rates per day.", body = Stored),
+        (status = 409, description = "A day of the upload changed while it was merged; send it again.", body = crate::openapi::ErrorBody),
+        (status = 413, description = "Over 64 MiB of CSV, 16 MiB of JSON or 100,000 rows.", body = crate::openapi::ErrorBody),
+        (status = 415, description = "Content-Type is neither text/csv nor application/json.", body = crate::openapi::ErrorBody),
+        (status = 422, description = "Bad rows (each listed; nothing written), no rows, or a bad parameter.", body = UploadRejection),
+    ))]
 async fn upload(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -164,7 +271,7 @@ pub(crate) async fn store(
     state: &AppState,
     r: &Request<'_>,
     collected: Collected,
-) -> ApiResult<serde_json::Value> {
+) -> ApiResult<Stored> {
     match collected.kind {
         UploadKind::CompetitorRates => {
             store_competitor_rates(state, r.company_id, r.facility_id, collected).await
@@ -198,16 +305,16 @@ pub(crate) fn rejection(c: &Collected) -> Response {
     } else {
         String::new()
     };
-    let body = json!({
-        "error": format!(
+    let body = UploadRejection {
+        error: format!(
             "{} of {} rows are invalid, nothing was written: {}{more}",
             c.error_count,
             c.rows,
             listed.join("; ")
         ),
-        "error_count": c.error_count,
-        "errors": c.errors,
-    });
+        error_count: c.error_count,
+        errors: c.errors.clone(),
+    };
     (StatusCode::UNPROCESSABLE_ENTITY, Json(body)).into_response()
 }
 
@@ -216,7 +323,7 @@ async fn store_competitor_rates(
     company_id: Uuid,
     facility_id: Uuid,
     collected: Collected,
-) -> ApiResult<serde_json::Value> {
+) -> ApiResult<Stored> {
     let mut tx = state.db.begin().await?;
     let (inserted, updated) = competitors::upsert(
         &mut tx,
@@ -227,13 +334,13 @@ async fn store_competitor_rates(
     )
     .await?;
     tx.commit().await?;
-    Ok(json!({
-        "ok": true,
-        "kind": UploadKind::CompetitorRates,
-        "rows": collected.rows,
-        "inserted": inserted,
-        "updated": updated,
-        "warnings": collected.warnings,
+    Ok(Stored::Competitors(CompetitorRatesStored {
+        ok: true,
+        kind: UploadKind::CompetitorRates,
+        rows: collected.rows,
+        inserted,
+        updated,
+        warnings: collected.warnings,
     }))
 }
 
@@ -246,7 +353,7 @@ async fn store_unit_rates(
     facility_id: Uuid,
     collected: Collected,
     today: chrono::NaiveDate,
-) -> ApiResult<serde_json::Value> {
+) -> ApiResult<Stored> {
     let mut tx = state.db.begin().await?;
     let days = upload::store::unit_rates(&mut tx, company_id, facility_id, &collected.units, today)
         .await?;
@@ -255,24 +362,25 @@ async fn store_unit_rates(
     state
         .push_after_commit(jobs::queue::Kind::Ingest, &job_ids)
         .await;
-    let snapshots: Vec<_> = days
-        .iter()
-        .map(|d| {
-            json!({
-                "date": d.date,
-                "sync_id": d.sync_id,
-                "merged": d.merged,
-                "idempotent": d.idempotent,
-                "unit_types": d.unit_types,
-                "job": { "id": d.job_id, "kind": "ingest" },
-            })
+    let snapshots = days
+        .into_iter()
+        .map(|d| UploadedDay {
+            date: d.date,
+            sync_id: d.sync_id,
+            merged: d.merged,
+            idempotent: d.idempotent,
+            unit_types: d.unit_types,
+            job: super::JobRef {
+                id: d.job_id,
+                kind: "ingest",
+            },
         })
         .collect();
-    Ok(json!({
-        "ok": true,
-        "kind": UploadKind::UnitRates,
-        "rows": collected.rows,
-        "snapshots": snapshots,
-        "warnings": collected.warnings,
+    Ok(Stored::Units(UnitRatesStored {
+        ok: true,
+        kind: UploadKind::UnitRates,
+        rows: collected.rows,
+        snapshots,
+        warnings: collected.warnings,
     }))
 }

@@ -22,7 +22,7 @@
 use serde::Serialize;
 
 /// The guardrails, each a named setting (docs/analytics.md).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct EcriSettings {
     /// Minimum months since a cohort's last increase.
     pub min_months_since_increase: f64,
@@ -62,7 +62,8 @@ pub struct Cohort {
     pub months_since_last_increase: Option<f64>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, utoipa::ToSchema)]
+#[schema(as = EcriGuardrail)]
 #[serde(rename_all = "snake_case")]
 pub enum Guardrail {
     MonthsSinceLastIncrease,
@@ -118,21 +119,27 @@ pub fn suggest(c: &Cohort, street_rate: f64, s: &EcriSettings) -> CohortSuggesti
 }
 
 /// How many tenants a guardrail limited.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = EcriGuardrailUse)]
 pub struct GuardrailUse {
+    /// The guardrail.
     pub guardrail: Guardrail,
+    /// Tenants whose increase it limited.
     pub tenants: u32,
 }
 
 /// The ECRI figures of one size.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct SizeEcri {
+    /// Tenants of the size.
     pub tenants: u32,
     /// Tenant-weighted average in-place rent.
     pub current_avg_rent: f64,
+    /// Tenants paying less than the street rate.
     pub tenants_below_street: u32,
     /// street / current average rent - 1, percent.
     pub rent_gap_pct: f64,
+    /// Tenants an increase is suggested for.
     pub tenants_affected: u32,
     /// Average increase per affected tenant (currency per month); 0 when none.
     pub suggested_increase: f64,
@@ -140,9 +147,13 @@ pub struct SizeEcri {
     pub suggested_increase_pct: f64,
     /// Affected tenants' average rent after the increase; null when none.
     pub suggested_new_rent: Option<f64>,
+    /// Added rent per month if the suggestion is made.
     pub monthly_uplift: f64,
+    /// Tenants expected to move out after the increase.
     pub expected_move_outs: f64,
+    /// Monthly uplift less the rent of the expected move-outs.
     pub net_monthly_uplift: f64,
+    /// Guardrails that limited the increase, with the tenants they held back.
     pub guardrails: Vec<GuardrailUse>,
 }
 

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 /// Thresholds (docs/analytics.md); defaults from the domain notes.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct FlagSettings {
     /// Occupancy below this (percent) and lower than at the previous month's last snapshot.
     pub occupancy_below_pct: f64,
@@ -26,7 +26,7 @@ impl Default for FlagSettings {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FlagKind {
     OccupancyLowAndFalling,
@@ -37,13 +37,17 @@ pub enum FlagKind {
     LargeEcriRunway,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Flag {
+    /// Which risk.
     pub flag: FlagKind,
     /// The threshold, in the unit of `value`.
     pub threshold: f64,
+    /// The measured value, in `unit`.
     pub value: f64,
+    /// Unit of `threshold` and `value`.
     pub unit: &'static str,
+    /// The flag in words.
     pub detail: String,
 }
 

@@ -20,22 +20,35 @@ pub struct ChannelLeads {
 /// The label every channel carries in place of a conversion figure.
 pub const NOT_MEASURED: &str = "not_measured";
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = LeadChannel)]
 pub struct Channel {
+    /// Lead channel (lower-case).
     pub channel: String,
+    /// Leads in the period.
     pub leads: u64,
+    /// The channel's share of all leads, percent.
     pub share_pct: Option<f64>,
+    /// Leads in the period before.
     pub previous_period_leads: u64,
+    /// True when the channel had leads before and none now.
     pub dead: bool,
+    /// Per-channel conversion is not measured; this says so.
     pub conversion: &'static str,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = LeadFunnel)]
 pub struct Funnel {
+    /// Leads in the period.
     pub total_leads: u64,
+    /// Move-ins in the period.
     pub move_ins: u64,
+    /// Move-ins per lead, percent.
     pub conversion_pct: Option<f64>,
+    /// Per channel, most leads first.
     pub channels: Vec<Channel>,
+    /// Channels flagged dead.
     pub dead_channels: Vec<String>,
 }
 

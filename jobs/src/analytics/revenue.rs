@@ -23,19 +23,31 @@ pub struct Figures {
     pub actual_rent_estimated: bool,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Revenue {
+    /// Revenue per available unit: actual rent / total units, per month.
     pub revpau: Option<f64>,
+    /// Revenue per available square foot: actual rent / rentable sq ft, per month.
     pub revpaf: Option<f64>,
+    /// Street rate x units, per month.
     pub gross_potential_rent: Option<f64>,
+    /// Rent of the occupied units, per month.
     pub actual_rent: Option<f64>,
+    /// Gross potential rent - actual rent.
     pub rent_gap: Option<f64>,
+    /// Rent gap / gross potential rent, percent.
     pub rent_gap_pct: Option<f64>,
+    /// Actual rent / gross potential rent, percent.
     pub economic_occupancy_pct: Option<f64>,
+    /// Units counted.
     pub total_units: Option<i64>,
+    /// Rentable square feet counted.
     pub rentable_sqft: Option<f64>,
+    /// True when unit counts were estimated.
     pub units_estimated: bool,
+    /// True when the area was estimated.
     pub rentable_sqft_estimated: bool,
+    /// True when the actual rent was estimated.
     pub actual_rent_estimated: bool,
 }
 

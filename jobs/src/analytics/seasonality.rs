@@ -28,20 +28,26 @@ pub struct MonthTotals {
     pub facility_days: f64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[schema(as = SeasonalityBasis)]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
     Own,
     Prior,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = SeasonalityMonth)]
 pub struct MonthIndex {
+    /// Calendar month, 1 to 12.
     pub month: u32,
+    /// Demand index of the month (1.0 is an average month).
     pub index: f64,
+    /// `own` (from the company's data) or `prior` (the industry prior).
     pub basis: Basis,
     /// Own move-ins per facility-day; null for prior months.
     pub pace: Option<f64>,
+    /// Facility-days of own data in the month.
     pub facility_days: f64,
 }
 
@@ -107,12 +113,18 @@ pub fn profile(totals: &[MonthTotals; 12], min_facility_days: f64) -> Profile {
 
 /// This month's pace against the profile: expected = base pace x index of the month;
 /// vs_profile_pct = pace / expected - 1, in percent.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = SeasonalityReading)]
 pub struct Reading {
+    /// The current calendar month, 1 to 12.
     pub month: u32,
+    /// Its demand index.
     pub index: f64,
+    /// Move-ins per facility-day this month.
     pub pace: f64,
+    /// Pace the profile expects for the month.
     pub expected_pace: Option<f64>,
+    /// Pace against the expected pace, percent above (+) or below (-).
     pub vs_profile_pct: Option<f64>,
 }
 

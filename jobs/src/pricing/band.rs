@@ -49,10 +49,13 @@ impl Default for BandSettings {
 }
 
 /// The band used for one size, with the facts it rests on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct CompetitorBand {
+    /// 25th percentile of the effective competitor rates.
     pub p25: f64,
+    /// Median of the effective competitor rates.
     pub median: f64,
+    /// 75th percentile of the effective competitor rates.
     pub p75: f64,
     /// Competitors counted (one observation each).
     pub competitors: usize,
@@ -60,7 +63,9 @@ pub struct CompetitorBand {
     pub stale: usize,
     /// Sum of the weights (competitors minus the discount on stale ones).
     pub weight: f64,
+    /// Date of the newest observation counted.
     pub newest_observed_on: NaiveDate,
+    /// Date of the oldest observation counted.
     pub oldest_observed_on: NaiveDate,
 }
 

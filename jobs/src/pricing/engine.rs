@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 /// Bumped whenever the maths changes, and stored with every run.
 pub const ENGINE_VERSION: &str = "2026.11.2";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = PricingMode)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     LeaseUp,
@@ -70,7 +71,8 @@ pub struct PromotionInput {
     pub applies_to: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = PricingAction)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     Raise,
@@ -79,7 +81,8 @@ pub enum Action {
 }
 
 /// One factor's share of the change, in percentage points of the current rate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = PricingFactor)]
 pub struct Factor {
     pub name: String,
     pub contribution_pct: f64,
@@ -87,7 +90,8 @@ pub struct Factor {
 }
 
 /// A guardrail that changed the recommendation: the rate before and after it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = PricingGuardrail)]
 pub struct Guardrail {
     pub name: String,
     pub before: f64,
@@ -95,7 +99,7 @@ pub struct Guardrail {
     pub detail: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Recommendation {
     pub size: String,
     pub tier: String,

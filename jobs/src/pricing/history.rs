@@ -16,56 +16,86 @@ use uuid::Uuid;
 /// Longest history one request reads, in days.
 pub const MAX_DAYS: i64 = 730;
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[schema(as = FacilityHistory)]
 pub struct History {
+    /// The facility.
     pub facility_id: Uuid,
     /// First and last day of the range asked for (the last is the latest snapshot).
     pub from: Option<NaiveDate>,
+    /// Last day of the range (the latest snapshot).
     pub to: Option<NaiveDate>,
+    /// One entry per snapshot day, oldest first.
     pub days: Vec<Day>,
+    /// Street rate per unit type and day.
     pub unit_types: Vec<UnitTypeSeries>,
+    /// Competitor band per size and day.
     pub competitor_bands: Vec<BandSeries>,
 }
 
 /// One snapshot day of the facility.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[schema(as = HistoryDay)]
 pub struct Day {
+    /// The day.
     pub date: NaiveDate,
+    /// Facility occupancy, percent.
     pub occupancy_pct: Option<f64>,
+    /// Move-ins on the day.
     pub move_ins_daily: Option<i32>,
+    /// Move-ins this month to the day.
     pub move_ins_mtd: Option<i32>,
+    /// The month's move-in target.
     pub move_ins_target_monthly: Option<i32>,
     /// The monthly target times the share of the month gone by this day.
     pub move_ins_target_to_date: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[schema(as = HistoryUnitType)]
 pub struct UnitTypeSeries {
+    /// Unit size.
     pub size: String,
+    /// Tier; empty when none.
     pub tier: String,
+    /// Rate per day, oldest first.
     pub points: Vec<UnitTypePoint>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[schema(as = HistoryUnitTypePoint)]
 pub struct UnitTypePoint {
+    /// The day.
     pub date: NaiveDate,
+    /// Street rate, currency per month.
     pub street_rate: f64,
+    /// Occupancy of the unit type, percent.
     pub occupancy_pct: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[schema(as = HistoryBand)]
 pub struct BandSeries {
+    /// Unit size.
     pub size: String,
+    /// The band per day, oldest first.
     pub points: Vec<BandPoint>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[schema(as = HistoryBandPoint)]
 pub struct BandPoint {
+    /// The day.
     pub date: NaiveDate,
+    /// 25th percentile of the effective competitor rates.
     pub p25: f64,
+    /// Median of the effective competitor rates.
     pub median: f64,
+    /// 75th percentile of the effective competitor rates.
     pub p75: f64,
+    /// Competitors counted.
     pub competitors: usize,
+    /// Of which stale.
     pub stale: usize,
 }
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// The engine's settings. Percentages are in percent (8.0 means 8 %); "pp" is percentage points
 /// of the street rate.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PricingSettings {
     /// Occupancy target band, low end (%). Below it the occupancy factor eases the rate down.
@@ -69,8 +69,11 @@ pub struct PricingSettings {
     pub lease_up_climb_pp_per_week: f64,
     /// Competitor band settings.
     pub expected_stay_months: f64,
+    /// Competitor observations older than this (days) are stale.
     pub competitor_stale_after_days: i64,
+    /// Weight of a stale observation (a fresh one weighs 1).
     pub competitor_stale_weight: f64,
+    /// Competitor observations older than this (days) are ignored.
     pub competitor_max_age_days: i64,
 }
 

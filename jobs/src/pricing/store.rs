@@ -34,20 +34,33 @@ impl Trigger {
 }
 
 /// A stored run, as the API shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = RecommendationRun)]
 pub struct Run {
+    /// Id of the run.
     pub recommendation_id: Uuid,
+    /// The facility.
     pub facility_id: Uuid,
+    /// The facility's name.
     pub facility_name: String,
+    /// When the run was made (ISO 8601 UTC, milliseconds).
     #[serde(serialize_with = "crate::domain::values::millis")]
     pub generated_at: DateTime<Utc>,
+    /// Version of the pricing engine.
     pub engine_version: String,
+    /// Date of the snapshot the run priced.
     pub snapshot_date: NaiveDate,
+    /// What caused the run: `api` (a request) or `sync` (a new snapshot).
     pub trigger: String,
+    /// `lease_up` or `stabilized`.
     pub mode: String,
+    /// Recommendations in the run.
     pub per_size_count: i32,
+    /// Per size and tier: current and recommended rate, action, confidence, factors and guardrails.
     pub recommendations: Value,
+    /// The inputs the engine read, as it read them.
     pub inputs: Value,
+    /// The settings in force for the run.
     pub settings: Value,
 }
 
@@ -436,18 +449,29 @@ async fn fetch_run(
 
 /// One stored run in a facility's run history: when, why, on which snapshot, and how many
 /// sizes it would raise, hold or lower.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = RecommendationRunSummary)]
 pub struct RunSummary {
+    /// Id of the run.
     pub recommendation_id: Uuid,
+    /// When the run was made (ISO 8601 UTC, milliseconds).
     #[serde(serialize_with = "crate::domain::values::millis")]
     pub generated_at: DateTime<Utc>,
+    /// Version of the pricing engine.
     pub engine_version: String,
+    /// Date of the snapshot the run priced.
     pub snapshot_date: NaiveDate,
+    /// What caused the run.
     pub trigger: String,
+    /// `lease_up` or `stabilized`.
     pub mode: String,
+    /// Recommendations in the run.
     pub per_size_count: i32,
+    /// Recommendations to raise.
     pub raise: i64,
+    /// Recommendations to hold.
     pub hold: i64,
+    /// Recommendations to lower.
     pub lower: i64,
 }
 
@@ -487,7 +511,7 @@ pub async fn list_runs(
 }
 
 /// The latest run of each facility of the company that has one, summarised.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct LatestRun {
     pub facility_id: Uuid,
     #[serde(flatten)]

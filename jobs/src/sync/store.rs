@@ -28,10 +28,14 @@ impl Source {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = SyncFacilityOutcome)]
 pub struct FacilityOutcome {
+    /// Id of the facility.
     pub id: Uuid,
+    /// The facility's name.
     pub name: String,
+    /// True when the sync created the facility.
     pub created: bool,
 }
 

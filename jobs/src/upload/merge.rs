@@ -12,9 +12,11 @@ use std::collections::HashMap;
 
 /// A unit type's identity within a day: its size and tier, as the sync payload's duplicate
 /// check compares them (normalised size, tier without case).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord, utoipa::ToSchema)]
 pub struct UnitKey {
+    /// Unit size.
     pub size: String,
+    /// Tier; empty when none.
     pub tier: String,
 }
 
@@ -28,7 +30,7 @@ impl UnitKey {
 }
 
 /// What an upload did to one day's unit types.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct MergeReport {
     /// Stored unit types that an uploaded one replaced.
     pub replaced: Vec<UnitKey>,

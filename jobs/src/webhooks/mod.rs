@@ -157,30 +157,42 @@ async fn record_delivery(
 }
 
 /// A subscription as listed (never its secret).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = WebhookSubscription)]
 pub struct Subscription {
+    /// Id of the subscription.
     pub id: Uuid,
+    /// The HTTPS URL deliveries are sent to.
     pub url: String,
     /// The events it takes.
     pub events: Vec<String>,
     /// Created without `events`: takes every event, including any added later.
     pub all_events: bool,
+    /// Masked hint of the signing secret.
     pub secret_hint: String,
+    /// When the subscription was created.
     pub created_at: DateTime<Utc>,
 }
 
 /// The creation answer: the subscription and its secret, shown this once.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = CreatedWebhookSubscription)]
 pub struct CreatedSubscription {
     #[serde(flatten)]
     pub subscription: Subscription,
+    /// The signing secret (HMAC-SHA256 key of `X-Service-Signature`): shown this once.
     pub secret: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[schema(as = NewWebhookSubscription)]
 #[serde(deny_unknown_fields)]
 pub struct NewSubscription {
+    /// Delivery target: an absolute `https://` URL of at most 2,048 characters, no credentials,
+    /// not an internal address.
+    #[schema(max_length = 2048, pattern = "^[hH][tT][tT][pP][sS]://")]
     pub url: String,
+    /// Events to take (`recommendations.ready`); every event, including later ones, when absent.
     pub events: Option<Vec<String>>,
 }
 
@@ -421,7 +433,7 @@ pub async fn record_test_ping(pool: &PgPool, company_id: Uuid, id: Uuid) -> Resu
 }
 
 /// Delivery states.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DeliveryStatus {
     Queued,
@@ -442,51 +454,79 @@ impl DeliveryStatus {
 }
 
 /// Filters and page of the delivery log.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct DeliveryFilter {
+    /// Only deliveries of this subscription.
     pub subscription_id: Option<Uuid>,
+    /// Only deliveries in this state.
     pub status: Option<DeliveryStatus>,
     /// Page size, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
     /// The `next_cursor` of the previous page: deliveries older than it.
     pub cursor: Option<Uuid>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = DeliveryAttempt)]
 pub struct AttemptLog {
+    /// Number of the attempt, from 1.
     pub attempt: i32,
+    /// When the attempt started.
     pub started_at: DateTime<Utc>,
+    /// When it ended.
     pub finished_at: Option<DateTime<Utc>>,
+    /// How long it took, milliseconds.
     pub duration_ms: Option<i32>,
+    /// The receiver's HTTP status; null when none came.
     pub http_status: Option<i32>,
+    /// Why the attempt failed, when it did.
     pub error: Option<String>,
     /// The first KiB of the receiver's answer.
     pub response_body: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = WebhookDelivery)]
 pub struct Delivery {
+    /// Id of the delivery (its `X-Service-Delivery`).
     pub id: Uuid,
+    /// The subscription.
     pub subscription_id: Uuid,
+    /// The event.
     pub event: String,
+    /// The target URL.
     pub url: String,
+    /// True for a test ping.
     pub test: bool,
+    /// `queued`, `retrying`, `complete` or `failed`.
     pub status: String,
+    /// Attempts made.
     pub attempts: i32,
+    /// Attempts allowed.
     pub max_attempts: i32,
+    /// The receiver's last HTTP status.
     pub last_http_status: Option<i32>,
+    /// Why the last attempt failed.
     pub last_error: Option<String>,
+    /// When the next attempt is due.
     pub next_attempt_at: Option<DateTime<Utc>>,
+    /// When the delivery was recorded.
     pub created_at: DateTime<Utc>,
+    /// When it last changed.
     pub updated_at: DateTime<Utc>,
+    /// When it completed or failed for good.
     pub finished_at: Option<DateTime<Utc>>,
     /// Every attempt, oldest first.
     pub attempt_log: Vec<AttemptLog>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = WebhookDeliveryPage)]
 pub struct DeliveryPage {
+    /// Deliveries, newest first.
     pub deliveries: Vec<Delivery>,
     /// Pass as `cursor` for the next (older) page; `null` on the last page.
     pub next_cursor: Option<Uuid>,

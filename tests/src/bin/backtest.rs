@@ -6,7 +6,7 @@
 
 use clap::Parser;
 use jobs::pricing::backtest::market::SCENARIOS;
-use jobs::pricing::backtest::report::{markdown, reference_rules, summarize};
+use jobs::pricing::backtest::report::{markdown, reference_rules, reference_schedules, summarize};
 use jobs::pricing::{PricingSettings, ENGINE_VERSION};
 
 #[derive(Parser)]
@@ -24,7 +24,8 @@ struct Args {
     #[arg(long, default_value = "{}")]
     settings: String,
     /// Also sweep the reference rules (`jobs::pricing::backtest::Rule`) and print the best
-    /// found with hindsight, per scenario and one for all.
+    /// found with hindsight, per scenario and one for all, then each size's best monthly
+    /// schedule (`Policy::Schedule`), also found with hindsight.
     #[arg(long)]
     reference: bool,
 }
@@ -54,6 +55,20 @@ fn main() -> anyhow::Result<()> {
     if args.reference {
         println!("\nReference: the best weekly occupancy-and-season rule, chosen with hindsight\n");
         print!("{}", reference_rules(&scenarios, &seeds));
+        // Seeds after the run's own, for the schedules' out-of-sample check.
+        let holdout: Vec<u64> = (0..10).map(|i| seeds[seeds.len() - 1] + 1 + i).collect();
+        println!(
+            "\nReference: each size's best monthly schedule, tuned with hindsight on seeds {}-{}, \
+             then run on seeds {}-{}\n",
+            seeds[0],
+            seeds[seeds.len() - 1],
+            holdout[0],
+            holdout[holdout.len() - 1]
+        );
+        print!(
+            "{}",
+            reference_schedules(&scenarios, &seeds, &holdout, &settings)
+        );
     }
     Ok(())
 }

@@ -17,6 +17,7 @@ mod envelope;
 mod facilities;
 mod health;
 mod jobs;
+mod openapi;
 mod password;
 mod pricing;
 mod rate_limit;

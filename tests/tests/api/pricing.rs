@@ -795,3 +795,49 @@ async fn a_facilitys_history_has_its_days_rates_and_bands_as_the_engine_saw_them
     let r = app.req_as(&other, Method::GET, &base).send().await.unwrap();
     assert_eq!(r.status(), 404);
 }
+
+/// Found by the fuzz run: a facility deleted while its recommendations were being stored made
+/// the run's insert break its foreign key, a 500. It is a 404, like a facility that is gone.
+#[tokio::test]
+async fn a_facility_deleted_while_its_run_is_stored_is_a_404() {
+    let app = spawn_app().await;
+    let pushed = e2e::push_ok(&app, e2e::payload("Elm", "2026-11-20", 3, 2, 0)).await;
+    let id = pushed["facility"]["id"].as_str().unwrap().to_owned();
+    // Delete the facility in a transaction that stays open, so the run's insert waits on it.
+    let mut deleting = app.db().begin().await.unwrap();
+    sqlx::query("DELETE FROM facilities WHERE id = $1::uuid")
+        .bind(&id)
+        .execute(&mut *deleting)
+        .await
+        .unwrap();
+    let request = app
+        .req(
+            reqwest::Method::GET,
+            &format!("/api/v1/facilities/{id}/recommendations"),
+        )
+        .send();
+    let answer = tokio::spawn(request);
+    let db = app.db().clone();
+    e2e::wait_until(
+        "the run waits on the deleted facility",
+        std::time::Duration::from_secs(20),
+        || {
+            let db = db.clone();
+            async move {
+                let waiting: i64 = sqlx::query_scalar(
+                    "SELECT count(*) FROM pg_stat_activity
+                     WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                )
+                .fetch_one(&db)
+                .await
+                .unwrap();
+                waiting > 0
+            }
+        },
+    )
+    .await;
+    deleting.commit().await.unwrap();
+    let (s, body) = status_json(answer.await.unwrap().unwrap()).await;
+    assert_eq!(s, 404, "{body}");
+    assert_eq!(app.count("recommendation_runs").await, 0);
+}

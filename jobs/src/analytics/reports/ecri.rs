@@ -11,7 +11,8 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = EcriSize)]
 pub struct SizeOut {
     pub size: String,
     /// Street rate of the size in the same snapshot; null when the snapshot has none.
@@ -22,12 +23,18 @@ pub struct SizeOut {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
+#[schema(as = EcriTotals)]
 pub struct Totals {
+    /// Tenants counted.
     pub tenants: u32,
+    /// Tenants an increase is suggested for.
     pub tenants_affected: u32,
+    /// Added rent per month if every suggestion is made.
     pub monthly_uplift: f64,
+    /// Tenants expected to move out after the increases.
     pub expected_move_outs: f64,
+    /// Monthly uplift less the rent of the expected move-outs.
     pub net_monthly_uplift: f64,
 }
 
@@ -42,21 +49,31 @@ impl Totals {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = EcriFacility)]
 pub struct FacilityOut {
+    /// The facility.
     pub facility_id: Uuid,
+    /// The facility's name.
     pub facility_name: String,
     /// Date of the snapshot the figures come from.
     pub as_of: Option<NaiveDate>,
+    /// Suggestions per unit size.
     pub sizes: Vec<SizeOut>,
+    /// Sums over the sizes.
     pub totals: Totals,
+    /// Why there are no suggestions, when there are none.
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = EcriReport)]
 pub struct Report {
+    /// The settings the suggestions were made with.
     pub settings: EcriSettings,
+    /// Per facility.
     pub facilities: Vec<FacilityOut>,
+    /// Sums over every facility.
     pub totals: Totals,
 }
 

@@ -11,7 +11,8 @@ use serde::Serialize;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = LeadsReport)]
 pub struct Report {
     pub facility_id: Option<Uuid>,
     pub period: String,

@@ -14,59 +14,91 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = LeaseUpEvent)]
 pub struct Event {
+    /// Snapshot date that changed the mode.
     pub date: NaiveDate,
+    /// Mode before.
     pub from: String,
+    /// Mode after.
     pub to: String,
+    /// Occupancy that caused the change, percent.
     pub occupancy_pct: f64,
+    /// When the change was recorded.
     pub recorded_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = LeaseUpFillSuggestion)]
 pub struct Fill {
+    /// Unit size.
     pub size: String,
+    /// Current street rate, currency per month.
     pub street_rate: f64,
+    /// Suggested street rate, at or below the competitor P25.
     pub suggested_rate: f64,
+    /// Competitor 25th percentile.
     pub competitor_p25: f64,
     /// lease_up_floor_share x street rate.
     pub floor: f64,
+    /// True when the floor, not the percentile, set the rate.
     pub floor_applied: bool,
+    /// Competitors counted.
     pub competitors: usize,
+    /// Of which stale.
     pub stale_competitors: usize,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = LeaseUpFacility)]
 pub struct FacilityOut {
+    /// The facility.
     pub facility_id: Uuid,
+    /// The facility's name.
     pub facility_name: String,
     /// `lease_up` or `stabilized`.
     pub mode: String,
+    /// Latest occupancy, percent.
     pub occupancy_pct: Option<f64>,
+    /// Date of the latest snapshot.
     pub as_of: Option<NaiveDate>,
+    /// Mode changes, newest first.
     pub events: Vec<Event>,
+    /// Per-size fill suggestions, when in lease-up.
     pub fill_suggestions: Vec<Fill>,
     /// Sizes in lease-up without a suggestion, and why.
     pub sizes_without_suggestion: Vec<SizeReason>,
+    /// Why there are no suggestions, when there are none.
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = LeaseUpSizeReason)]
 pub struct SizeReason {
+    /// Unit size.
     pub size: String,
+    /// Why it has no suggestion.
     pub reason: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = LeaseUpThresholds)]
 pub struct Thresholds {
+    /// Occupancy below which a facility enters lease-up, percent.
     pub enter_below_pct: f64,
+    /// Occupancy at or above which it leaves, percent.
     pub leave_at_or_above_pct: f64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = LeaseUpReport)]
 pub struct Report {
+    /// When a facility enters and leaves lease-up.
     pub thresholds: Thresholds,
+    /// Facilities in lease-up now.
     pub facilities_in_lease_up: usize,
+    /// Per facility.
     pub facilities: Vec<FacilityOut>,
 }
 

@@ -18,7 +18,8 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = PortfolioRollup)]
 pub struct Rollup {
     pub facilities: usize,
     pub facilities_with_data: usize,
@@ -39,7 +40,8 @@ pub struct Rollup {
     pub net_absorption_mtd: i64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = PortfolioFacility)]
 pub struct FacilityOut {
     pub facility_id: Uuid,
     pub facility_name: String,
@@ -60,12 +62,18 @@ pub struct FacilityOut {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = PortfolioReport)]
 pub struct Report {
+    /// Date of the latest snapshot of any facility.
     pub as_of: Option<NaiveDate>,
+    /// Today (UTC), for staleness.
     pub today: NaiveDate,
+    /// Company-wide figures.
     pub rollup: Rollup,
+    /// The risk flags' thresholds.
     pub thresholds: FlagSettings,
+    /// Per facility, with its flags.
     pub facilities: Vec<FacilityOut>,
 }
 

@@ -10,7 +10,8 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = RevpasFacility)]
 pub struct FacilityOut {
     pub rank: Option<usize>,
     pub facility_id: Uuid,
@@ -21,7 +22,8 @@ pub struct FacilityOut {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = RevpasMonth)]
 pub struct MonthOut {
     pub month: String,
     pub facilities: usize,
@@ -29,16 +31,22 @@ pub struct MonthOut {
     pub revenue: Revenue,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = RevpasReport)]
 pub struct Report {
+    /// The facility asked for; null for all.
     pub facility_id: Option<Uuid>,
+    /// What the figures are based on (street rates before concessions).
     pub basis: &'static str,
+    /// Date of the latest snapshot counted.
     pub as_of: Option<NaiveDate>,
+    /// The figures over every facility.
     pub portfolio: Revenue,
     /// Best first: by RevPAF, then RevPAU; facilities without figures last, unranked.
     pub facilities: Vec<FacilityOut>,
     /// The 12 months ending with the month of `as_of`, oldest first.
     pub trend: Vec<MonthOut>,
+    /// Why there are no figures, when there are none.
     pub reason: Option<String>,
 }
 

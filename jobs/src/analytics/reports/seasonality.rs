@@ -16,20 +16,30 @@ use serde::Serialize;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = SeasonalityReport)]
 pub struct Report {
+    /// The facility asked for; null for company-wide.
     pub facility_id: Option<Uuid>,
+    /// The unit size asked for; null for all sizes.
     pub size: Option<String>,
     /// `company`, `facility` or `size`.
     pub scope: &'static str,
     /// Date of the latest snapshot in scope.
     pub as_of: Option<NaiveDate>,
+    /// The 12 months, January first.
     pub months: Vec<MonthIndex>,
+    /// Months with enough own data.
     pub own_data_months: usize,
+    /// Months taken from the prior.
     pub prior_months: usize,
+    /// Facility-days a month needs to count as own data.
     pub min_facility_days_per_month: f64,
+    /// The current month's reading, when there is data.
     pub current_month: Option<Reading>,
+    /// A soft advisory from the past move-in pace (no forecast).
     pub advisory: String,
+    /// Why there is no profile of own data, when there is none.
     pub reason: Option<String>,
 }
 

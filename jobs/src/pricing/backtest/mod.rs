@@ -36,6 +36,11 @@ pub enum Policy<'a> {
     /// Swept over a grid with hindsight (`report::reference_rules`), it shows how much any
     /// simple occupancy-and-season policy can earn in this market.
     Rule(Rule),
+    /// A reference, not a product: on the first of each month, each size's rate is its starting
+    /// median times this month's multiple (`[size][month0]`, sizes in `SIZES` order). Tuned
+    /// with hindsight (`report::best_schedules`), it bounds what knowing the season and the
+    /// year's demand in advance can earn.
+    Schedule(&'a [[f64; 12]]),
 }
 
 /// The weekly occupancy-and-season rule of [`Policy::Rule`].
@@ -123,6 +128,13 @@ pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeR
                 .map(|m| (m.occupancy_pct(), m.street_rate))
                 .collect(),
         );
+        if let Policy::Schedule(schedule) = policy {
+            if date.day() == 1 {
+                for (m, months) in markets.iter_mut().zip(schedule) {
+                    m.street_rate = (m.start_median() * months[date.month0() as usize]).round();
+                }
+            }
+        }
         if let Policy::Rule(rule) = policy {
             if day % 7 == 0 {
                 let index = NATIONAL_PRIOR[date.month0() as usize];
@@ -249,6 +261,28 @@ mod tests {
         };
         let high = simulate(&SCENARIOS[2], 1, Policy::Rule(steep));
         assert!(high.iter().all(|r| r.max_ratio > 1.3), "{high:?}");
+    }
+
+    #[test]
+    fn a_flat_schedule_is_the_fixed_rate_and_a_seasonal_one_moves_monthly() {
+        let s = &SCENARIOS[1];
+        let flat = vec![[0.94; 12]; SIZES.len()];
+        assert_eq!(
+            simulate(s, 2, Policy::Schedule(&flat)),
+            simulate(s, 2, Policy::Fixed(0.94))
+        );
+        // Dearer in the summer months only: 10 % above the flat rate, seen against a competitor
+        // median that drifts (at most 3 %) in the meantime.
+        let mut summer = flat.clone();
+        for months in &mut summer {
+            months[5..8].fill(0.94 * 1.1);
+        }
+        for (hot, cold) in simulate(s, 2, Policy::Schedule(&summer))
+            .iter()
+            .zip(simulate(s, 2, Policy::Fixed(0.94)))
+        {
+            assert!(hot.max_ratio > cold.max_ratio * 1.05, "{hot:?} {cold:?}");
+        }
     }
 
     #[test]
