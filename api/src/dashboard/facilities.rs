@@ -75,7 +75,7 @@ pub async fn list(
                     tbody {
                         @for f in &items {
                             tr data-facility-id=(f.id) {
-                                td { (f.name) }
+                                td { a href={"/app/facilities/" (f.id)} { (f.name) } }
                                 td { (f.external_id.as_deref().unwrap_or("")) }
                                 td { (f.address.as_deref().unwrap_or("")) }
                                 td class="num" { (f.rentable_sqft.map(|v| v.to_string()).unwrap_or_default()) }

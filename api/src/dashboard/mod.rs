@@ -4,12 +4,16 @@
 //! SQL or a business rule. Forms work without JavaScript; htmx only refreshes parts of a page.
 
 mod account;
+mod analytics;
 mod assets;
+mod chart;
 mod data_sources;
 mod facilities;
+mod facility;
 mod keys;
 mod overview;
 pub mod page;
+mod portfolio;
 pub mod session;
 mod upload;
 mod webhooks;
@@ -32,6 +36,12 @@ connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none';
 pub fn router(state: AppState) -> Router<AppState> {
     let app = Router::new()
         .route("/app", get(overview::show))
+        .route("/app/portfolio", get(portfolio::show))
+        .route("/app/analytics/ecri", get(analytics::ecri))
+        .route("/app/analytics/seasonality", get(analytics::seasonality))
+        .route("/app/analytics/lease-up", get(analytics::lease_up))
+        .route("/app/analytics/leads", get(analytics::leads))
+        .route("/app/analytics/revpas", get(analytics::revpas))
         .route("/app/logout-everywhere", post(account::logout_everywhere))
         .route("/logout", post(account::logout))
         .route("/app/keys", get(keys::list).post(keys::create))
@@ -44,7 +54,19 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(facilities::list).post(facilities::create),
         )
         .route("/app/facilities/new", get(facilities::new_page))
-        .route("/app/facilities/{id}", post(facilities::update))
+        .route(
+            "/app/facilities/{id}",
+            get(facility::show).post(facilities::update),
+        )
+        .route("/app/facilities/{id}/run", post(facility::run_now))
+        .route(
+            "/app/facilities/{id}/competitor-rates",
+            post(facility::add_rate),
+        )
+        .route(
+            "/app/facilities/{id}/settings",
+            post(facility::save_settings),
+        )
         .route("/app/facilities/{id}/edit", get(facilities::edit_page))
         .route(
             "/app/facilities/{id}/delete",
@@ -137,6 +159,9 @@ impl Notice {
             "revoked" => "The key is revoked: it no longer works.",
             "pull" => "Pull queued: the worker fetches the data now.",
             "ping" => "Test ping queued: its delivery appears in the log below.",
+            "run" => "The engine ran: the new run is shown below.",
+            "rate" => "Competitor rate saved.",
+            "settings" => "Pricing settings saved: the next run uses them.",
             _ => return None,
         })
     }

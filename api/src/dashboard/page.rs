@@ -12,6 +12,8 @@ use maud::{html, Markup, DOCTYPE};
 /// The sections of the navigation.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Nav {
+    Portfolio,
+    Analytics,
     Overview,
     Keys,
     Facilities,
@@ -20,7 +22,9 @@ pub enum Nav {
     Webhooks,
 }
 
-const SECTIONS: [(Nav, &str, &str); 6] = [
+const SECTIONS: [(Nav, &str, &str); 8] = [
+    (Nav::Portfolio, "/app/portfolio", "Portfolio"),
+    (Nav::Analytics, "/app/analytics/revpas", "Analytics"),
     (Nav::Overview, "/app", "Overview"),
     (Nav::Keys, "/app/keys", "API keys"),
     (Nav::Facilities, "/app/facilities", "Facilities"),

@@ -27,7 +27,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// Parses `facility_id`: absent means every facility of the company.
-fn facility_id(raw: Option<&str>) -> ApiResult<Option<Uuid>> {
+pub(crate) fn facility_id(raw: Option<&str>) -> ApiResult<Option<Uuid>> {
     raw.map(|s| {
         Uuid::parse_str(s.trim()).map_err(|_| {
             let shown: String = s.chars().take(60).collect();

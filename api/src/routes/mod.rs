@@ -1,6 +1,6 @@
 //! The route tree. Each module exports its own `router()`.
 
-mod analytics;
+pub(crate) mod analytics;
 mod api_keys;
 mod data_sources;
 mod facilities;

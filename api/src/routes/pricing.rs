@@ -25,6 +25,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(recommendations))
         .routes(routes!(history))
         .routes(routes!(list_runs))
+        .routes(routes!(latest_runs))
         .routes(routes!(one_run))
         .routes(routes!(read_settings, write_settings))
         .routes(routes!(list_rates, add_rates))
@@ -145,6 +146,32 @@ async fn list_runs(
     let runs = store::list_runs(&mut conn, who.company_id, facility_id, limit, after).await?;
     Ok(Json(RunList {
         facility_id,
+        count: runs.len(),
+        runs,
+    }))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+struct LatestRunList {
+    /// Facilities with a run.
+    count: usize,
+    /// The latest run of each, by facility id.
+    runs: Vec<store::LatestRun>,
+}
+
+/// The latest run of every facility of the company, summarised.
+///
+/// Each entry is a run-history entry (with its `raise`, `hold` and `lower` counts) and its
+/// `facility_id`; facilities without a run are left out.
+#[utoipa::path(get, path = "/api/v1/recommendation-runs/latest", tag = "pricing",
+    responses((status = 200, description = "The latest run of each facility that has one.", body = LatestRunList)))]
+async fn latest_runs(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+) -> ApiResult<Json<LatestRunList>> {
+    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
+    let runs = store::latest_runs(&mut conn, who.company_id).await?;
+    Ok(Json(LatestRunList {
         count: runs.len(),
         runs,
     }))

@@ -226,15 +226,18 @@ fn bands_by_day(
     dates: &[NaiveDate],
     settings: &BandSettings,
 ) -> Vec<BandPoint> {
+    // Sorted by day once, what had been seen by a date and is young enough to count is one
+    // slice of it (the band drops older observations itself): no copy per day, and a year of
+    // days reads each observation about `max_age_days` times instead of all of them each day.
+    let mut sorted = observations.to_vec();
+    sorted.sort_by_key(|o| o.observed_on);
     dates
         .iter()
         .filter_map(|&date| {
-            let seen: Vec<CompetitorObservation> = observations
-                .iter()
-                .filter(|o| o.observed_on <= date)
-                .cloned()
-                .collect();
-            competitor_band(&seen, date, settings).map(|b| BandPoint {
+            let end = sorted.partition_point(|o| o.observed_on <= date);
+            let oldest = date - chrono::Duration::days(settings.max_age_days.max(0));
+            let start = sorted[..end].partition_point(|o| o.observed_on < oldest);
+            competitor_band(&sorted[start..end], date, settings).map(|b| BandPoint {
                 date,
                 p25: b.p25,
                 median: b.median,
@@ -280,6 +283,37 @@ mod tests {
         assert_eq!((points[0].date, points[0].median), (d("2026-11-02"), 110.0));
         assert_eq!((points[1].date, points[1].median), (d("2026-11-06"), 130.0));
         assert_eq!(points[1].competitors, 2);
+    }
+
+    #[test]
+    fn observations_too_old_for_a_day_are_left_out_of_its_band() {
+        let settings = BandSettings {
+            max_age_days: 10,
+            ..BandSettings::default()
+        };
+        let o = vec![
+            obs("B", 200.0, "2026-11-12"),
+            obs("A", 100.0, "2026-11-01"),
+            obs("A", 120.0, "2026-11-20"),
+        ];
+        let points = bands_by_day(
+            &o,
+            &[d("2026-11-05"), d("2026-11-14"), d("2026-11-25")],
+            &settings,
+        );
+        let medians: Vec<(NaiveDate, f64, usize)> = points
+            .iter()
+            .map(|p| (p.date, p.median, p.competitors))
+            .collect();
+        // 14 November: A's 1 November rate is 13 days old, past the limit; 25 November: B's is.
+        assert_eq!(
+            medians,
+            vec![
+                (d("2026-11-05"), 100.0, 1),
+                (d("2026-11-14"), 200.0, 1),
+                (d("2026-11-25"), 120.0, 1)
+            ]
+        );
     }
 
     #[test]

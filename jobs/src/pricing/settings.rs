@@ -77,6 +77,69 @@ pub struct PricingSettings {
     pub competitor_max_age_days: i64,
 }
 
+/// The range a setting accepts (as [`PricingSettings::check`] enforces it), for forms that show
+/// it next to the field. `whole` settings take whole numbers; `round_to_whole` is a yes/no
+/// setting and has no range.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Range {
+    pub name: &'static str,
+    pub min: f64,
+    pub max: f64,
+    pub whole: bool,
+}
+
+const fn r(name: &'static str, min: f64, max: f64) -> Range {
+    Range {
+        name,
+        min,
+        max,
+        whole: false,
+    }
+}
+
+const fn whole(name: &'static str, min: f64, max: f64) -> Range {
+    Range {
+        name,
+        min,
+        max,
+        whole: true,
+    }
+}
+
+/// Every numeric setting with its range, in the order of the struct.
+pub const RANGES: [Range; 30] = [
+    r("occupancy_target_low_pct", 0.0, 100.0),
+    r("occupancy_target_high_pct", 0.0, 100.0),
+    r("occupancy_pp_per_point", 0.0, 10.0),
+    r("occupancy_max_pp", 0.0, 50.0),
+    r("pace_pp_per_unit", 0.0, 50.0),
+    r("pace_max_pp", 0.0, 50.0),
+    r("competitor_pull", 0.0, 1.0),
+    r("competitor_max_pp", 0.0, 50.0),
+    r("target_approach_share", 0.0, 1.0),
+    r("target_tolerance_pct", 0.0, 50.0),
+    r("reversal_tolerance_pct", 0.0, 50.0),
+    whole("reversal_window_days", 0.0, 365.0),
+    whole("occupancy_trend_days", 7.0, 180.0),
+    r("trend_pp_per_weekly_point", 0.0, 20.0),
+    r("trend_max_pp", 0.0, 50.0),
+    r("full_cut_above_p75_pct", 0.0, 100.0),
+    r("seasonality_pp_per_index", 0.0, 100.0),
+    r("promotion_offset_share", 0.0, 1.0),
+    r("max_step_pct", 0.0, 50.0),
+    r("floor_share_of_p25", 0.0, 1.0),
+    r("ceiling_share_of_p75", 1.0, 3.0),
+    whole("cooldown_days", 0.0, 365.0),
+    r("min_change_pct", 0.0, 50.0),
+    r("lease_up_discount_pct", 0.0, 100.0),
+    r("lease_up_floor_share", 0.0, 1.0),
+    r("lease_up_climb_pp_per_week", 0.0, 20.0),
+    r("expected_stay_months", 1.0, 120.0),
+    whole("competitor_stale_after_days", 0.0, 3650.0),
+    r("competitor_stale_weight", 0.0, 1.0),
+    whole("competitor_max_age_days", 0.0, 3650.0),
+];
+
 impl Default for PricingSettings {
     fn default() -> Self {
         let band = BandSettings::default();
@@ -269,6 +332,55 @@ impl PricingSettings {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_ranges_are_the_ones_check_enforces() {
+        let defaults = serde_json::to_value(PricingSettings::default()).unwrap();
+        let names: Vec<&str> = defaults
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .filter(|k| *k != "round_to_whole")
+            .collect();
+        let mut listed: Vec<&str> = RANGES.iter().map(|r| r.name).collect();
+        listed.sort_unstable();
+        let mut names = names;
+        names.sort_unstable();
+        assert_eq!(listed, names, "every numeric setting has a range");
+        for range in RANGES {
+            let default = defaults[range.name].as_f64().unwrap();
+            assert!((range.min..=range.max).contains(&default), "{}", range.name);
+            let step = if range.whole { 1.0 } else { 0.01 };
+            for outside in [range.min - step, range.max + step] {
+                let value = if range.whole {
+                    json!(outside as i64)
+                } else {
+                    json!(outside)
+                };
+                let e = PricingSettings::with_overrides(&json!({ range.name: value })).unwrap_err();
+                assert_eq!(e.path, format!("settings.{}", range.name));
+            }
+            // The ends themselves are accepted (the occupancy band's two ends move together).
+            for end in [range.min, range.max] {
+                let mut o = serde_json::Map::new();
+                let value = if range.whole {
+                    json!(end as i64)
+                } else {
+                    json!(end)
+                };
+                o.insert(range.name.to_owned(), value.clone());
+                if range.name == "occupancy_target_low_pct" {
+                    o.insert("occupancy_target_high_pct".into(), json!(100.0));
+                }
+                if range.name == "occupancy_target_high_pct" {
+                    o.insert("occupancy_target_low_pct".into(), json!(0.0));
+                }
+                PricingSettings::with_overrides(&serde_json::Value::Object(o))
+                    .unwrap_or_else(|e| panic!("{} = {end}: {e}", range.name));
+            }
+        }
+    }
 
     #[test]
     fn overrides_merge_over_defaults() {

@@ -510,6 +510,58 @@ pub async fn list_runs(
     .await?)
 }
 
+/// The latest run of each facility of the company that has one, summarised.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct LatestRun {
+    pub facility_id: Uuid,
+    #[serde(flatten)]
+    pub run: RunSummary,
+}
+
+/// The latest run of every facility of the company (facilities without a run are left out),
+/// in one statement: the portfolio's recommendation summary.
+pub async fn latest_runs(conn: &mut PgConnection, company_id: Uuid) -> Result<Vec<LatestRun>> {
+    let rows = sqlx::query!(
+        r#"SELECT f.id AS "facility_id!", r.id AS "recommendation_id!", r.generated_at AS "generated_at!",
+                  r.engine_version AS "engine_version!", r.snapshot_date AS "snapshot_date!",
+                  r.trigger AS "trigger!", r.mode AS "mode!", r.per_size_count AS "per_size_count!",
+                  c.raise AS "raise!", c.hold AS "hold!", c.lower AS "lower!"
+           FROM facilities f
+           CROSS JOIN LATERAL (
+               SELECT * FROM recommendation_runs x
+               WHERE x.facility_id = f.id AND x.company_id = $1
+               ORDER BY x.generated_at DESC, x.id DESC LIMIT 1) r
+           CROSS JOIN LATERAL (
+               SELECT count(*) FILTER (WHERE e->>'action' = 'raise') AS raise,
+                      count(*) FILTER (WHERE e->>'action' = 'hold') AS hold,
+                      count(*) FILTER (WHERE e->>'action' = 'lower') AS lower
+               FROM jsonb_array_elements(r.recommendations) e) c
+           WHERE f.company_id = $1
+           ORDER BY f.id"#,
+        company_id
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| LatestRun {
+            facility_id: r.facility_id,
+            run: RunSummary {
+                recommendation_id: r.recommendation_id,
+                generated_at: r.generated_at,
+                engine_version: r.engine_version,
+                snapshot_date: r.snapshot_date,
+                trigger: r.trigger,
+                mode: r.mode,
+                per_size_count: r.per_size_count,
+                raise: r.raise,
+                hold: r.hold,
+                lower: r.lower,
+            },
+        })
+        .collect())
+}
+
 /// One stored run of a facility of the company; `None` when there is no such run.
 pub async fn run(
     conn: &mut PgConnection,

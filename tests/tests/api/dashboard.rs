@@ -720,7 +720,36 @@ async fn screenshots_of_the_main_pages() {
     b.screenshot(&dir.join("login.png")).await;
     b.login(base, email, PASSWORD).await;
     b.wait_path("/app").await;
+    // A recommendation run for every facility, so the portfolio and facility pages show one.
+    let facilities = get_ok(&app, "/api/v1/facilities").await;
+    let ids: Vec<String> = facilities["facilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_owned())
+        .collect();
+    for id in &ids {
+        get_ok(&app, &format!("/api/v1/facilities/{id}/recommendations")).await;
+    }
+    let facility_page = format!("/app/facilities/{}", ids[0]);
     for (name, path, ready) in [
+        ("portfolio", "/app/portfolio", "#kpis"),
+        ("facility", facility_page.as_str(), "#recommendations"),
+        (
+            "facility-charts",
+            &format!("{facility_page}#charts-h"),
+            "svg#chart-occupancy",
+        ),
+        (
+            "analytics-revpas",
+            "/app/analytics/revpas",
+            "svg#chart-revpaf",
+        ),
+        (
+            "analytics-seasonality",
+            "/app/analytics/seasonality",
+            "svg#chart-seasonality",
+        ),
         ("overview", "/app", "#usage"),
         ("keys", "/app/keys", "#keys"),
         ("facilities", "/app/facilities", "#facilities"),

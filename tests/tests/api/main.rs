@@ -11,6 +11,7 @@ mod bad_input;
 mod cli;
 mod crm_outbound;
 mod dashboard;
+mod dashboard_pricing;
 mod data_sources;
 mod envelope;
 mod facilities;

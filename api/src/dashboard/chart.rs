@@ -1,0 +1,473 @@
+//! Charts drawn on the server as inline SVG (no chart library, no script: the strict CSP
+//! stays), and the tables every page shows, which also answer as CSV. A chart carries an
+//! accessible title and description and comes with its data as a table, for screen readers
+//! and for copying.
+
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use maud::{html, Markup, PreEscaped};
+use std::fmt::Write as _;
+
+/// A table of a page: shown as HTML, exported as CSV (`?csv=<id>` on the page's address).
+pub struct Table {
+    pub id: String,
+    pub caption: String,
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(id: impl Into<String>, caption: impl Into<String>, headers: &[&str]) -> Self {
+        Self {
+            id: id.into(),
+            caption: caption.into(),
+            headers: headers.iter().map(|h| (*h).to_owned()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// The table with a link to its CSV beside it; `query` is the page's own query string
+    /// (the CSV holds the same rows as the page).
+    pub fn render(&self, query: &str) -> Markup {
+        let href = if query.is_empty() {
+            format!("?csv={}", self.id)
+        } else {
+            format!("?{query}&csv={}", self.id)
+        };
+        html! {
+            div class="table-head" {
+                span class="muted" { (self.caption) }
+                a class="csv" href=(href) download { "CSV" }
+            }
+            div class="table-wrap" {
+                table id=(self.id) {
+                    thead { tr { @for h in &self.headers { th scope="col" { (h) } } } }
+                    tbody {
+                        @for r in &self.rows {
+                            tr { @for c in r {
+                                @if numeric(c) { td class="num" { (c) } } @else { td { (c) } }
+                            } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The table as a CSV file (`Content-Disposition: attachment`).
+    pub fn csv(&self, file_stem: &str) -> Response {
+        let bytes = self.csv_bytes();
+        let name: String = format!("{file_stem}-{}", self.id)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        (
+            [
+                (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
+                (
+                    header::CONTENT_DISPOSITION,
+                    format!("attachment; filename=\"{name}.csv\""),
+                ),
+            ],
+            bytes,
+        )
+            .into_response()
+    }
+}
+
+impl Table {
+    fn csv_bytes(&self) -> Vec<u8> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let written = w
+            .write_record(&self.headers)
+            .and_then(|()| self.rows.iter().try_for_each(|r| w.write_record(r)));
+        match (written, w.into_inner()) {
+            (Ok(()), Ok(bytes)) => bytes,
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The CSV of the table a page was asked for (`?csv=<id>`), if it shows one by that id.
+pub fn export(tables: &[&Table], wanted: Option<&str>, file_stem: &str) -> Option<Response> {
+    let wanted = wanted?;
+    Some(match tables.iter().find(|t| t.id == wanted) {
+        Some(t) => t.csv(file_stem),
+        None => super::page::error_page(
+            axum::http::StatusCode::NOT_FOUND,
+            "This page has no table by that name.",
+        ),
+    })
+}
+
+fn numeric(cell: &str) -> bool {
+    !cell.is_empty()
+        && cell
+            .trim_end_matches('%')
+            .trim_start_matches(['-', '+'])
+            .replace(',', "")
+            .parse::<f64>()
+            .is_ok()
+}
+
+/// A number as the pages and their CSV show it: up to two decimals, no trailing zeros.
+pub fn num(v: f64) -> String {
+    let s = format!("{:.2}", (v * 100.0).round() / 100.0);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".to_owned()
+    } else {
+        s.to_owned()
+    }
+}
+
+/// A y-axis label with as many decimals as the axis's span needs to tell its ticks apart.
+fn tick(v: f64, span: f64) -> String {
+    let decimals = (2.0 - span.log10().floor()).clamp(0.0, 6.0) as usize;
+    let s = format!("{v:.decimals$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &s
+    };
+    if s == "-0" {
+        "0".to_owned()
+    } else {
+        s.to_owned()
+    }
+}
+
+pub fn opt(v: Option<f64>) -> String {
+    v.map(num).unwrap_or_default()
+}
+
+/// How a series is drawn.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Line,
+    /// A dashed line (a reference: a target, a band edge).
+    Dashed,
+    Bar,
+}
+
+pub struct Series {
+    pub name: String,
+    pub kind: Kind,
+    /// One value per label of the chart; `None` is a gap.
+    pub values: Vec<Option<f64>>,
+}
+
+impl Series {
+    pub fn new(name: impl Into<String>, kind: Kind, values: Vec<Option<f64>>) -> Self {
+        Self {
+            name: name.into(),
+            kind,
+            values,
+        }
+    }
+}
+
+pub struct Chart {
+    /// The id of the figure; its table view is `<id>-table`.
+    pub id: String,
+    pub title: String,
+    pub unit: String,
+    /// The x axis: one label per point (dates, months, names).
+    pub labels: Vec<String>,
+    pub series: Vec<Series>,
+    /// Draw the y axis from zero (bars always do).
+    pub from_zero: bool,
+}
+
+const W: f64 = 720.0;
+const H: f64 = 240.0;
+const LEFT: f64 = 56.0;
+const RIGHT: f64 = 12.0;
+const TOP: f64 = 12.0;
+const BOTTOM: f64 = 40.0;
+
+/// Colours by series position (presentation attributes, which the CSP allows).
+const COLOURS: [&str; 8] = [
+    "#1f5fbf", "#b3261e", "#1e6b3a", "#8a5a00", "#6b3fa0", "#00838f", "#5b6472", "#c2185b",
+];
+
+impl Chart {
+    fn range(&self) -> Option<(f64, f64)> {
+        let mut all = self
+            .series
+            .iter()
+            .flat_map(|s| s.values.iter().flatten().copied())
+            .filter(|v| v.is_finite())
+            .peekable();
+        all.peek()?;
+        let (mut lo, mut hi) = all.fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(v), h.max(v)));
+        if self.from_zero || self.series.iter().any(|s| s.kind == Kind::Bar) {
+            lo = lo.min(0.0);
+            hi = hi.max(0.0);
+        }
+        if (hi - lo).abs() < f64::EPSILON {
+            hi = lo + 1.0;
+        }
+        let pad = (hi - lo) * 0.05;
+        Some((if lo == 0.0 { 0.0 } else { lo - pad }, hi + pad))
+    }
+
+    /// The SVG of the chart: axes with a few ticks, one polyline (or bars) per series, and a
+    /// legend; `role="img"` with a title and a description naming the series and the range.
+    pub fn svg(&self) -> Markup {
+        let title_id = format!("{}-title", self.id);
+        let desc_id = format!("{}-desc", self.id);
+        let n = self.labels.len();
+        let Some((lo, hi)) = self.range() else {
+            return html! { p class="muted" id=(self.id) { (self.title) ": no data in this range." } };
+        };
+        let plot_w = W - LEFT - RIGHT;
+        let plot_h = H - TOP - BOTTOM;
+        let x = |i: usize| LEFT + plot_w * (i as f64 + 0.5) / n.max(1) as f64;
+        let y = |v: f64| TOP + plot_h * (1.0 - (v - lo) / (hi - lo));
+        let mut body = String::new();
+        // Grid and y ticks.
+        for k in 0..=4 {
+            let v = lo + (hi - lo) * f64::from(k) / 4.0;
+            let yy = y(v);
+            let _ = write!(
+                body,
+                r##"<line x1="{LEFT}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}" stroke="#d8dde5"/><text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11" fill="#5b6472">{}</text>"##,
+                W - RIGHT,
+                LEFT - 4.0,
+                yy + 4.0,
+                tick(v, hi - lo)
+            );
+        }
+        // x labels: at most about eight, evenly spread.
+        let step = n.div_ceil(8).max(1);
+        for i in (0..n).step_by(step) {
+            let _ = write!(
+                body,
+                r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11" fill="#5b6472">{}</text>"##,
+                x(i),
+                H - BOTTOM + 16.0,
+                maud::html! { (self.labels[i]) }.into_string()
+            );
+        }
+        let bars: Vec<&Series> = self.series.iter().filter(|s| s.kind == Kind::Bar).collect();
+        let slot = plot_w / n.max(1) as f64;
+        let bar_w = (slot * 0.8 / bars.len().max(1) as f64).max(1.0);
+        for (si, s) in self.series.iter().enumerate() {
+            let colour = COLOURS[si % COLOURS.len()];
+            match s.kind {
+                Kind::Bar => {
+                    let bi = bars.iter().position(|b| std::ptr::eq(*b, s)).unwrap_or(0);
+                    for (i, v) in s.values.iter().enumerate() {
+                        let Some(v) = v.filter(|v| v.is_finite()) else {
+                            continue;
+                        };
+                        let x0 = LEFT + slot * i as f64 + slot * 0.1 + bar_w * bi as f64;
+                        let (y0, y1) = (y(v.max(0.0)), y(v.min(0.0)));
+                        let _ = write!(
+                            body,
+                            r#"<rect x="{x0:.1}" y="{y0:.1}" width="{bar_w:.1}" height="{:.1}" fill="{colour}"/>"#,
+                            (y1 - y0).max(0.5)
+                        );
+                    }
+                }
+                Kind::Line | Kind::Dashed => {
+                    let dash = if s.kind == Kind::Dashed {
+                        r#" stroke-dasharray="5 4""#
+                    } else {
+                        ""
+                    };
+                    // One polyline per unbroken run of values.
+                    for run in runs(&s.values) {
+                        let points = run
+                            .iter()
+                            .map(|&(i, v)| format!("{:.1},{:.1}", x(i), y(v)))
+                            .collect::<Vec<_>>()
+                            .join(" ");
+                        let _ = write!(
+                            body,
+                            r#"<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{points}"/>"#
+                        );
+                    }
+                }
+            }
+        }
+        let desc = format!(
+            "{} series ({}) over {} points from {} to {}; values {} to {} {}.",
+            self.series.len(),
+            self.series
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            n,
+            self.labels.first().map_or("", String::as_str),
+            self.labels.last().map_or("", String::as_str),
+            num(lo),
+            num(hi),
+            self.unit
+        );
+        html! {
+            figure class="chart" {
+                svg id=(self.id) class="chart" role="img" viewBox={"0 0 " (W) " " (H)}
+                    aria-labelledby={(title_id) " " (desc_id)} xmlns="http://www.w3.org/2000/svg" {
+                    title id=(title_id) { (self.title) }
+                    desc id=(desc_id) { (desc) }
+                    (PreEscaped(body))
+                }
+                figcaption class="legend" {
+                    b { (self.title) }
+                    @for (si, s) in self.series.iter().enumerate() {
+                        span class="key" {
+                            svg width="18" height="10" aria-hidden="true" {
+                                @if s.kind == Kind::Bar {
+                                    rect width="18" height="10" fill=(COLOURS[si % COLOURS.len()]) {}
+                                } @else {
+                                    line x1="0" x2="18" y1="5" y2="5" stroke=(COLOURS[si % COLOURS.len()]) stroke-width="2"
+                                        stroke-dasharray=[(s.kind == Kind::Dashed).then_some("5 4")] {}
+                                }
+                            }
+                            " " (s.name)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The chart's data as a table: one row per label, one column per series.
+    pub fn table(&self, id: impl Into<String>) -> Table {
+        let mut t = Table::new(id, format!("{} (table view)", self.title), &["Point"]);
+        t.headers.extend(
+            self.series
+                .iter()
+                .map(|s| format!("{} ({})", s.name, self.unit)),
+        );
+        for (i, label) in self.labels.iter().enumerate() {
+            let mut row = vec![label.clone()];
+            row.extend(self.series.iter().map(|s| {
+                s.values
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .map(num)
+                    .unwrap_or_default()
+            }));
+            t.row(row);
+        }
+        t
+    }
+}
+
+/// The chart with its table view folded beneath it.
+pub fn with_table(chart: &Chart, table: &Table, query: &str) -> Markup {
+    html! {
+        (chart.svg())
+        details class="table-view" {
+            summary { "Table view: " (chart.title) }
+            (table.render(query))
+        }
+    }
+}
+
+/// The unbroken runs of finite values, with their positions.
+fn runs(values: &[Option<f64>]) -> Vec<Vec<(usize, f64)>> {
+    let mut out: Vec<Vec<(usize, f64)>> = Vec::new();
+    let mut current = Vec::new();
+    for (i, v) in values.iter().enumerate() {
+        match v.filter(|v| v.is_finite()) {
+            Some(v) => current.push((i, v)),
+            None if !current.is_empty() => out.push(std::mem::take(&mut current)),
+            None => {}
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn year_chart() -> Chart {
+        let labels: Vec<String> = (0..365).map(|d| format!("2026-{:03}", d)).collect();
+        let values = (0..365)
+            .map(|d| Some(80.0 + f64::from(d % 17) * 0.73))
+            .collect();
+        Chart {
+            id: "occupancy".into(),
+            title: "Occupancy".into(),
+            unit: "%".into(),
+            labels,
+            series: vec![Series::new("Occupancy", Kind::Line, values)],
+            from_zero: false,
+        }
+    }
+
+    #[test]
+    fn a_year_of_one_series_is_well_under_50_kb() {
+        let svg = year_chart().svg().into_string();
+        assert!(svg.len() < 50_000, "{} bytes", svg.len());
+        assert_eq!(svg.matches("<polyline").count(), 1);
+        assert!(svg.contains("<title id=\"occupancy-title\">Occupancy</title>"));
+    }
+
+    #[test]
+    fn gaps_split_a_line_and_bars_start_at_zero() {
+        assert_eq!(
+            runs(&[Some(1.0), None, Some(2.0), Some(3.0), Some(f64::NAN)]),
+            vec![vec![(0, 1.0)], vec![(2, 2.0), (3, 3.0)]]
+        );
+        let c = Chart {
+            id: "b".into(),
+            title: "Bars".into(),
+            unit: "".into(),
+            labels: vec!["a".into(), "b".into()],
+            series: vec![Series::new("x", Kind::Bar, vec![Some(5.0), Some(10.0)])],
+            from_zero: false,
+        };
+        assert_eq!(c.range().unwrap().0, 0.0);
+        assert_eq!(c.svg().into_string().matches("<rect x=").count(), 2);
+    }
+
+    #[test]
+    fn the_table_view_holds_every_point() {
+        let t = year_chart().table("occupancy-table");
+        assert_eq!(t.rows.len(), 365);
+        assert_eq!(t.headers, vec!["Point", "Occupancy (%)"]);
+        assert_eq!(t.rows[3], vec!["2026-003".to_owned(), "82.19".to_owned()]);
+    }
+
+    #[test]
+    fn ticks_of_a_narrow_axis_stay_apart() {
+        assert_eq!(tick(0.4712, 0.004), "0.4712");
+        assert_eq!(tick(87.35, 1.1), "87.35");
+        assert_eq!(tick(1250.0, 800.0), "1250");
+        assert_eq!(tick(0.0, 0.0), "0");
+    }
+
+    #[test]
+    fn numbers_read_plainly_and_csv_quotes_what_it_must() {
+        assert_eq!(num(12.0), "12");
+        assert_eq!(num(12.345), "12.35");
+        assert_eq!(num(-0.001), "0");
+        let mut t = Table::new("x", "x", &["name", "rate"]);
+        t.row(vec!["Self, Storage \"A\"".into(), "12.5".into()]);
+        assert_eq!(
+            String::from_utf8(t.csv_bytes()).unwrap(),
+            "name,rate\n\"Self, Storage \"\"A\"\"\",12.5\n"
+        );
+    }
+}

@@ -1,0 +1,204 @@
+//! The portfolio home: KPI tiles from `GET /api/v1/analytics/portfolio` and the facilities
+//! table with each one's latest recommendation summary (`GET /api/v1/recommendation-runs/latest`),
+//! sorted on the server by the `sort` and `dir` query parameters.
+
+use super::chart::{opt, Table};
+use super::page::{self, Messages, Nav, PageResult};
+use super::session::SignedIn;
+use crate::state::AppState;
+use axum::extract::{Query, State};
+use jobs::analytics::reports::portfolio::FacilityOut;
+use jobs::analytics::AnalyticsSettings;
+use jobs::pricing::store::{self, RunSummary};
+use maud::html;
+use serde::Deserialize;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use uuid::Uuid;
+
+#[derive(Deserialize)]
+pub struct PageQuery {
+    sort: Option<String>,
+    dir: Option<String>,
+    csv: Option<String>,
+}
+
+/// The sortable columns: query value and heading.
+const COLUMNS: [(&str, &str); 10] = [
+    ("name", "Facility"),
+    ("mode", "Mode"),
+    ("occupancy", "Occupancy %"),
+    ("revpaf", "RevPAF"),
+    ("gap", "Rent gap %"),
+    ("flags", "Risk flags"),
+    ("data", "Latest data"),
+    ("raise", "Raise"),
+    ("hold", "Hold"),
+    ("lower", "Lower"),
+];
+
+struct Row<'a> {
+    f: &'a FacilityOut,
+    run: Option<&'a RunSummary>,
+}
+
+fn cmp_opt(a: Option<f64>, b: Option<f64>) -> Ordering {
+    // Missing figures sort last either way (handled by the caller's reverse).
+    match (a, b) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    }
+}
+
+fn sort_rows(rows: &mut [Row<'_>], sort: &str, descending: bool) {
+    let count = |r: &Row<'_>, pick: fn(&RunSummary) -> i64| r.run.map(|x| pick(x) as f64);
+    rows.sort_by(|a, b| {
+        let o = match sort {
+            "mode" => a.f.mode.cmp(&b.f.mode),
+            "occupancy" => cmp_opt(a.f.occupancy_pct, b.f.occupancy_pct),
+            "revpaf" => cmp_opt(a.f.revenue.revpaf, b.f.revenue.revpaf),
+            "gap" => cmp_opt(a.f.revenue.rent_gap_pct, b.f.revenue.rent_gap_pct),
+            "flags" => a.f.flags.len().cmp(&b.f.flags.len()),
+            "data" => a.f.as_of.cmp(&b.f.as_of),
+            "raise" => cmp_opt(count(a, |x| x.raise), count(b, |x| x.raise)),
+            "hold" => cmp_opt(count(a, |x| x.hold), count(b, |x| x.hold)),
+            "lower" => cmp_opt(count(a, |x| x.lower), count(b, |x| x.lower)),
+            _ => {
+                a.f.facility_name
+                    .to_lowercase()
+                    .cmp(&b.f.facility_name.to_lowercase())
+            }
+        };
+        let o = if descending { o.reverse() } else { o };
+        o.then_with(|| a.f.facility_name.cmp(&b.f.facility_name))
+    });
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    SignedIn(s): SignedIn,
+    Query(q): Query<PageQuery>,
+) -> PageResult {
+    let settings = AnalyticsSettings::default();
+    let today = chrono::Utc::now().date_naive();
+    let (report, runs) = tokio::try_join!(
+        jobs::analytics::reports::portfolio::report(
+            &state.db,
+            s.company_id,
+            today,
+            &settings.flags
+        ),
+        async {
+            let mut conn = state.db.acquire().await?;
+            store::latest_runs(&mut conn, s.company_id).await
+        }
+    )?;
+    let by_facility: HashMap<Uuid, &RunSummary> =
+        runs.iter().map(|r| (r.facility_id, &r.run)).collect();
+    let sort = COLUMNS
+        .iter()
+        .map(|(k, _)| *k)
+        .find(|k| Some(*k) == q.sort.as_deref())
+        .unwrap_or("name");
+    let descending = q.dir.as_deref() == Some("desc");
+    let mut rows: Vec<Row<'_>> = report
+        .facilities
+        .iter()
+        .map(|f| Row {
+            f,
+            run: by_facility.get(&f.facility_id).copied(),
+        })
+        .collect();
+    sort_rows(&mut rows, sort, descending);
+
+    let mut table = Table::new(
+        "portfolio-facilities",
+        "Every facility with its latest figures and latest recommendation run",
+        &COLUMNS.map(|(_, h)| h),
+    );
+    for r in &rows {
+        table.row(vec![
+            r.f.facility_name.clone(),
+            r.f.mode.replace('_', "-"),
+            opt(r.f.occupancy_pct),
+            opt(r.f.revenue.revpaf),
+            opt(r.f.revenue.rent_gap_pct),
+            r.f.flags.len().to_string(),
+            r.f.as_of.map(|d| d.to_string()).unwrap_or_default(),
+            r.run.map(|x| x.raise.to_string()).unwrap_or_default(),
+            r.run.map(|x| x.hold.to_string()).unwrap_or_default(),
+            r.run.map(|x| x.lower.to_string()).unwrap_or_default(),
+        ]);
+    }
+    let query = format!(
+        "sort={sort}&dir={}",
+        if descending { "desc" } else { "asc" }
+    );
+    if let Some(r) = super::chart::export(&[&table], q.csv.as_deref(), "portfolio") {
+        return Ok(r);
+    }
+    let roll = &report.rollup;
+    let flags: usize = report.facilities.iter().map(|f| f.flags.len()).sum();
+    let body = html! {
+        section aria-labelledby="kpi-h" {
+            h2 id="kpi-h" class="skip" { "Key figures" }
+            div class="figures" id="kpis" {
+                div { "Occupancy (units)" b id="kpi-occupancy" { (opt(roll.unit_occupancy_pct)) "%" } }
+                div { "RevPAF (per sq ft, month)"
+                    b id="kpi-revpaf" { (opt(roll.revenue.revpaf)) }
+                    @if roll.revenue.rentable_sqft_estimated { span class="muted" { "area estimated" } }
+                }
+                div { "Rent gap (street − in place)"
+                    b id="kpi-rent-gap" { (opt(roll.revenue.rent_gap)) }
+                    span class="muted" { (opt(roll.revenue.rent_gap_pct)) "% of potential" }
+                }
+                div { "Facilities in lease-up" b id="kpi-lease-up" { (roll.facilities_in_lease_up) } }
+                div { "Risk flags" b id="kpi-flags" { (flags) }
+                    span class="muted" { "on " (roll.facilities_flagged) " of " (roll.facilities) " facilities" } }
+            }
+            p class="muted" {
+                @if let Some(d) = report.as_of { "Latest data " (d) ". " }
+                "Move-ins this month " (roll.move_ins_mtd) ", move-outs " (roll.move_outs_mtd)
+                ", net " (roll.net_absorption_mtd) "."
+            }
+        }
+        section aria-labelledby="fac-h" {
+            h2 id="fac-h" { "Facilities" }
+            p class="muted" { "Sort by a column's heading; the Raise / Hold / Lower columns count the sizes of the latest recommendation run." }
+            div class="table-head" {
+                span class="muted" { (table.caption) }
+                a class="csv" href={"?" (query) "&csv=" (table.id)} download { "CSV" }
+            }
+            div class="table-wrap" {
+                table id=(table.id) {
+                    thead { tr {
+                        @for (key, heading) in COLUMNS {
+                            @let next = if key == sort && !descending { "desc" } else { "asc" };
+                            @let mark = if key != sort { "" } else if descending { " ▼" } else { " ▲" };
+                            th scope="col" aria-sort=[(key == sort).then_some(if descending { "descending" } else { "ascending" })] {
+                                a href={"?sort=" (key) "&dir=" (next)} { (heading) (mark) }
+                            }
+                        }
+                    } }
+                    tbody {
+                        @for (r, cells) in rows.iter().zip(&table.rows) {
+                            tr data-facility-id=(r.f.facility_id) {
+                                td { a href=(super::facility::href(r.f.facility_id)) { (cells[0]) } }
+                                @for c in &cells[1..] { td class="num" { (c) } }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    Ok(page::render(page::frame(
+        &s,
+        Nav::Portfolio,
+        "Portfolio",
+        &Messages::default(),
+        body,
+    )))
+}

@@ -1,0 +1,531 @@
+//! The pricing and analytics pages of the dashboard in a real browser, on the seeded demo
+//! data: every figure checked here is compared with what the API answers for the same thing.
+
+use e2e::browser::Browser;
+use e2e::{get_ok, spawn_app, TestApp};
+use serde_json::{json, Value};
+
+const PASSWORD: &str = "correct horse battery";
+
+async fn signed_in(app: &TestApp) -> Browser {
+    let b = Browser::start().await;
+    b.login(&app.server.base, &app.tenant.email, PASSWORD).await;
+    b.wait_path("/app").await;
+    b
+}
+
+/// A session cookie of the tenant's user, for plain HTTP requests to the pages.
+async fn session_cookie(app: &TestApp) -> String {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let r = http
+        .post(app.url("/login"))
+        .form(&[("email", app.tenant.email.as_str()), ("password", PASSWORD)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    r.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+/// A number as the pages show it: two decimals at most, no trailing zeros.
+fn shown(v: &Value) -> String {
+    let v = v.as_f64().unwrap_or_else(|| panic!("{v} is a number"));
+    let s = format!("{:.2}", (v * 100.0).round() / 100.0);
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// The cells of each body row of a table (visible text).
+async fn rows(b: &Browser, table: &str) -> Vec<Vec<String>> {
+    let cells = b
+        .script(&format!(
+            "return Array.from(document.querySelectorAll('#{table} tbody tr')).map(r => Array.from(r.cells).map(c => c.textContent.trim()))"
+        ))
+        .await;
+    serde_json::from_value(cells).unwrap()
+}
+
+/// The demo data (`n` facilities x `days` days) and the id of its first facility.
+async fn demo(app: &TestApp, n: u32, days: u32) -> String {
+    let today = chrono::Utc::now().date_naive();
+    jobs::seed::seed_bulk(app.db(), app.tenant.company_id, n, days, today, 2)
+        .await
+        .unwrap();
+    let list = get_ok(app, "/api/v1/facilities").await;
+    let mut names: Vec<(String, String)> = list["facilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap().to_owned(),
+                f["id"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    names.sort();
+    names.remove(0).1
+}
+
+#[tokio::test]
+async fn the_facility_page_shows_every_sizes_recommendation_and_run_now_adds_a_run() {
+    let app = spawn_app().await;
+    let id = demo(&app, 2, 30).await;
+    let run = get_ok(&app, &format!("/api/v1/facilities/{id}/recommendations")).await;
+    let recs = run["recommendations"].as_array().unwrap();
+    assert_eq!(recs.len(), 10, "the demo's ten unit types");
+
+    let b = signed_in(&app).await;
+    let base = &app.server.base;
+    b.goto(&format!("{base}/app/facilities/{id}")).await;
+    b.find("#recommendations").await;
+    let shown_recs = rows(&b, "recommendations").await;
+    assert_eq!(shown_recs.len(), recs.len());
+    for (row, rec) in shown_recs.iter().zip(recs) {
+        assert_eq!(row[0], rec["size"].as_str().unwrap());
+        assert_eq!(row[1], rec["tier"].as_str().unwrap());
+        assert_eq!(row[2], shown(&rec["current_rate"]));
+        assert_eq!(row[3], shown(&rec["recommended_rate"]));
+        assert_eq!(row[5], shown(&rec["change_pct"]));
+        assert_eq!(row[6], rec["action"].as_str().unwrap());
+        assert_eq!(row[7], shown(&rec["confidence"]));
+    }
+    // Every factor of every size, with its explanation.
+    let factors = rows(&b, "factors").await;
+    let expected: usize = recs
+        .iter()
+        .map(|r| r["factors"].as_array().unwrap().len())
+        .sum();
+    assert!(expected >= recs.len());
+    assert_eq!(factors.len(), expected);
+    for rec in recs {
+        for f in rec["factors"].as_array().unwrap() {
+            assert!(
+                factors
+                    .iter()
+                    .any(|row| row[0] == rec["size"].as_str().unwrap()
+                        && row[1] == rec["tier"].as_str().unwrap()
+                        && row[3] == shown(&f["contribution_pct"])
+                        && row[4] == f["detail"].as_str().unwrap()),
+                "{rec} {f}"
+            );
+        }
+    }
+    let guardrails: usize = recs
+        .iter()
+        .map(|r| r["guardrails"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(rows(&b, "guardrails").await.len(), guardrails);
+    // The charts: occupancy, move-ins, and one per size with street rates and the band.
+    for (chart, title) in [
+        ("chart-occupancy", "Occupancy, last 90 days"),
+        (
+            "chart-move-ins",
+            "Move-ins this month against the prorated target, last 90 days",
+        ),
+        (
+            "chart-rate-10x10",
+            "10x10: street rate against the competitor band, last 90 days",
+        ),
+    ] {
+        b.find(&format!("svg#{chart}")).await;
+        let shown = b
+            .script(&format!(
+                "return document.querySelector('svg#{chart} title').textContent"
+            ))
+            .await;
+        assert_eq!(shown, title);
+    }
+    // The 10x10 chart: two tiers' street rates and the band's three lines.
+    let lines = b
+        .script("return document.querySelectorAll('svg#chart-rate-10x10 polyline').length")
+        .await;
+    assert_eq!(lines, 5);
+    let history = get_ok(&app, &format!("/api/v1/facilities/{id}/history?days=90")).await;
+    let occupancy = b
+        .script("return Array.from(document.querySelectorAll('#chart-occupancy-table tbody tr')).map(r => r.cells[1].textContent)")
+        .await;
+    let api: Vec<String> = history["days"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| shown(&d["occupancy_pct"]))
+        .collect();
+    assert_eq!(occupancy, json!(api));
+    assert_eq!(rows(&b, "runs").await.len(), 1);
+
+    // Run now: a second run, shown at once.
+    b.click("#run-now").await;
+    b.wait_text("The engine ran").await;
+    let runs = rows(&b, "runs").await;
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0][1], "api");
+    let listed = get_ok(
+        &app,
+        &format!("/api/v1/facilities/{id}/recommendation-runs"),
+    )
+    .await;
+    assert_eq!(listed["count"], 2);
+    assert_eq!(rows(&b, "recommendations").await.len(), recs.len());
+    b.close().await;
+}
+
+#[tokio::test]
+async fn settings_and_competitor_rates_are_changed_with_the_api_rules() {
+    let app = spawn_app().await;
+    let id = demo(&app, 1, 14).await;
+    let b = signed_in(&app).await;
+    let base = &app.server.base;
+    b.goto(&format!("{base}/app/facilities/{id}")).await;
+    // Each setting shows its default and range.
+    let hint = b
+        .script("return document.querySelector('input[name=max_step_pct]').parentElement.querySelector('.hint').textContent")
+        .await;
+    assert_eq!(hint, "default 8, 0 to 50");
+
+    // Out of range: the message is at the field, and nothing is stored.
+    b.fill("input[name=max_step_pct]", "80").await;
+    b.click("#settings button[type=submit]").await;
+    let error = b.text("#err-settings-max_step_pct").await;
+    assert_eq!(error, "settings.max_step_pct: must be between 0 and 50");
+    let invalid = b
+        .script("return document.querySelector('input[name=max_step_pct]').getAttribute('aria-invalid')")
+        .await;
+    assert_eq!(invalid, "true");
+    assert_eq!(
+        b.script("return document.querySelector('input[name=max_step_pct]').value")
+            .await,
+        "80",
+        "the value typed stays"
+    );
+    let settings = get_ok(&app, &format!("/api/v1/facilities/{id}/pricing-settings")).await;
+    assert_eq!(settings["overrides"], json!({}));
+
+    // In range: stored as the only override, as through the API.
+    b.fill("input[name=max_step_pct]", "8").await;
+    b.fill("input[name=cooldown_days]", "14").await;
+    b.click("#settings button[type=submit]").await;
+    b.wait_text("Pricing settings saved").await;
+    let settings = get_ok(&app, &format!("/api/v1/facilities/{id}/pricing-settings")).await;
+    assert_eq!(settings["overrides"], json!({ "cooldown_days": 14 }));
+    assert_eq!(
+        b.script("return document.querySelector('input[name=cooldown_days]').value")
+            .await,
+        "14"
+    );
+
+    // A competitor rate: a bad one is refused at its field, a good one listed as fresh.
+    b.fill("#add-rate input[name=competitor]", "Harbor Lockers")
+        .await;
+    b.fill("#add-rate input[name=size]", "10x10").await;
+    b.fill("#add-rate input[name=rate]", "-5").await;
+    b.click("#add-rate button[type=submit]").await;
+    let error = b.text("#err-rate-rate").await;
+    assert!(error.starts_with("rate:"), "{error}");
+    b.fill("#add-rate input[name=rate]", "133.5").await;
+    b.click("#add-rate button[type=submit]").await;
+    b.wait_text("Competitor rate saved").await;
+    let listed = rows(&b, "competitor-rates").await;
+    let row = listed
+        .iter()
+        .find(|r| r[0] == "Harbor Lockers")
+        .expect("the new rate is listed");
+    assert_eq!((row[1].as_str(), row[2].as_str()), ("10x10", "133.5"));
+    assert_eq!(row[7], "fresh");
+    let api = get_ok(
+        &app,
+        &format!("/api/v1/facilities/{id}/competitor-rates?size=10x10"),
+    )
+    .await;
+    assert!(api["competitor_rates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["competitor"] == "Harbor Lockers" && r["rate"] == 133.5));
+    // The seed's rates are two weeks old at most; with a stale limit of 3 days some are stale.
+    let stale = listed.iter().filter(|r| r[7] == "stale").count();
+    let api_stale = get_ok(
+        &app,
+        &format!("/api/v1/facilities/{id}/competitor-rates?limit=200"),
+    )
+    .await["competitor_rates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["stale"] == true)
+        .count();
+    assert_eq!(stale, api_stale);
+    b.close().await;
+}
+
+#[tokio::test]
+async fn another_companys_facility_page_is_404_and_csv_exports_hold_the_tables() {
+    let app = spawn_app().await;
+    let id = demo(&app, 3, 10).await;
+    let run = get_ok(&app, &format!("/api/v1/facilities/{id}/recommendations")).await;
+    let other = app.create_tenant("Other Storage").await;
+    let theirs = app.create_facility_as(&other, "Their Facility").await;
+    let cookie = session_cookie(&app).await;
+    let page = |path: String| {
+        app.http
+            .get(app.url(&path))
+            .header("cookie", &cookie)
+            .send()
+    };
+    for path in [
+        format!("/app/facilities/{theirs}"),
+        format!("/app/facilities/{theirs}?csv=recommendations"),
+        format!("/app/analytics/revpas?facility_id={theirs}"),
+    ] {
+        let r = page(path.clone()).await.unwrap();
+        assert_eq!(r.status(), 404, "{path}");
+        assert!(!r.text().await.unwrap().contains("Their Facility"));
+    }
+    // In the browser: the not-found page, without their data.
+    let b = signed_in(&app).await;
+    b.goto(&format!("{}/app/facilities/{theirs}", app.server.base))
+        .await;
+    b.wait_text("belongs to another account").await;
+    b.close().await;
+
+    // The recommendations as CSV: an attachment with the API's figures.
+    let r = page(format!("/app/facilities/{id}?csv=recommendations"))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "text/csv; charset=utf-8");
+    let disposition = r.headers()["content-disposition"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        disposition,
+        format!("attachment; filename=\"facility-{id}-recommendations.csv\"")
+    );
+    let text = r.text().await.unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    assert_eq!(
+        reader.headers().unwrap().iter().take(4).collect::<Vec<_>>(),
+        ["Size", "Tier", "Current", "Recommended"]
+    );
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let recs = run["recommendations"].as_array().unwrap();
+    assert_eq!(records.len(), recs.len());
+    for (rec, api) in records.iter().zip(recs) {
+        assert_eq!(&rec[0], api["size"].as_str().unwrap());
+        assert_eq!(&rec[3], shown(&api["recommended_rate"]));
+        assert_eq!(&rec[6], api["action"].as_str().unwrap());
+    }
+
+    // The portfolio's table: one row per facility, the API's occupancy.
+    let r = page("/app/portfolio?sort=occupancy&dir=desc&csv=portfolio-facilities".into())
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let text = r.text().await.unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let portfolio = get_ok(&app, "/api/v1/analytics/portfolio").await;
+    let facilities = portfolio["facilities"].as_array().unwrap();
+    assert_eq!(records.len(), facilities.len());
+    let top = facilities
+        .iter()
+        .max_by(|a, b| {
+            a["occupancy_pct"]
+                .as_f64()
+                .unwrap()
+                .total_cmp(&b["occupancy_pct"].as_f64().unwrap())
+        })
+        .unwrap();
+    assert_eq!(&records[0][0], top["facility_name"].as_str().unwrap());
+    assert_eq!(&records[0][2], shown(&top["occupancy_pct"]));
+    // A table the page does not have is a 404, not an empty file.
+    let r = page(format!("/app/facilities/{id}?csv=nope"))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+}
+
+#[tokio::test]
+async fn the_portfolio_shows_the_kpis_and_each_facilitys_latest_run() {
+    let app = spawn_app().await;
+    let id = demo(&app, 4, 20).await;
+    let run = get_ok(&app, &format!("/api/v1/facilities/{id}/recommendations")).await;
+    let portfolio = get_ok(&app, "/api/v1/analytics/portfolio").await;
+    let latest = get_ok(&app, "/api/v1/recommendation-runs/latest").await;
+    assert_eq!(latest["count"], 1);
+    assert_eq!(latest["runs"][0]["facility_id"], id.as_str());
+    assert_eq!(
+        latest["runs"][0]["recommendation_id"],
+        run["recommendation_id"]
+    );
+    let count = |action: &str| {
+        run["recommendations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["action"] == action)
+            .count()
+    };
+    assert_eq!(latest["runs"][0]["raise"], count("raise"));
+    assert_eq!(latest["runs"][0]["lower"], count("lower"));
+
+    let b = signed_in(&app).await;
+    b.goto(&format!("{}/app/portfolio", app.server.base)).await;
+    let roll = &portfolio["rollup"];
+    assert_eq!(
+        b.text("#kpi-occupancy").await,
+        format!("{}%", shown(&roll["unit_occupancy_pct"]))
+    );
+    assert_eq!(b.text("#kpi-revpaf").await, shown(&roll["revpaf"]));
+    assert_eq!(b.text("#kpi-rent-gap").await, shown(&roll["rent_gap"]));
+    assert_eq!(
+        b.text("#kpi-lease-up").await,
+        roll["facilities_in_lease_up"].to_string()
+    );
+    let table = rows(&b, "portfolio-facilities").await;
+    assert_eq!(table.len(), 4);
+    let first = portfolio["facilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["facility_id"] == id.as_str())
+        .unwrap();
+    let row = table
+        .iter()
+        .find(|r| r[0] == first["facility_name"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(row[7], count("raise").to_string());
+    assert_eq!(row[8], count("hold").to_string());
+    assert_eq!(row[9], count("lower").to_string());
+    // Sorted on the server: by occupancy, highest first, after a click on its heading twice.
+    b.click("th a[href='?sort=occupancy&dir=asc']").await;
+    b.click("th a[href='?sort=occupancy&dir=desc']").await;
+    b.wait_text("Occupancy % ▼").await;
+    let occupancies: Vec<f64> = rows(&b, "portfolio-facilities")
+        .await
+        .iter()
+        .map(|r| r[2].parse().unwrap())
+        .collect();
+    let mut sorted = occupancies.clone();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    assert_eq!(occupancies, sorted);
+    // A facility's name leads to its page.
+    b.click(&format!("a[href='/app/facilities/{id}']")).await;
+    b.wait_path(&format!("/app/facilities/{id}")).await;
+    b.find("#recommendations").await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn each_analytics_page_shows_the_numbers_of_its_endpoint() {
+    let app = spawn_app().await;
+    let id = demo(&app, 3, 60).await;
+    let b = signed_in(&app).await;
+    let base = &app.server.base;
+
+    // RevPAU / RevPAF: the portfolio figures, the ranking and the trend.
+    let api = get_ok(&app, "/api/v1/analytics/revpas").await;
+    b.goto(&format!("{base}/app/analytics/revpas")).await;
+    b.find("svg#chart-revpaf").await;
+    assert_eq!(b.text("#revpaf").await, shown(&api["portfolio"]["revpaf"]));
+    assert_eq!(b.text("#revpau").await, shown(&api["portfolio"]["revpau"]));
+    let ranking = rows(&b, "revpas-ranking").await;
+    assert_eq!(ranking.len(), 3);
+    for (row, f) in ranking.iter().zip(api["facilities"].as_array().unwrap()) {
+        assert_eq!(row[0], f["rank"].to_string());
+        assert_eq!(row[1], f["facility_name"].as_str().unwrap());
+        assert_eq!(row[3], shown(&f["revpaf"]));
+    }
+    let trend = rows(&b, "revpas-trend").await;
+    let api_trend = api["trend"].as_array().unwrap();
+    assert_eq!(trend.len(), api_trend.len());
+    let last = (trend.last().unwrap(), api_trend.last().unwrap());
+    assert_eq!(last.0[0], last.1["month"].as_str().unwrap());
+    assert_eq!(last.0[3], shown(&last.1["revpaf"]));
+
+    // Leads, 90 days.
+    let api = get_ok(&app, "/api/v1/analytics/leads?period=90d").await;
+    b.goto(&format!("{base}/app/analytics/leads?period=90d"))
+        .await;
+    b.find("svg#chart-leads").await;
+    assert_eq!(b.text("#leads-total").await, api["total_leads"].to_string());
+    assert_eq!(b.text("#leads-move-ins").await, api["move_ins"].to_string());
+    let channels = rows(&b, "lead-channels").await;
+    for (row, c) in channels.iter().zip(api["channels"].as_array().unwrap()) {
+        assert_eq!(row[0], c["channel"].as_str().unwrap());
+        assert_eq!(row[1], c["leads"].to_string());
+        assert_eq!(row[2], shown(&c["share_pct"]));
+    }
+
+    // Seasonality of one facility's 10x10.
+    let api = get_ok(
+        &app,
+        &format!("/api/v1/analytics/seasonality?facility_id={id}&size=10x10"),
+    )
+    .await;
+    b.goto(&format!(
+        "{base}/app/analytics/seasonality?facility_id={id}&size=10x10"
+    ))
+    .await;
+    b.find("svg#chart-seasonality").await;
+    assert_eq!(b.text("#season-scope").await, "size");
+    assert_eq!(b.text("#advisory").await, api["advisory"].as_str().unwrap());
+    let months = rows(&b, "seasonality-months").await;
+    assert_eq!(months.len(), 12);
+    for (row, m) in months.iter().zip(api["months"].as_array().unwrap()) {
+        assert_eq!(row[1], shown(&m["index"]));
+    }
+
+    // ECRI of one facility: its sizes and totals.
+    let api = get_ok(&app, &format!("/api/v1/analytics/ecri?facility_id={id}")).await;
+    b.goto(&format!("{base}/app/analytics/ecri?facility_id={id}"))
+        .await;
+    b.find("svg#chart-ecri").await;
+    assert_eq!(
+        b.text("#ecri-affected").await,
+        api["totals"]["tenants_affected"].to_string()
+    );
+    assert_eq!(
+        b.text("#ecri-net").await,
+        shown(&api["totals"]["net_monthly_uplift"])
+    );
+    let sizes = rows(&b, "ecri-sizes").await;
+    let api_sizes = api["facilities"][0]["sizes"].as_array().unwrap();
+    assert_eq!(sizes.len(), api_sizes.len());
+    for (row, z) in sizes.iter().zip(api_sizes) {
+        assert_eq!(row[1], z["size"].as_str().unwrap());
+        if z["net_monthly_uplift"].is_number() {
+            assert_eq!(row[12], shown(&z["net_monthly_uplift"]));
+        }
+    }
+
+    // Lease-up: the count, and each facility's mode and occupancy.
+    let api = get_ok(&app, "/api/v1/analytics/lease-up").await;
+    b.goto(&format!("{base}/app/analytics/lease-up")).await;
+    b.find("svg#chart-lease-up").await;
+    assert_eq!(
+        b.text("#lease-up-count").await,
+        api["facilities_in_lease_up"].to_string()
+    );
+    let status = rows(&b, "lease-up-facilities").await;
+    for (row, f) in status.iter().zip(api["facilities"].as_array().unwrap()) {
+        assert_eq!(row[0], f["facility_name"].as_str().unwrap());
+        assert_eq!(row[1], f["mode"].as_str().unwrap().replace('_', "-"));
+        assert_eq!(row[2], shown(&f["occupancy_pct"]));
+    }
+    // A bad parameter is the API's 422, said on the page.
+    b.goto(&format!("{base}/app/analytics/leads?period=7d"))
+        .await;
+    b.wait_text("query parameter period: must be 30d or 90d")
+        .await;
+    b.close().await;
+}
