@@ -77,13 +77,7 @@ pub async fn tick(pool: &PgPool, now: DateTime<Utc>) -> Result<Vec<(Kind, Uuid)>
                 created.push((Kind::CrmPull, id));
             }
         }
-        sqlx::query!(
-            "UPDATE data_sources SET last_tick_at = greatest(coalesce(last_tick_at, $2), $2) WHERE id = $1",
-            s.id,
-            at
-        )
-        .execute(&mut *tx)
-        .await?;
+        crate::data_sources::mark_ticked(&mut tx, s.id, at).await?;
         tx.commit().await?;
     }
     Ok(created)

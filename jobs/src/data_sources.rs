@@ -3,6 +3,8 @@
 //! jobs, on demand (one date or a backfill range) or from the cron tick, each recorded as a row
 //! of `crm_pulls`.
 
+pub mod pulls;
+
 use crate::config::MasterKey;
 use crate::crm::provider::{self, Connection, Credential, ProviderInfo, State};
 use crate::crm::CrmClient;
@@ -13,7 +15,7 @@ use crate::payload::{self, Payload, PullTrigger};
 use chrono::{DateTime, NaiveDate, Utc};
 use domain::values::Text;
 use serde::{Deserialize, Serialize};
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use std::str::FromStr;
 use uuid::Uuid;
 
@@ -523,6 +525,45 @@ pub struct Pull {
     pub error: Option<String>,
 }
 
+/// Every credential of a data source sealed at rest, locked until the caller's transaction ends (for master key
+/// rotation).
+pub async fn sealed_for_update(conn: &mut PgConnection) -> Result<Vec<(Uuid, Vec<u8>)>> {
+    Ok(
+        sqlx::query!("SELECT id, credentials_sealed FROM data_sources FOR UPDATE")
+            .fetch_all(conn)
+            .await?
+            .into_iter()
+            .map(|r| (r.id, r.credentials_sealed))
+            .collect(),
+    )
+}
+
+/// Stores credential of a data sources sealed again (master key rotation); returns how many.
+pub async fn store_sealed(conn: &mut PgConnection, values: &[(Uuid, Vec<u8>)]) -> Result<u64> {
+    let (ids, sealed): (Vec<Uuid>, Vec<Vec<u8>>) = values.iter().cloned().unzip();
+    Ok(sqlx::query!(
+        "UPDATE data_sources t SET credentials_sealed = u.sealed FROM UNNEST($1::uuid[], $2::bytea[]) AS u(id, sealed)
+         WHERE t.id = u.id",
+        &ids,
+        &sealed
+    )
+    .execute(conn)
+    .await?
+    .rows_affected())
+}
+
+/// Records that the source's schedule was handled up to `at` (never moving backwards).
+pub async fn mark_ticked(conn: &mut PgConnection, id: Uuid, at: DateTime<Utc>) -> Result<()> {
+    sqlx::query!(
+            "UPDATE data_sources SET last_tick_at = greatest(coalesce(last_tick_at, $2), $2) WHERE id = $1",
+            id,
+            at
+        )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// Records a pull request as a `crm_pull` job and its `crm_pulls` row, in one transaction.
 pub async fn request_pull(
     pool: &PgPool,
@@ -588,60 +629,4 @@ pub async fn pulls(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<Vec<Pull
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schedules_fire_at_most_hourly() {
-        for ok in [
-            "0 0 2 * * *",
-            "0 0 * * * *",
-            "0 15 */2 * * *",
-            "0 0 0 1 1 *",
-        ] {
-            assert!(check_schedule(ok).is_ok(), "{ok}");
-        }
-        for bad in [
-            "* * * * * *",
-            "0 * * * * *",
-            "0 */30 * * * *",
-            "0 0,59 3 * * *",
-        ] {
-            let e = check_schedule(bad).unwrap_err();
-            assert_eq!(e.path, "schedule", "{bad}");
-            assert!(e.message.contains("once an hour"), "{bad}: {e}");
-        }
-        assert!(check_schedule("nightly").is_err());
-    }
-
-    #[test]
-    fn pull_ranges_are_one_date_or_at_most_ninety_days() {
-        let d = |s: &str| Some(s.parse::<NaiveDate>().unwrap());
-        let today = d("2026-11-23").unwrap();
-        let range = |date, from, to| PullRange { date, from, to }.check(today);
-        assert_eq!(range(None, None, None).unwrap(), None);
-        assert_eq!(
-            range(d("2026-11-20"), None, None).unwrap(),
-            Some((d("2026-11-20").unwrap(), d("2026-11-20").unwrap()))
-        );
-        assert!(range(None, d("2026-08-26"), d("2026-11-23"))
-            .unwrap()
-            .is_some());
-        let too_long = range(None, d("2026-08-25"), d("2026-11-23")).unwrap_err();
-        assert!(too_long.message.contains("at most 90 days"), "{too_long}");
-        assert_eq!(
-            range(None, d("2026-11-21"), d("2026-11-20"))
-                .unwrap_err()
-                .path,
-            "to"
-        );
-        assert_eq!(range(None, d("2026-11-21"), None).unwrap_err().path, "from");
-        assert_eq!(
-            range(d("2026-11-21"), d("2026-11-21"), None)
-                .unwrap_err()
-                .path,
-            "date"
-        );
-        assert!(range(d("2026-11-25"), None, None).is_err());
-    }
-}
+mod tests;

@@ -247,6 +247,47 @@ pub struct Resolved {
     pub unmatched_id: Option<Uuid>,
 }
 
+/// Stores the facility's pricing overrides as given (checked by `crate::pricing::store`); 404
+/// when the company has no such facility.
+pub async fn set_pricing_overrides(
+    conn: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+    overrides: &serde_json::Value,
+) -> Result<()> {
+    let updated = sqlx::query!(
+        "UPDATE facilities SET pricing_settings = $3, updated_at = now()
+         WHERE company_id = $1 AND id = $2",
+        company_id,
+        facility_id,
+        overrides
+    )
+    .execute(conn)
+    .await?;
+    if updated.rows_affected() == 0 {
+        return Err(Error::not_found(format!(
+            "no facility with id {facility_id}"
+        )));
+    }
+    Ok(())
+}
+
+/// Sets the facility's lease-up mode (kept by `crate::lease_up::record`).
+pub async fn set_mode(
+    conn: &mut PgConnection,
+    id: Uuid,
+    mode: domain::lease_up::Mode,
+) -> Result<()> {
+    sqlx::query!(
+        "UPDATE facilities SET mode = $2 WHERE id = $1 AND mode <> $2",
+        id,
+        mode.as_str()
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// Finds the facility a sync payload names, in the order of the interface: `id`, then
 /// `external_id` with `source_system`, then `name` (case-insensitive); creates it when nothing
 /// matches and a name is given. A payload `id` that names no facility of the company falls

@@ -6,6 +6,7 @@
 use crate::config::MasterKey;
 use crate::crypto;
 use crate::error::Result;
+use crate::{data_sources, mail, webhooks};
 use serde::Serialize;
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -45,56 +46,15 @@ fn resealed(
 pub async fn reseal_all(pool: &PgPool, keys: &MasterKey) -> Result<Rotated> {
     let mut done = Rotated::default();
     let mut tx = pool.begin().await?;
-    let rows = sqlx::query!("SELECT id, credentials_sealed FROM data_sources FOR UPDATE")
-        .fetch_all(&mut *tx)
-        .await?
-        .into_iter()
-        .map(|r| (r.id, r.credentials_sealed))
-        .collect();
-    for (id, sealed) in resealed(keys, "data source credential", rows, &mut done.unreadable) {
-        sqlx::query!(
-            "UPDATE data_sources SET credentials_sealed = $2 WHERE id = $1",
-            id,
-            sealed
-        )
-        .execute(&mut *tx)
-        .await?;
-        done.data_sources += 1;
-    }
-    let rows = sqlx::query!("SELECT id, secret_sealed FROM webhook_subscriptions FOR UPDATE")
-        .fetch_all(&mut *tx)
-        .await?
-        .into_iter()
-        .map(|r| (r.id, r.secret_sealed))
-        .collect();
-    for (id, sealed) in resealed(keys, "webhook secret", rows, &mut done.unreadable) {
-        sqlx::query!(
-            "UPDATE webhook_subscriptions SET secret_sealed = $2 WHERE id = $1",
-            id,
-            sealed
-        )
-        .execute(&mut *tx)
-        .await?;
-        done.webhook_subscriptions += 1;
-    }
-    let rows = sqlx::query!(
-        r#"SELECT id, body_sealed AS "body_sealed!" FROM mail_outbox WHERE body_sealed IS NOT NULL FOR UPDATE"#
-    )
-    .fetch_all(&mut *tx)
-    .await?
-    .into_iter()
-    .map(|r| (r.id, r.body_sealed))
-    .collect();
-    for (id, sealed) in resealed(keys, "mail body", rows, &mut done.unreadable) {
-        sqlx::query!(
-            "UPDATE mail_outbox SET body_sealed = $2 WHERE id = $1",
-            id,
-            sealed
-        )
-        .execute(&mut *tx)
-        .await?;
-        done.mails += 1;
-    }
+    let rows = data_sources::sealed_for_update(&mut tx).await?;
+    let values = resealed(keys, "data source credential", rows, &mut done.unreadable);
+    done.data_sources = data_sources::store_sealed(&mut tx, &values).await?;
+    let rows = webhooks::sealed_for_update(&mut tx).await?;
+    let values = resealed(keys, "webhook secret", rows, &mut done.unreadable);
+    done.webhook_subscriptions = webhooks::store_sealed(&mut tx, &values).await?;
+    let rows = mail::sealed_for_update(&mut tx).await?;
+    let values = resealed(keys, "mail body", rows, &mut done.unreadable);
+    done.mails = mail::store_sealed(&mut tx, &values).await?;
     tx.commit().await?;
     Ok(done)
 }

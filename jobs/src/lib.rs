@@ -15,6 +15,7 @@ pub mod error;
 pub mod facilities;
 pub mod handlers;
 pub mod key_rotation;
+pub mod lease_up;
 pub mod mail;
 pub mod outbound;
 pub mod password_reset;

@@ -188,3 +188,27 @@ pub async fn purge_finished(
     .await?
     .rows_affected())
 }
+/// Every mail body sealed at rest, locked until the caller's transaction ends (for master key
+/// rotation).
+pub async fn sealed_for_update(conn: &mut PgConnection) -> Result<Vec<(Uuid, Vec<u8>)>> {
+    Ok(sqlx::query!(r#"SELECT id, body_sealed AS "body_sealed!" FROM mail_outbox WHERE body_sealed IS NOT NULL FOR UPDATE"#)
+        .fetch_all(conn)
+        .await?
+        .into_iter()
+        .map(|r| (r.id, r.body_sealed))
+        .collect())
+}
+
+/// Stores mail bodys sealed again (master key rotation); returns how many.
+pub async fn store_sealed(conn: &mut PgConnection, values: &[(Uuid, Vec<u8>)]) -> Result<u64> {
+    let (ids, sealed): (Vec<Uuid>, Vec<Vec<u8>>) = values.iter().cloned().unzip();
+    Ok(sqlx::query!(
+        "UPDATE mail_outbox t SET body_sealed = u.sealed FROM UNNEST($1::uuid[], $2::bytea[]) AS u(id, sealed)
+         WHERE t.id = u.id",
+        &ids,
+        &sealed
+    )
+    .execute(conn)
+    .await?
+    .rows_affected())
+}

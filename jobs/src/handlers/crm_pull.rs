@@ -8,6 +8,7 @@
 
 use super::{FollowUps, JobContext, JobError};
 use crate::crm::{self, provider, PullError};
+use crate::data_sources::pulls;
 use crate::payload;
 use crate::queue::Kind;
 use crate::runs::{self, Claimed};
@@ -46,22 +47,17 @@ pub async fn run(
     let from = p.from.unwrap_or(yesterday);
     let to = p.to.unwrap_or(from).max(from);
     let dates: Vec<NaiveDate> = from.iter_days().take_while(|d| *d <= to).collect();
-    let trigger = p.trigger.as_str();
-    let pull_id = sqlx::query_scalar!(
-        "INSERT INTO crm_pulls (id, company_id, source_id, job_id, trigger, date_from, date_to, status, started_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', now())
-         ON CONFLICT (job_id) DO UPDATE SET status = 'running', started_at = now(), finished_at = NULL,
-             date_from = EXCLUDED.date_from, date_to = EXCLUDED.date_to, error = NULL
-         RETURNING id",
-        Uuid::now_v7(),
-        src.company_id,
-        source_id,
-        job.id,
-        trigger,
-        from,
-        to
+    let pull_id = pulls::start(
+        &ctx.db,
+        &pulls::Start {
+            company_id: src.company_id,
+            source_id,
+            job_id: job.id,
+            trigger: p.trigger.as_str(),
+            from,
+            to,
+        },
     )
-    .fetch_one(&ctx.db)
     .await?;
 
     // A pull recorded before the subscription lapsed is not made after: the company has no
@@ -147,13 +143,6 @@ pub async fn run(
     }
     // A facility created by one date of a backfill is matched by the next: it counts once.
     facilities_matched.retain(|id| !facilities_created.contains(id));
-    sqlx::query!(
-        "UPDATE data_sources SET last_pull_at = now(), last_pull_status = 'succeeded', last_error = NULL
-         WHERE id = $1",
-        source_id
-    )
-    .execute(&mut *tx)
-    .await?;
     // What the adapter could not map and what the forgiving read left out, in the fixed words
     // of pull errors (never the CRM's own text): the pull still succeeds and says so.
     let left_out: Vec<String> = parsed
@@ -170,20 +159,14 @@ pub async fn run(
         .chain(&left_out)
         .take(WARNINGS_KEPT)
         .collect();
-    let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
-    sqlx::query!(
-        "UPDATE crm_pulls SET status = 'succeeded', finished_at = now(), snapshots_created = $2,
-             snapshots_updated = $3, facilities_created = $4, facilities_matched = $5, warnings = $6
-         WHERE id = $1",
-        pull_id,
-        created,
-        updated,
-        count(facilities_created.len()),
-        count(facilities_matched.len()),
-        json!(kept)
-    )
-    .execute(&mut *tx)
-    .await?;
+    let counts = pulls::Counts {
+        snapshots_created: created,
+        snapshots_updated: updated,
+        facilities_created: facilities_created.len(),
+        facilities_matched: facilities_matched.len(),
+        warnings: &kept,
+    };
+    pulls::succeeded(&mut tx, source_id, pull_id, &counts).await?;
     let result = json!({
         "pull_id": pull_id,
         "date": from,
@@ -236,24 +219,7 @@ async fn record_failure(
     pull_id: Uuid,
     message: &str,
 ) -> Result<(), JobError> {
-    let mut tx = ctx.db.begin().await?;
-    sqlx::query!(
-        "UPDATE data_sources SET last_pull_at = now(), last_pull_status = 'failed', last_error = $2
-         WHERE id = $1",
-        source_id,
-        message
-    )
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query!(
-        "UPDATE crm_pulls SET status = 'failed', finished_at = now(), error = $2 WHERE id = $1",
-        pull_id,
-        message
-    )
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(())
+    Ok(pulls::failed(&ctx.db, source_id, pull_id, message).await?)
 }
 
 async fn skip(
@@ -264,13 +230,7 @@ async fn skip(
 ) -> Result<FollowUps, JobError> {
     let mut tx = ctx.db.begin().await?;
     if let Some(pull_id) = pull_id {
-        sqlx::query!(
-            "UPDATE crm_pulls SET status = 'skipped', finished_at = now(), error = $2 WHERE id = $1",
-            pull_id,
-            why
-        )
-        .execute(&mut *tx)
-        .await?;
+        pulls::skipped(&mut tx, pull_id, why).await?;
     }
     super::commit_success(tx, job, &json!({ "skipped": why })).await?;
     Ok(vec![])

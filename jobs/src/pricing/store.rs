@@ -92,20 +92,7 @@ pub async fn set_overrides(
     overrides: &Value,
 ) -> Result<PricingSettings> {
     let settings = PricingSettings::with_overrides(overrides)?;
-    let updated = sqlx::query!(
-        "UPDATE facilities SET pricing_settings = $3, updated_at = now()
-         WHERE company_id = $1 AND id = $2",
-        company_id,
-        facility_id,
-        overrides
-    )
-    .execute(&mut *conn)
-    .await?;
-    if updated.rows_affected() == 0 {
-        return Err(Error::not_found(format!(
-            "no facility with id {facility_id}"
-        )));
-    }
+    crate::facilities::set_pricing_overrides(conn, company_id, facility_id, overrides).await?;
     Ok(settings)
 }
 

@@ -1,10 +1,10 @@
 //! Stores one snapshot: the idempotent upsert keyed on facility and date, in one transaction.
 
+use super::write::{write_snapshots, Day};
 use crate::error::{Result, ValidationError};
 use crate::facilities;
 use crate::payload::Payload;
 use chrono::NaiveDate;
-use domain::sync::derive::derive;
 use domain::sync::payload::SyncPayload;
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
@@ -20,7 +20,7 @@ pub enum Source {
 }
 
 impl Source {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Push => "push",
             Self::Upload => "upload",
@@ -131,169 +131,17 @@ pub async fn store(
     check_storable(raw_json)?;
     let fref = p.facility.clone().unwrap_or_default();
     let facility = facilities::resolve_for_sync(&mut *tx, company_id, &fref).await?;
-    let d = derive(p, facility.rentable_sqft);
-    let to_i32 = |v: Option<u32>| v.map(|v| i32::try_from(v).unwrap_or(i32::MAX));
-    let count = |c: Option<domain::values::Count>| c.map(|c| c.as_i32());
-    let promotions = serde_json::to_value(&p.promotions)
-        .map_err(|e| crate::Error::Internal(format!("promotions could not be encoded: {e}")))?;
-    let tenant_rents = serde_json::to_value(&p.tenant_rents)
-        .map_err(|e| crate::Error::Internal(format!("tenant rents could not be encoded: {e}")))?;
-    let mi = p.move_ins.clone().unwrap_or_default();
-    let mo = p.move_outs.clone().unwrap_or_default();
-    let new_id = Uuid::now_v7();
-    let row = sqlx::query!(
-        r#"INSERT INTO sync_records (
-               id, company_id, facility_id, snapshot_date, source, occupancy_pct,
-               move_ins_daily, move_ins_mtd, move_ins_target_monthly, move_outs_daily, move_outs_mtd,
-               unit_type_count, total_units, occupied_units, units_estimated, rentable_sqft,
-               rentable_sqft_estimated, gross_potential_rent, actual_rent, actual_rent_estimated,
-               leads_total, promotions, tenant_rents, raw_payload)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-                   $20, $21, $22, $23, $24::text::jsonb)
-           ON CONFLICT (facility_id, snapshot_date) DO UPDATE SET
-               source = EXCLUDED.source, occupancy_pct = EXCLUDED.occupancy_pct,
-               move_ins_daily = EXCLUDED.move_ins_daily, move_ins_mtd = EXCLUDED.move_ins_mtd,
-               move_ins_target_monthly = EXCLUDED.move_ins_target_monthly,
-               move_outs_daily = EXCLUDED.move_outs_daily, move_outs_mtd = EXCLUDED.move_outs_mtd,
-               unit_type_count = EXCLUDED.unit_type_count, total_units = EXCLUDED.total_units,
-               occupied_units = EXCLUDED.occupied_units, units_estimated = EXCLUDED.units_estimated,
-               rentable_sqft = EXCLUDED.rentable_sqft, rentable_sqft_estimated = EXCLUDED.rentable_sqft_estimated,
-               gross_potential_rent = EXCLUDED.gross_potential_rent, actual_rent = EXCLUDED.actual_rent,
-               actual_rent_estimated = EXCLUDED.actual_rent_estimated, leads_total = EXCLUDED.leads_total,
-               promotions = EXCLUDED.promotions, tenant_rents = EXCLUDED.tenant_rents,
-               raw_payload = EXCLUDED.raw_payload, updated_at = now()
-           RETURNING id, (xmax = 0) AS "created!""#,
-        new_id,
-        company_id,
-        facility.id,
-        p.date.0,
-        source.as_str(),
-        p.occupancy_pct.map(|v| v.get()),
-        count(mi.daily),
-        count(mi.mtd),
-        count(mi.target_monthly),
-        count(mo.daily),
-        count(mo.mtd),
-        i32::try_from(p.unit_types.len()).unwrap_or(i32::MAX),
-        to_i32(d.total_units),
-        to_i32(d.occupied_units),
-        d.units_estimated,
-        d.rentable_sqft,
-        d.rentable_sqft_estimated,
-        d.gross_potential_rent,
-        d.actual_rent,
-        d.actual_rent_estimated,
-        to_i32(d.leads_total),
-        promotions,
-        tenant_rents,
+    let day = Day {
+        payload: p,
         raw_json,
-    )
-    .fetch_one(&mut *tx)
-    .await?;
-    let sync_id = row.id;
-    if !row.created {
-        sqlx::query!("DELETE FROM sync_unit_types WHERE sync_id = $1", sync_id)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query!("DELETE FROM sync_leads WHERE sync_id = $1", sync_id)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query!("DELETE FROM competitor_rates WHERE sync_id = $1", sync_id)
-            .execute(&mut *tx)
-            .await?;
-    }
-    if !p.unit_types.is_empty() {
-        let sizes: Vec<String> = p.unit_types.iter().map(|u| u.size.to_string()).collect();
-        let widths: Vec<f64> = p.unit_types.iter().map(|u| u.size.width_ft()).collect();
-        let depths: Vec<f64> = p.unit_types.iter().map(|u| u.size.depth_ft()).collect();
-        let tiers: Vec<String> = p
-            .unit_types
-            .iter()
-            .map(|u| u.tier_str().to_owned())
-            .collect();
-        let rates: Vec<f64> = p.unit_types.iter().map(|u| u.street_rate.get()).collect();
-        let occ: Vec<Option<f64>> = p
-            .unit_types
-            .iter()
-            .map(|u| u.occupancy_pct.map(|v| v.get()))
-            .collect();
-        let mtd: Vec<Option<i32>> = p.unit_types.iter().map(|u| count(u.move_ins_mtd)).collect();
-        let totals: Vec<Option<i32>> = d.per_type.iter().map(|t| to_i32(t.total_units)).collect();
-        let occupied: Vec<Option<i32>> = d
-            .per_type
-            .iter()
-            .map(|t| to_i32(t.occupied_units))
-            .collect();
-        sqlx::query!(
-            "INSERT INTO sync_unit_types (sync_id, facility_id, snapshot_date, size, width_ft, depth_ft, tier,
-                 street_rate, occupancy_pct, move_ins_mtd, total_units, occupied_units)
-             SELECT $1, $2, $3, * FROM UNNEST($4::text[], $5::float8[], $6::float8[], $7::text[], $8::float8[],
-                 $9::float8[], $10::int4[], $11::int4[], $12::int4[])",
-            sync_id,
-            facility.id,
-            p.date.0,
-            &sizes,
-            &widths,
-            &depths,
-            &tiers,
-            &rates,
-            &occ as &[Option<f64>],
-            &mtd as &[Option<i32>],
-            &totals as &[Option<i32>],
-            &occupied as &[Option<i32>],
-        )
-        .execute(&mut *tx)
-        .await?;
-    }
-    if !p.leads.is_empty() {
-        let channels: Vec<String> = p
-            .leads
-            .iter()
-            .map(|l| l.channel.as_str().to_lowercase())
-            .collect();
-        let counts: Vec<i32> = p.leads.iter().map(|l| l.count.as_i32()).collect();
-        sqlx::query!(
-            "INSERT INTO sync_leads (sync_id, facility_id, snapshot_date, channel, lead_count)
-             SELECT $1, $2, $3, * FROM UNNEST($4::text[], $5::int4[])",
-            sync_id,
-            facility.id,
-            p.date.0,
-            &channels,
-            &counts,
-        )
-        .execute(&mut *tx)
-        .await?;
-    }
-    if !p.competitor_rates.is_empty() {
-        let c = &p.competitor_rates;
-        let names: Vec<String> = c.iter().map(|r| r.competitor.as_str().to_owned()).collect();
-        let sizes: Vec<String> = c.iter().map(|r| r.size.to_string()).collect();
-        let rates: Vec<f64> = c.iter().map(|r| r.rate.get()).collect();
-        let promos: Vec<Option<String>> = c
-            .iter()
-            .map(|r| r.promo.as_ref().map(|t| t.as_str().to_owned()))
-            .collect();
-        let urls: Vec<Option<String>> = c
-            .iter()
-            .map(|r| r.source_url.as_ref().map(|u| u.as_str().to_owned()))
-            .collect();
-        sqlx::query!(
-            "INSERT INTO competitor_rates (company_id, facility_id, sync_id, observed_on, source,
-                 competitor, size, rate, promo, source_url)
-             SELECT $1, $2, $3, $4, 'sync', * FROM UNNEST($5::text[], $6::text[], $7::float8[], $8::text[], $9::text[])",
-            company_id,
-            facility.id,
-            sync_id,
-            p.date.0,
-            &names,
-            &sizes,
-            &rates,
-            &promos as &[Option<String>],
-            &urls as &[Option<String>],
-        )
-        .execute(&mut *tx)
-        .await?;
-    }
+    };
+    let written = write_snapshots(&mut *tx, company_id, &facility, &[day], source).await?;
+    let Some(w) = written.first() else {
+        return Err(crate::Error::Internal(
+            "the snapshot was not written".to_owned(),
+        ));
+    };
+    let (sync_id, created) = (w.sync_id, w.created);
     let job_id = crate::runs::insert(
         &mut *tx,
         crate::runs::NewJob::new(
@@ -325,7 +173,7 @@ pub async fn store(
         job_id,
         sync_id,
         date: p.date.0,
-        idempotent: if row.created { "created" } else { "updated" },
+        idempotent: if created { "created" } else { "updated" },
         facility: facilities_outcome(facility),
         warnings,
     })

@@ -1,0 +1,266 @@
+//! Row checks of an upload: each row's cells read into a unit rate or a competitor rate, with
+//! its line number on every error; repeated rows; the snapshot a day's unit rates become.
+
+use super::{Columns, Field, UploadKind};
+use crate::competitors::{Checked as CheckedRate, NewRate};
+use crate::values::{Count, HttpUrl, Money, Percent, Text, UnitSize};
+use chrono::NaiveDate;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+
+/// One bad row: its line (CSV: the file line, header = 1; JSON: the row's position from 1),
+/// the column and the reason.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = UploadRowError)]
+pub struct RowError {
+    /// The line (CSV, header = 1) or the row (JSON, from 1).
+    pub line: u64,
+    /// The column, when one is at fault.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A checked unit-rate row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnitRateRow {
+    pub line: u64,
+    pub date: Option<NaiveDate>,
+    pub size: UnitSize,
+    pub tier: String,
+    pub street_rate: f64,
+    pub occupancy_pct: Option<f64>,
+    pub move_ins_mtd: Option<u32>,
+    pub total_units: Option<u32>,
+    pub occupied_units: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Row {
+    Unit(UnitRateRow),
+    Competitor(CheckedRate),
+}
+
+/// Reads a number from a cell: `$1,234.50`, `92.5%` and ` 149 ` are accepted.
+fn number(cell: &str) -> Result<f64, String> {
+    let cleaned: String = cell
+        .chars()
+        .filter(|c| !matches!(c, '$' | ',' | '%' | ' ' | '€' | '£'))
+        .collect();
+    cleaned
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| {
+            format!(
+                "is not a number: '{}'",
+                cell.chars().take(40).collect::<String>()
+            )
+        })
+}
+
+fn date(cell: &str) -> Result<NaiveDate, String> {
+    crate::sync::payload::SnapshotDate::parse(cell).map(|d| d.0)
+}
+
+/// Checks one row (cells in column order). `default_date` is the upload's `date` parameter.
+pub fn parse_row(
+    cols: &Columns,
+    line: u64,
+    cells: &[&str],
+    default_date: Option<NaiveDate>,
+    today: NaiveDate,
+) -> Result<Row, RowError> {
+    let err = |field: Field, message: String| RowError {
+        line,
+        field: Some(field.name().to_owned()),
+        message,
+    };
+    let mut get: HashMap<Field, &str> = HashMap::new();
+    for (i, f) in cols.fields.iter().enumerate() {
+        if let (Some(f), Some(cell)) = (f, cells.get(i)) {
+            let cell = cell.trim();
+            if !cell.is_empty() {
+                get.insert(*f, cell);
+            }
+        }
+    }
+    let required = |f: Field| {
+        get.get(&f)
+            .copied()
+            .ok_or_else(|| err(f, "is required".into()))
+    };
+    let row_date = get
+        .get(&Field::Date)
+        .map(|c| date(c).map_err(|m| err(Field::Date, m)))
+        .transpose()?
+        .or(default_date);
+    if let Some(d) = row_date {
+        if d > today.succ_opt().unwrap_or(today) {
+            return Err(err(Field::Date, format!("{d} is in the future")));
+        }
+    }
+    let size = UnitSize::parse(required(Field::Size)?).map_err(|m| err(Field::Size, m))?;
+    match cols.kind {
+        UploadKind::UnitRates => {
+            let Some(date) = row_date else {
+                return Err(err(
+                    Field::Date,
+                    "is required (a date column, or the upload's date parameter)".into(),
+                ));
+            };
+            let money = |f: Field| -> Result<f64, RowError> {
+                let v = number(required(f)?).map_err(|m| err(f, m))?;
+                Money::new(v).map(Money::get).map_err(|m| err(f, m))
+            };
+            let count = |f: Field| -> Result<Option<u32>, RowError> {
+                get.get(&f)
+                    .map(|c| {
+                        number(c)
+                            .and_then(|v| Count::new(v).map(Count::get))
+                            .map_err(|m| err(f, m))
+                    })
+                    .transpose()
+            };
+            let street_rate = money(Field::StreetRate)?;
+            let occupancy_pct = get
+                .get(&Field::OccupancyPct)
+                .map(|c| {
+                    number(c)
+                        .and_then(|v| Percent::new(v).map(Percent::get))
+                        .map_err(|m| err(Field::OccupancyPct, m))
+                })
+                .transpose()?;
+            let tier = get.get(&Field::Tier).copied().unwrap_or("");
+            if !tier.is_empty() {
+                Text::<100>::parse(tier).map_err(|m| err(Field::Tier, m))?;
+            }
+            let row = UnitRateRow {
+                line,
+                date: Some(date),
+                size,
+                tier: tier.to_owned(),
+                street_rate,
+                occupancy_pct,
+                move_ins_mtd: count(Field::MoveInsMtd)?,
+                total_units: count(Field::TotalUnits)?,
+                occupied_units: count(Field::OccupiedUnits)?,
+            };
+            if let (Some(t), Some(o)) = (row.total_units, row.occupied_units) {
+                if o > t {
+                    return Err(err(
+                        Field::OccupiedUnits,
+                        format!("{o} is more than total_units {t}"),
+                    ));
+                }
+            }
+            Ok(Row::Unit(row))
+        }
+        UploadKind::CompetitorRates => {
+            let rate_cell = required(Field::Rate)?;
+            let rate = number(rate_cell).map_err(|m| err(Field::Rate, m))?;
+            let new = NewRate {
+                competitor: Text::parse(required(Field::Competitor)?)
+                    .map_err(|m| err(Field::Competitor, m))?,
+                size,
+                rate: Money::new(rate).map_err(|m| err(Field::Rate, m))?,
+                promo: get
+                    .get(&Field::Promo)
+                    .map(|p| Text::parse(p).map_err(|m| err(Field::Promo, m)))
+                    .transpose()?,
+                source_url: get
+                    .get(&Field::SourceUrl)
+                    .map(|u| HttpUrl::parse(u).map_err(|m| err(Field::SourceUrl, m)))
+                    .transpose()?,
+                observed_on: row_date.map(crate::sync::payload::SnapshotDate),
+            };
+            let field_of = |name: &str| match name {
+                "observed_on" => Field::Date,
+                "rate" => Field::Rate,
+                _ => Field::Competitor,
+            };
+            new.check(today)
+                .map(Row::Competitor)
+                .map_err(|(f, m)| err(field_of(&f), m))
+        }
+    }
+}
+
+/// A JSON row's cells in the order of `headers` (its keys, in first-seen order across rows).
+pub fn json_cells(
+    row: &Map<String, Value>,
+    headers: &[String],
+) -> Result<Vec<String>, (String, String)> {
+    headers
+        .iter()
+        .map(|h| match row.get(h) {
+            None | Some(Value::Null) => Ok(String::new()),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(Value::Number(n)) => Ok(n.to_string()),
+            Some(Value::Bool(b)) => Ok(b.to_string()),
+            Some(_) => Err((h.clone(), "must be a string or a number".to_owned())),
+        })
+        .collect()
+}
+
+/// Checks that no size and tier repeats within a date; the repeats are row errors.
+#[derive(Default)]
+pub struct DuplicateCheck {
+    seen: HashMap<(NaiveDate, String, String), u64>,
+}
+
+impl DuplicateCheck {
+    pub fn check(&mut self, row: &UnitRateRow) -> Result<(), RowError> {
+        let key = (
+            row.date.unwrap_or_default(),
+            row.size.to_string(),
+            row.tier.to_lowercase(),
+        );
+        if let Some(first) = self.seen.insert(key, row.line) {
+            return Err(RowError {
+                line: row.line,
+                field: Some("size".into()),
+                message: format!(
+                    "{} {} on {} already appears on line {first}",
+                    row.size,
+                    if row.tier.is_empty() {
+                        "(no tier)"
+                    } else {
+                        &row.tier
+                    },
+                    row.date.unwrap_or_default()
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The sync payload (as JSON) of one facility's uploaded unit rates for one date.
+pub fn unit_rates_payload(facility_id: uuid::Uuid, date: NaiveDate, rows: &[UnitRateRow]) -> Value {
+    let unit_types: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let mut o = json!({ "size": r.size.to_string(), "street_rate": r.street_rate });
+            let m = o.as_object_mut().expect("object");
+            if !r.tier.is_empty() {
+                m.insert("tier".into(), json!(r.tier));
+            }
+            if let Some(v) = r.occupancy_pct {
+                m.insert("occupancy_pct".into(), json!(v));
+            }
+            if let Some(v) = r.move_ins_mtd {
+                m.insert("move_ins_mtd".into(), json!(v));
+            }
+            if let Some(v) = r.total_units {
+                m.insert("total_units".into(), json!(v));
+            }
+            if let Some(v) = r.occupied_units {
+                m.insert("occupied_units".into(), json!(v));
+            }
+            o
+        })
+        .collect();
+    json!({ "facility": { "id": facility_id }, "date": date, "unit_types": unit_types })
+}
