@@ -497,7 +497,8 @@ pub async fn usage(
     let r = sqlx::query!(
         r#"SELECT
              (SELECT count(*) FROM facilities WHERE company_id = $1) AS "facilities!",
-             (SELECT count(*) FROM sync_records WHERE company_id = $1) AS "sync_records!",
+             -- company_days counts every record by date, kept in step by the records' triggers.
+             (SELECT coalesce(sum(snapshots), 0)::int8 FROM company_days WHERE company_id = $1) AS "sync_records!",
              (SELECT count(*) FROM sync_records WHERE company_id = $1 AND created_at >= $2::date) AS "sync_records_this_month!",
              (SELECT count(*) FROM api_keys WHERE company_id = $1 AND revoked_at IS NULL) AS "active_api_keys!""#,
         company_id,

@@ -131,9 +131,45 @@ pub fn num(v: f64) -> String {
     }
 }
 
-/// A y-axis label with as many decimals as the axis's span needs to tell its ticks apart.
-fn tick(v: f64, span: f64) -> String {
-    let decimals = (2.0 - span.log10().floor()).clamp(0.0, 6.0) as usize;
+/// The y axis's ticks: about `target` intervals of a round step (1, 2, 2.5 or 5 x 10^k)
+/// from a multiple of the step at or below `lo` to one at or above `hi`, so the labels read
+/// 80, 85, 90 rather than 81.57. Returns the step and the ticks, lowest first.
+fn nice_ticks(lo: f64, hi: f64, target: u32) -> (f64, Vec<f64>) {
+    let hi = if hi > lo { hi } else { lo + 1.0 };
+    let raw = (hi - lo) / f64::from(target.max(1));
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * magnitude)
+        .find(|s| *s >= raw * (1.0 - 1e-9))
+        .unwrap_or(10.0 * magnitude);
+    // Snap to the step's grid; the small allowance keeps 90.0000001 from opening a new step.
+    let first = (lo / step + 1e-9).floor();
+    let last = (hi / step - 1e-9).ceil().max(first + 1.0);
+    let ticks = (0..=((last - first).round() as i64))
+        .map(|k| {
+            let v = (first + k as f64) * step;
+            // Round away binary noise (0.30000000000000004).
+            let scale = 10f64.powi(tick_decimals(step) as i32);
+            (v * scale).round() / scale
+        })
+        .collect();
+    (step, ticks)
+}
+
+/// The decimals a tick of this step needs (2.5 needs one, 0.25 two, 50 none).
+fn tick_decimals(step: f64) -> usize {
+    (0..=6)
+        .find(|d| {
+            let scaled = step * 10f64.powi(*d);
+            (scaled - scaled.round()).abs() < 1e-6 * scaled.abs().max(1.0)
+        })
+        .unwrap_or(6) as usize
+}
+
+/// A y-axis label with the decimals its step needs.
+fn tick(v: f64, step: f64) -> String {
+    let decimals = tick_decimals(step);
     let s = format!("{v:.decimals$}");
     let s = if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.')
@@ -202,7 +238,9 @@ const COLOURS: [&str; 8] = [
 ];
 
 impl Chart {
-    fn range(&self) -> Option<(f64, f64)> {
+    /// The data's extent (from zero for bars and `from_zero`), widened to round ticks: the
+    /// step, and the ticks from the axis's low end to its high end.
+    fn range(&self) -> Option<(f64, Vec<f64>)> {
         let mut all = self
             .series
             .iter()
@@ -215,11 +253,7 @@ impl Chart {
             lo = lo.min(0.0);
             hi = hi.max(0.0);
         }
-        if (hi - lo).abs() < f64::EPSILON {
-            hi = lo + 1.0;
-        }
-        let pad = (hi - lo) * 0.05;
-        Some((if lo == 0.0 { 0.0 } else { lo - pad }, hi + pad))
+        Some(nice_ticks(lo, hi, 4))
     }
 
     /// The SVG of the chart: axes with a few ticks, one polyline (or bars) per series, and a
@@ -228,17 +262,17 @@ impl Chart {
         let title_id = format!("{}-title", self.id);
         let desc_id = format!("{}-desc", self.id);
         let n = self.labels.len();
-        let Some((lo, hi)) = self.range() else {
+        let Some((step, ticks)) = self.range() else {
             return html! { p class="muted" id=(self.id) { (self.title) ": no data in this range." } };
         };
+        let (lo, hi) = (ticks[0], ticks[ticks.len() - 1]);
         let plot_w = W - LEFT - RIGHT;
         let plot_h = H - TOP - BOTTOM;
         let x = |i: usize| LEFT + plot_w * (i as f64 + 0.5) / n.max(1) as f64;
         let y = |v: f64| TOP + plot_h * (1.0 - (v - lo) / (hi - lo));
         let mut body = String::new();
         // Grid and y ticks.
-        for k in 0..=4 {
-            let v = lo + (hi - lo) * f64::from(k) / 4.0;
+        for &v in &ticks {
             let yy = y(v);
             let _ = write!(
                 body,
@@ -246,7 +280,7 @@ impl Chart {
                 W - RIGHT,
                 LEFT - 4.0,
                 yy + 4.0,
-                tick(v, hi - lo)
+                tick(v, step)
             );
         }
         // x labels: at most about eight, evenly spread.
@@ -438,7 +472,7 @@ mod tests {
             series: vec![Series::new("x", Kind::Bar, vec![Some(5.0), Some(10.0)])],
             from_zero: false,
         };
-        assert_eq!(c.range().unwrap().0, 0.0);
+        assert_eq!(c.range().unwrap().1[0], 0.0);
         assert_eq!(c.svg().into_string().matches("<rect x=").count(), 2);
     }
 
@@ -451,11 +485,51 @@ mod tests {
     }
 
     #[test]
-    fn ticks_of_a_narrow_axis_stay_apart() {
-        assert_eq!(tick(0.4712, 0.004), "0.4712");
-        assert_eq!(tick(87.35, 1.1), "87.35");
-        assert_eq!(tick(1250.0, 800.0), "1250");
-        assert_eq!(tick(0.0, 0.0), "0");
+    fn ticks_fall_on_round_steps() {
+        let labels = |lo, hi| {
+            let (step, ticks) = nice_ticks(lo, hi, 4);
+            ticks.iter().map(|v| tick(*v, step)).collect::<Vec<_>>()
+        };
+        // An occupancy axis: 81.57 to 93.2 reads 80, 85, 90, 95.
+        assert_eq!(labels(81.57, 93.2), ["80", "85", "90", "95"]);
+        assert_eq!(labels(0.0, 1234.0), ["0", "500", "1000", "1500"]);
+        assert_eq!(labels(0.0, 9.0), ["0", "2.5", "5", "7.5", "10"]);
+        assert_eq!(
+            labels(0.47, 0.474),
+            ["0.47", "0.471", "0.472", "0.473", "0.474"]
+        );
+        assert_eq!(labels(-3.0, 7.0), ["-5", "-2.5", "0", "2.5", "5", "7.5"]);
+        assert_eq!(labels(0.1, 0.7), ["0", "0.2", "0.4", "0.6", "0.8"]);
+        // A flat series still gets an axis of its own.
+        assert_eq!(labels(42.0, 42.0), ["42", "42.25", "42.5", "42.75", "43"]);
+        // Every step is 1, 2, 2.5 or 5 x 10^k, and the ticks cover the data.
+        for (lo, hi) in [
+            (81.57, 93.2),
+            (3.3, 1e6),
+            (-0.002, 0.009),
+            (87.35, 88.45),
+            (0.0, 0.0),
+        ] {
+            let (step, ticks) = nice_ticks(lo, hi, 4);
+            let mantissa = step / 10f64.powf(step.log10().floor());
+            assert!(
+                [1.0, 2.0, 2.5, 5.0]
+                    .iter()
+                    .any(|m| (m - mantissa).abs() < 1e-9),
+                "step {step}"
+            );
+            assert!(ticks[0] <= lo && *ticks.last().unwrap() >= hi, "{ticks:?}");
+            assert!((2..=7).contains(&ticks.len()), "{ticks:?}");
+        }
+    }
+
+    #[test]
+    fn the_drawn_axis_is_labelled_with_its_round_ticks() {
+        let svg = year_chart().svg().into_string();
+        // The year chart's values run from 80 to 91.68.
+        for label in [">80<", ">85<", ">90<", ">95<"] {
+            assert!(svg.contains(label), "{label} missing");
+        }
     }
 
     #[test]

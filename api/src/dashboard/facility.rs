@@ -172,10 +172,14 @@ async fn render(
             @if let Some(to) = l.history.to { "Latest data " (to) } @else { "No data yet" }
             @if let Some(run) = &l.latest { " · mode " (run.mode.replace('_', "-")) }
         }
-        section aria-labelledby="recs-h" {
+        // The three forms swap their own section with htmx (the page the server answers, its
+        // section and messages taken in place of the current ones); without script they post
+        // and the whole page loads, as before.
+        section id="recs" aria-labelledby="recs-h" {
             h2 id="recs-h" { "Latest recommendations" }
             div class="actions" {
-                form method="post" action=(action("run")) {
+                form method="post" action=(action("run")) hx-post=(action("run"))
+                    hx-target="#recs" hx-select="#recs" hx-swap="outerHTML" hx-select-oob="#flash" {
                     (page::csrf(s))
                     button type="submit" id="run-now" { "Run now" }
                 }
@@ -215,14 +219,14 @@ async fn render(
                 (chart::with_table(c, t, &query))
             }
         }
-        section aria-labelledby="rates-h" {
+        section id="rates" aria-labelledby="rates-h" {
             h2 id="rates-h" { "Competitor rates" }
             p class="muted" { "Stale: older than " (l.settings.competitor_stale_after_days) " days (the facility's setting); the engine gives a stale rate less weight." }
             (bands_table.render(&query))
             (rates_table.render(&query))
             (rate_form(s, &action("competitor-rates"), &refused))
         }
-        section aria-labelledby="settings-h" {
+        section id="pricing-settings" aria-labelledby="settings-h" {
             h2 id="settings-h" { "Pricing settings" }
             (settings_form(s, &action("settings"), &l.settings, &refused))
         }
@@ -537,7 +541,8 @@ fn rate_form(s: &Session, action: &str, refused: &Refused) -> Markup {
         BTreeMap::new()
     };
     html! {
-        form class="card stack" id="add-rate" method="post" action=(action) {
+        form class="card stack" id="add-rate" method="post" action=(action) hx-post=(action)
+            hx-target="#rates" hx-select="#rates" hx-swap="outerHTML" hx-select-oob="#flash" {
             h3 { "Add a competitor rate" }
             (page::csrf(s))
             @for (name, label, kind) in RATE_FIELDS {
@@ -597,7 +602,8 @@ fn settings_form(
         current.round_to_whole
     };
     html! {
-        form class="card" id="settings" method="post" action=(action) {
+        form class="card" id="settings" method="post" action=(action) hx-post=(action)
+            hx-target="#pricing-settings" hx-select="#pricing-settings" hx-swap="outerHTML" hx-select-oob="#flash" {
             p class="muted" { "Each setting shows its default and the range it accepts. A value equal to its default is not stored as an override." }
             (page::csrf(s))
             div class="settings-grid" {
@@ -635,16 +641,8 @@ pub async fn run_now(
         match store::run_and_store(&mut tx, s.company_id, id, Uuid::now_v7(), Trigger::Api).await {
             Ok(stored) => stored,
             Err(jobs::Error::Invalid(v)) => {
-                return Ok(page::render_status(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    page::frame(
-                        &s,
-                        Nav::Facilities,
-                        "Cannot run the engine",
-                        &Messages::error(v.to_string()),
-                        html! { p { a href={"/app/facilities/" (id)} { "Back to the facility" } } },
-                    ),
-                ))
+                let r = Refused::new("run", BTreeMap::new(), v.to_string());
+                return render(&state, &s, id, None, None, None, Some(r)).await;
             }
             Err(e) => return Err(e.into()),
         };

@@ -84,7 +84,14 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/app/data-sources",
             get(data_sources::list).post(data_sources::create),
         )
-        .route("/app/data-sources/{id}", post(data_sources::update))
+        .route(
+            "/app/data-sources/{id}",
+            get(data_sources::detail).post(data_sources::update),
+        )
+        .route(
+            "/app/data-sources/{id}/backfill",
+            post(data_sources::backfill),
+        )
         .route("/app/data-sources/{id}/edit", get(data_sources::edit_page))
         .route("/app/data-sources/{id}/pull", post(data_sources::pull))
         .route(

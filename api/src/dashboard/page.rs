@@ -38,7 +38,8 @@ fn head(title: &str) -> Markup {
         meta charset="utf-8";
         meta name="viewport" content="width=device-width, initial-scale=1";
         // htmx would otherwise add an inline <style>, which the CSP refuses.
-        meta name="htmx-config" content=r#"{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}"#;
+        // A refused form (422) is swapped in like a success, so its messages show at the fields.
+        meta name="htmx-config" content=r#"{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"responseHandling":[{"code":"204","swap":false},{"code":"[23]..","swap":true},{"code":"422","swap":true},{"code":"[45]..","swap":false,"error":true},{"code":"...","swap":false}]}"#;
         title { (title) " · Self-Storage Pricing" }
         link rel="stylesheet" href=(assets::url("app.css"));
         script src=(assets::url("htmx.js")) defer {}
@@ -70,7 +71,9 @@ impl<'a> Messages<'a> {
 }
 
 fn messages(m: &Messages<'_>) -> Markup {
+    // One element around both, so a form that swaps its own fragment (htmx) refreshes them too.
     html! {
+        div id="flash" {
         div id="messages" role="status" aria-live="polite" {
             @if let Some(n) = m.notice { p class="notice" { (n) } }
         }
@@ -81,6 +84,7 @@ fn messages(m: &Messages<'_>) -> Markup {
                     ul { @for e in &m.errors { li { (e) } } }
                 }
             }
+        }
         }
     }
 }

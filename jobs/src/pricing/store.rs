@@ -470,17 +470,13 @@ pub async fn list_runs(
     Ok(sqlx::query_as!(
         RunSummary,
         r#"SELECT r.id AS recommendation_id, r.generated_at, r.engine_version, r.snapshot_date,
-                  r.trigger, r.mode, r.per_size_count,
-                  count(*) FILTER (WHERE e->>'action' = 'raise') AS "raise!",
-                  count(*) FILTER (WHERE e->>'action' = 'hold') AS "hold!",
-                  count(*) FILTER (WHERE e->>'action' = 'lower') AS "lower!"
+                  r.trigger, r.mode, r.per_size_count, r.raise_count::int8 AS "raise!",
+                  r.hold_count::int8 AS "hold!", r.lower_count::int8 AS "lower!"
            FROM recommendation_runs r
-           LEFT JOIN LATERAL jsonb_array_elements(r.recommendations) e ON true
            WHERE r.company_id = $1 AND r.facility_id = $2
              AND ($3::uuid IS NULL OR (r.generated_at, r.id) < (
                    SELECT c.generated_at, c.id FROM recommendation_runs c
                    WHERE c.id = $3 AND c.facility_id = $2))
-           GROUP BY r.id
            ORDER BY r.generated_at DESC, r.id DESC
            LIMIT $4"#,
         company_id,
@@ -507,17 +503,15 @@ pub async fn latest_runs(conn: &mut PgConnection, company_id: Uuid) -> Result<Ve
         r#"SELECT f.id AS "facility_id!", r.id AS "recommendation_id!", r.generated_at AS "generated_at!",
                   r.engine_version AS "engine_version!", r.snapshot_date AS "snapshot_date!",
                   r.trigger AS "trigger!", r.mode AS "mode!", r.per_size_count AS "per_size_count!",
-                  c.raise AS "raise!", c.hold AS "hold!", c.lower AS "lower!"
+                  r.raise_count::int8 AS "raise!", r.hold_count::int8 AS "hold!",
+                  r.lower_count::int8 AS "lower!"
            FROM facilities f
            CROSS JOIN LATERAL (
-               SELECT * FROM recommendation_runs x
+               SELECT x.id, x.generated_at, x.engine_version, x.snapshot_date, x.trigger, x.mode,
+                      x.per_size_count, x.raise_count, x.hold_count, x.lower_count
+               FROM recommendation_runs x
                WHERE x.facility_id = f.id AND x.company_id = $1
                ORDER BY x.generated_at DESC, x.id DESC LIMIT 1) r
-           CROSS JOIN LATERAL (
-               SELECT count(*) FILTER (WHERE e->>'action' = 'raise') AS raise,
-                      count(*) FILTER (WHERE e->>'action' = 'hold') AS hold,
-                      count(*) FILTER (WHERE e->>'action' = 'lower') AS lower
-               FROM jsonb_array_elements(r.recommendations) e) c
            WHERE f.company_id = $1
            ORDER BY f.id"#,
         company_id

@@ -145,3 +145,67 @@ async fn analytics_portfolio_by_hand() {
     assert_eq!(empty["revpau"], Value::Null);
     assert!(empty["reason"].as_str().unwrap().contains("no sync"));
 }
+
+/// The portfolio reads each facility's latest snapshot: re-pushing an older day leaves the
+/// figures alone, an upload of a newer day replaces them, and the overview's record count
+/// follows both.
+#[tokio::test]
+async fn the_portfolio_follows_a_repushed_older_day_and_an_upload() {
+    let app = spawn_app().await;
+    let day = |date: &str, occ: f64, rate: f64, occupied: u32| {
+        json!({
+            "facility": { "name": "West" }, "date": date, "occupancy_pct": occ,
+            "unit_types": [{ "size": "10x10", "street_rate": rate, "total_units": 100, "occupied_units": occupied }]
+        })
+    };
+    push(&app, day("2026-11-18", 70.0, 140.0, 70)).await;
+    let id = push(&app, day("2026-11-20", 75.0, 150.0, 75)).await["facility"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let west = |body: &Value| body["facilities"][0].clone();
+    let before = get_ok(&app, "/api/v1/analytics/portfolio").await;
+    assert_eq!(west(&before)["as_of"], "2026-11-20");
+    assert_close(&west(&before)["gross_potential_rent"], 15_000.0);
+
+    // The older day again, with other figures: the latest snapshot is still 2026-11-20.
+    push(&app, day("2026-11-18", 60.0, 120.0, 60)).await;
+    let after_repush = get_ok(&app, "/api/v1/analytics/portfolio").await;
+    assert_eq!(west(&after_repush), west(&before));
+    assert_eq!(after_repush["rollup"], before["rollup"]);
+
+    // An upload of 2026-11-21 (100 units at 160, 82 occupied) becomes the latest snapshot.
+    let (s, up) = e2e::status_json(
+        app.req(
+            reqwest::Method::POST,
+            &format!("/api/v1/facilities/{id}/upload"),
+        )
+        .header("content-type", "text/csv")
+        .body(
+            "date,size,tier,street_rate,occupancy_pct,move_ins_mtd,total_units,occupied_units\n\
+             2026-11-21,10x10,,160,82,,100,82\n",
+        )
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 200, "{up}");
+    let after_upload = get_ok(&app, "/api/v1/analytics/portfolio").await;
+    let w = west(&after_upload);
+    assert_eq!(after_upload["as_of"], "2026-11-21");
+    assert_eq!(w["as_of"], "2026-11-21");
+    assert_eq!(w["total_units"], 100);
+    assert_eq!(w["occupied_units"], 82);
+    assert_close(&w["gross_potential_rent"], 16_000.0);
+    assert_eq!(after_upload["rollup"]["occupied_units"], 82);
+    assert_eq!(
+        after_upload["rollup"]["facilities_with_data"],
+        before["rollup"]["facilities_with_data"]
+    );
+
+    // Three stored days (the re-push replaced its day), all received this month.
+    let status = get_ok(&app, "/api/v1/status").await;
+    assert_eq!(status["usage"]["sync_records"], 3);
+    assert_eq!(status["usage"]["sync_records_this_month"], 3);
+}

@@ -535,6 +535,77 @@ async fn a_test_ping_shows_in_the_delivery_log() {
 }
 
 #[tokio::test]
+async fn a_backfill_is_asked_from_the_data_source_page_and_its_pulls_are_listed() {
+    let app = spawn_app().await;
+    let (s, source) = status_json(
+        app.post("/api/v1/data-sources", &json!({ "provider": "generic_json", "verify": false, "name": "Storage CRM", "base_url": "https://crm.example.com/api", "api_key": "read-only-key-4821" }))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 201, "{source}");
+    let id = source["id"].as_str().unwrap().to_owned();
+    let b = signed_in(&app).await;
+    b.click("nav a[href='/app/data-sources']").await;
+    b.click(&format!("#data-sources a[href='/app/data-sources/{id}']"))
+        .await;
+    assert_eq!(b.text("#pulls-none").await, "No pull yet.");
+    let set = |name: &str, value: &str| {
+        format!("document.querySelector(\"#backfill input[name={name}]\").value = '{value}'")
+    };
+    let today = chrono::Utc::now().date_naive();
+    let (from, to) = (
+        today - chrono::Duration::days(5),
+        today - chrono::Duration::days(2),
+    );
+
+    // From without to: refused at the "from" field, with the API's words, and nothing recorded.
+    b.script(&set("from", &from.to_string())).await;
+    b.click("#backfill button[type=submit]").await;
+    let message = b.text("#err-backfill-from").await;
+    assert_eq!(message, "from: from and to are given together");
+    assert_eq!(
+        b.script("return document.querySelector('#backfill input[name=from]').value")
+            .await,
+        json!(from.to_string())
+    );
+    assert_eq!(app.count("crm_pulls").await, 0);
+    // More than 90 days: refused at "to".
+    b.script(&set(
+        "to",
+        &(from + chrono::Duration::days(120)).to_string(),
+    ))
+    .await;
+    b.script(&set("from", &from.to_string())).await;
+    b.click("#backfill button[type=submit]").await;
+    assert!(b.text("#err-backfill-to").await.starts_with("to: "));
+    assert_eq!(app.count("crm_pulls").await, 0);
+
+    // A valid range is queued and listed as the API lists it.
+    b.script(&set("from", &from.to_string())).await;
+    b.script(&set("to", &to.to_string())).await;
+    b.click("#backfill button[type=submit]").await;
+    b.wait_text("Pull queued").await;
+    let pulls = get_ok(&app, &format!("/api/v1/data-sources/{id}/pulls")).await;
+    let pull = &pulls["pulls"][0];
+    assert_eq!(pull["date_from"], from.to_string());
+    assert_eq!(pull["date_to"], to.to_string());
+    let row = format!("#pulls tr[data-pull-id='{}']", pull["id"].as_str().unwrap());
+    assert_eq!(
+        b.text(&format!("{row} .pull-dates")).await,
+        format!("{from} to {to}")
+    );
+    assert_eq!(
+        b.text(&format!("{row} .pull-status")).await,
+        pull["status"].as_str().unwrap()
+    );
+    assert_eq!(
+        b.text(&format!("{row} .pull-trigger")).await,
+        pull["trigger"].as_str().unwrap().replace('_', " ")
+    );
+    b.close().await;
+}
+
+#[tokio::test]
 async fn another_companys_pages_answer_404_and_a_form_without_its_token_is_refused() {
     let app = spawn_app().await;
     let other = app.create_tenant("Other Storage").await;

@@ -2,8 +2,9 @@
 //! data: every figure checked here is compared with what the API answers for the same thing.
 
 use e2e::browser::Browser;
-use e2e::{get_ok, spawn_app, TestApp};
+use e2e::{get_ok, spawn_app, wait_until, TestApp};
 use serde_json::{json, Value};
+use std::time::Duration;
 
 const PASSWORD: &str = "correct horse battery";
 
@@ -162,18 +163,38 @@ async fn the_facility_page_shows_every_sizes_recommendation_and_run_now_adds_a_r
     assert_eq!(occupancy, json!(api));
     assert_eq!(rows(&b, "runs").await.len(), 1);
 
-    // Run now: a second run, shown at once.
+    // Run now: a second run, shown at once in the section the form swaps (the page is not
+    // loaded again: a mark left on it stays).
+    b.script("window.markedPage = true").await;
     b.click("#run-now").await;
     b.wait_text("The engine ran").await;
     let runs = rows(&b, "runs").await;
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0][1], "api");
+    assert_eq!(
+        b.script("return window.markedPage === true").await,
+        json!(true)
+    );
+    // Without script the same form posts and the whole page loads, with a third run.
+    b.script(
+        "const f = document.querySelector('#run-now').form; \
+         const plain = f.cloneNode(true); \
+         for (const a of ['hx-post', 'hx-target', 'hx-select', 'hx-swap', 'hx-select-oob']) plain.removeAttribute(a); \
+         f.replaceWith(plain); plain.submit();",
+    )
+    .await;
+    wait_until("the page loads again", Duration::from_secs(20), || async {
+        b.script("return window.markedPage === undefined").await == json!(true)
+    })
+    .await;
+    b.wait_text("The engine ran").await;
+    assert_eq!(rows(&b, "runs").await.len(), 3);
     let listed = get_ok(
         &app,
         &format!("/api/v1/facilities/{id}/recommendation-runs"),
     )
     .await;
-    assert_eq!(listed["count"], 2);
+    assert_eq!(listed["count"], 3);
     assert_eq!(rows(&b, "recommendations").await.len(), recs.len());
     b.close().await;
 }
@@ -222,7 +243,11 @@ async fn settings_and_competitor_rates_are_changed_with_the_api_rules() {
         "14"
     );
 
-    // A competitor rate: a bad one is refused at its field, a good one listed as fresh.
+    // A competitor rate: a bad one is refused at its field, a good one listed as fresh. The
+    // form swaps its own section (htmx): the page is not loaded again, so a mark left on it
+    // stays, and the address does not change.
+    b.script("window.markedPage = true").await;
+    let path = b.path().await;
     b.fill("#add-rate input[name=competitor]", "Harbor Lockers")
         .await;
     b.fill("#add-rate input[name=size]", "10x10").await;
@@ -233,6 +258,17 @@ async fn settings_and_competitor_rates_are_changed_with_the_api_rules() {
     b.fill("#add-rate input[name=rate]", "133.5").await;
     b.click("#add-rate button[type=submit]").await;
     b.wait_text("Competitor rate saved").await;
+    assert_eq!(
+        b.script("return window.markedPage === true").await,
+        json!(true),
+        "the rate form swapped its section instead of loading the page"
+    );
+    assert_eq!(b.path().await, path);
+    assert_eq!(
+        b.script("return document.querySelectorAll('#rates').length + document.querySelectorAll('#flash').length")
+            .await,
+        json!(2)
+    );
     let listed = rows(&b, "competitor-rates").await;
     let row = listed
         .iter()
