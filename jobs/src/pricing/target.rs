@@ -6,7 +6,7 @@
 use super::band::CompetitorBand;
 use super::engine::{month_name, size_key, FacilityInput, Factor, Mode, UnitTypeInput};
 use super::settings::PricingSettings;
-use chrono::Datelike;
+use chrono::{Datelike, NaiveDate};
 
 /// What the target starts from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -119,7 +119,8 @@ pub fn target(
         }
     };
     let mut offsets = vec![occupancy_offset(occupancy, s), trend_offset(trend, s)];
-    if kind == Anchor::Median {
+    if let (Anchor::Median, Some(b)) = (kind, band) {
+        offsets.push(response_offset(input.as_of, ut, occupancy, b.median, s));
         offsets.push(pace_offset(input, occupancy, s));
         offsets.push(season_offset(input, occupancy, s));
     }
@@ -201,6 +202,160 @@ fn trend_offset(trend: Option<f64>, s: &PricingSettings) -> Factor {
         name: "occupancy_trend".into(),
         contribution_pct: pp,
         detail,
+    }
+}
+
+/// What a size's own recent history says about its price: the demand it showed over the trend
+/// window at the rate it had then, and the position against the competitor median where that
+/// demand would hold it at `response_fill_pct`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Response {
+    /// The occupancy (share of units) the size would hold at the competitor median.
+    pub demand: f64,
+    /// The rate over the window (the earlier one, and the current one from its last change)
+    /// against today's median.
+    pub then: f64,
+    /// The learned position (rate / median).
+    pub position: f64,
+    /// Where rent per unit is highest when capacity does not bind.
+    pub best: f64,
+    /// The size was full at either end of the window: turned-away demand went unseen, so the
+    /// position is a lower bound and does not fall below the earlier one.
+    pub censored: bool,
+}
+
+/// Share of move-ins a rate at `x` times the median wins against one at the median, for an
+/// elasticity `e` there: 2 / (1 + e^(2e (x - 1))).
+pub fn response_share(x: f64, e: f64) -> f64 {
+    2.0 / (1.0 + (2.0 * e * (x - 1.0)).exp())
+}
+
+/// The position where rent per unit, x times the share it wins, is highest when capacity does
+/// not bind: the root of 1 + q = 2e x q with q = e^(2e (x - 1)), found by bisection.
+pub fn revenue_best_position(e: f64) -> f64 {
+    let k = 2.0 * e;
+    let f = |x: f64| {
+        let q = (k * (x - 1.0)).exp();
+        k * x * q - 1.0 - q
+    };
+    let (mut lo, mut hi) = (0.0, 1.0 + 1.0 / k);
+    for _ in 0..40 {
+        let mid = (lo + hi) / 2.0;
+        if f(mid) < 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
+}
+
+/// Learns the size's price response from its earlier reading: move-ins over the window are the
+/// occupancy gained plus the move-outs an `expected_stay_months` stay implies, read against
+/// the rate of then; `None` without an earlier occupancy, a window under a week or a median.
+pub fn learned_response(
+    as_of: NaiveDate,
+    ut: &UnitTypeInput,
+    occupancy: Option<f64>,
+    median: f64,
+    s: &PricingSettings,
+) -> Option<Response> {
+    let e = ut.earlier.as_ref()?;
+    let (now, then) = (occupancy? / 100.0, e.occupancy_pct? / 100.0);
+    let x_then = e.street_rate / median;
+    if !(e.days_ago >= 7 && now.is_finite() && then.is_finite() && x_then.is_finite())
+        || x_then <= 0.0
+    {
+        return None;
+    }
+    let (now, then) = (now.clamp(0.0, 1.0), then.clamp(0.0, 1.0));
+    let days = f64::from(e.days_ago);
+    // The rate changed inside the window: the move-ins came at both rates, weighed by the days
+    // each stood.
+    let x_now = ut.street_rate / median;
+    let since = ut
+        .last_rate_change
+        .map(|c| (as_of - c).num_days() as f64)
+        .filter(|c| (0.0..days).contains(c) && x_now.is_finite() && x_now > 0.0);
+    let x_then = since.map_or(x_then, |c| (x_then * (days - c) + x_now * c) / days);
+    let stay_days = s.expected_stay_months.max(1.0) * 365.25 / 12.0;
+    let move_ins = ((now - then) / days + (now + then) / 2.0 / stay_days).max(0.0);
+    let elasticity = s.price_elasticity.max(0.1);
+    let demand = move_ins * stay_days / response_share(x_then, elasticity);
+    let best = revenue_best_position(elasticity);
+    // The share that holds the fill occupancy; at 2 or more no rate fills the size.
+    let needed = s.response_fill_pct / 100.0 / demand.max(1e-9);
+    let fill = if needed < 2.0 {
+        1.0 + (2.0 / needed - 1.0).ln() / (2.0 * elasticity)
+    } else {
+        best
+    };
+    // Full (not one unit vacant) at either end of the window: demand was turned away unseen.
+    let full = ut
+        .total_units
+        .filter(|n| *n > 0)
+        .map_or(0.995, |n| 1.0 - 0.5 / f64::from(n));
+    let censored = now >= full || then >= full;
+    let mut position = fill.max(best);
+    if censored {
+        position = position.max(x_then);
+    }
+    Some(Response {
+        demand,
+        then: x_then,
+        position,
+        best,
+        censored,
+    })
+}
+
+fn response_offset(
+    as_of: NaiveDate,
+    ut: &UnitTypeInput,
+    occupancy: Option<f64>,
+    median: f64,
+    s: &PricingSettings,
+) -> Factor {
+    let name = "price_response".to_string();
+    if s.response_weight <= 0.0 {
+        return Factor {
+            name,
+            contribution_pct: 0.0,
+            detail: "the learned price response is turned off (response_weight 0)".into(),
+        };
+    }
+    let Some(r) = learned_response(as_of, ut, occupancy, median, s) else {
+        return Factor {
+            name,
+            contribution_pct: 0.0,
+            detail: "no earlier occupancy to learn the size's price response from".into(),
+        };
+    };
+    // Inside the band the size already sits where it should; below it the response may only
+    // deepen a cut, above it only add to a raise, so the noise of a few weeks of move-ins does
+    // not turn the rate.
+    let pp = (s.response_weight * (r.position - 1.0) * 100.0)
+        .clamp(-s.response_max_pp, s.response_max_pp);
+    let pp = pp.min(0.0);
+    Factor {
+        name,
+        contribution_pct: pp,
+        detail: format!(
+            "at {:.2} times the median the size showed demand for {:.0}% of its units at the \
+             median, so {:.2} times the median {}",
+            r.then,
+            r.demand * 100.0,
+            r.position,
+            if r.censored {
+                "is where it stands, no lower than before since a full size turns demand away \
+                 unseen"
+                    .to_owned()
+            } else if r.position > r.best + 1e-9 {
+                format!("would hold it at {}%", s.response_fill_pct)
+            } else {
+                "earns the most rent, as no rate near it fills the size".to_owned()
+            }
+        ),
     }
 }
 
