@@ -444,12 +444,12 @@ fn the_price_response_finds_where_the_size_holds_its_fill_target() {
     assert_eq!(factor(&rec, "price_response"), 0.0);
     assert_eq!(rec.recommended_rate, 100.0);
     // 80 % then and now at the median: demand for 80 %, 95 % takes a share of 1.1875:
-    // 1 + ln(2 / 1.1875 - 1) / 6 = 0.9368, x 0.5 (`response_weight`): -3.16 %; with -8 % for
-    // occupancy the target is 88.84, half the way 94.42, rounded 94.
+    // 1 + ln(2 / 1.1875 - 1) / 6 = 0.9368, x 0.75 (`response_weight`): -4.74 %; with -8 % for
+    // occupancy the target is 87.26, half the way 93.63, rounded 94.
     let i = learning(80.0, 80.0, 100.0);
     assert!((learned(&i).position - 0.9368).abs() < 1e-4);
     let rec = one(&i);
-    assert_eq!(factor(&rec, "price_response"), -1.58);
+    assert_eq!(factor(&rec, "price_response"), -2.37);
     assert_eq!(rec.recommended_rate, 94.0);
     // The same fill at 110 (a share of 0.7087 won 80 %) shows more demand: it holds 95 % at
     // 1 + ln(2 / 0.8416 - 1) / 6 = 1.0532, no cut.
@@ -477,11 +477,11 @@ fn the_price_response_stops_at_the_revenue_best_position_when_nothing_fills() {
     let best = crate::pricing::target::revenue_best_position(3.0);
     assert!((best - 0.7822).abs() < 1e-4, "{best}");
     // 40 % now and 28 days ago: demand for 40 % of the units, no rate wins the 2.4 times the
-    // median's share that 95 % would take: it stops at 0.7822, x 0.5: -10.89 %, half the way
-    // -5.44 pp.
+    // median's share that 95 % would take: it stops at 0.7822, x 0.75: -16.33 %, capped at
+    // 10 % (`response_max_pp`), half the way -5 pp.
     let rec = one(&learning(40.0, 40.0, 100.0));
     assert!(
-        (factor(&rec, "price_response") + 5.44).abs() <= 0.011,
+        (factor(&rec, "price_response") + 5.0).abs() < 1e-9,
         "{rec:#?}"
     );
     assert!(
