@@ -78,7 +78,9 @@ pub enum Admin {
         #[arg(long)]
         new: String,
     },
-    /// Fill a company with synthetic daily history (for demos and benchmarks).
+    /// Fill a company with synthetic daily history (for demos and benchmarks; built with the
+    /// `demo-seed` feature only).
+    #[cfg(feature = "demo-seed")]
     Seed {
         #[arg(long)]
         company: Uuid,
@@ -184,6 +186,7 @@ async fn admin_command(
             let done = jobs::key_rotation::reseal_all(db, &keys).await?;
             json!({ "resealed": done, "key_id": jobs::crypto::key_id(&new) })
         }
+        #[cfg(feature = "demo-seed")]
         Admin::Seed {
             company,
             facilities,

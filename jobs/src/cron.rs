@@ -6,6 +6,7 @@
 
 use crate::data_sources::MIN_SCHEDULE_INTERVAL;
 use crate::error::Result;
+use crate::payload::{self, Payload, PullTrigger};
 use crate::queue::Kind;
 use crate::runs::{self, NewJob};
 use crate::tenancy;
@@ -62,9 +63,14 @@ pub async fn tick(pool: &PgPool, now: DateTime<Utc>) -> Result<Vec<(Kind, Uuid)>
         let mut tx = pool.begin().await?;
         if tenancy::has_access(state) {
             let mut job = NewJob::new(
-                Kind::CrmPull,
                 Some(s.company_id),
-                serde_json::json!({ "source_id": s.id, "trigger": "schedule", "tick": at }),
+                Payload::CrmPull(payload::CrmPull {
+                    source_id: s.id,
+                    trigger: PullTrigger::Schedule,
+                    from: None,
+                    to: None,
+                    tick: Some(at),
+                }),
             );
             job.dedupe_key = Some(format!("crm_pull:{}:{}", s.id, at.timestamp()));
             if let Some(id) = runs::insert(&mut tx, job).await? {

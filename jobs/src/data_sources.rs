@@ -7,10 +7,11 @@ use crate::config::MasterKey;
 use crate::crm::provider::{self, Connection, Credential, ProviderInfo, State};
 use crate::crm::CrmClient;
 use crate::crypto;
-use crate::domain::values::Text;
 use crate::error::{Error, Result, ValidationError};
 use crate::outbound::guard::PrivateTargets;
+use crate::payload::{self, Payload, PullTrigger};
 use chrono::{DateTime, NaiveDate, Utc};
+use domain::values::Text;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use std::str::FromStr;
@@ -536,9 +537,14 @@ pub async fn request_pull(
     let job = crate::runs::insert(
         &mut tx,
         crate::runs::NewJob::new(
-            crate::queue::Kind::CrmPull,
             Some(company_id),
-            serde_json::json!({ "source_id": id, "trigger": "on_demand", "from": from, "to": to }),
+            Payload::CrmPull(payload::CrmPull {
+                source_id: id,
+                trigger: PullTrigger::OnDemand,
+                from,
+                to,
+                tick: None,
+            }),
         ),
     )
     .await?

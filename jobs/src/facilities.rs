@@ -1,9 +1,9 @@
 //! Facilities of a company: CRUD and the matching rules the sync uses. Every query is scoped by
 //! company: another company's facility is reported exactly like one that does not exist.
 
-use crate::domain::values::{HttpUrl, Quantity, Text};
 use crate::error::{conflict_on_unique, Error, Result, ValidationError};
 use chrono::{DateTime, NaiveDate, Utc};
+use domain::values::{HttpUrl, Quantity, Text};
 use serde::{Deserialize, Deserializer, Serialize};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
@@ -256,7 +256,7 @@ pub struct Resolved {
 pub async fn resolve_for_sync(
     conn: &mut PgConnection,
     company_id: Uuid,
-    r: &crate::sync::payload::FacilityRef,
+    r: &domain::sync::payload::FacilityRef,
 ) -> Result<Resolved> {
     let ext = r.external_id.as_ref().map(Text::as_str);
     let src = r.source_system.as_ref().map(Text::as_str);
@@ -376,7 +376,7 @@ async fn find_for_sync(
 async fn update_from_sync(
     conn: &mut PgConnection,
     id: Uuid,
-    r: &crate::sync::payload::FacilityRef,
+    r: &domain::sync::payload::FacilityRef,
 ) -> Result<Option<f64>> {
     let ext = r.external_id.as_ref().map(Text::as_str);
     let src = r.source_system.as_ref().map(Text::as_str);

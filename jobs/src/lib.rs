@@ -1,5 +1,5 @@
-//! Everything the api and worker processes share: configuration, the domain (value types,
-//! sync payload, derived figures), data access, and (in later modules) job handlers.
+//! Everything with IO that the api and worker processes share: configuration, data access, the
+//! job platform and its handlers, mail and outbound HTTP. The pure core is the `domain` crate.
 //!
 //! This crate must never depend on HTTP framework types: the api maps its errors to statuses.
 
@@ -11,18 +11,18 @@ pub mod cron;
 pub mod crypto;
 pub mod data_sources;
 pub mod db;
-pub mod domain;
 pub mod error;
 pub mod facilities;
 pub mod handlers;
 pub mod key_rotation;
-pub mod lease_up;
 pub mod mail;
 pub mod outbound;
 pub mod password_reset;
+pub mod payload;
 pub mod pricing;
 pub mod queue;
 pub mod runs;
+#[cfg(feature = "demo-seed")]
 pub mod seed;
 pub mod sync;
 pub mod tenancy;

@@ -2,6 +2,7 @@
 //! lease, completion and retry, the sweeper's selection, retention and counts.
 
 use crate::error::Result;
+use crate::payload::Payload;
 use crate::queue::Kind;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -11,18 +12,16 @@ use std::time::Duration;
 use uuid::Uuid;
 
 pub struct NewJob {
-    pub kind: Kind,
     pub company_id: Option<Uuid>,
-    pub payload: Value,
+    pub payload: Payload,
     pub max_attempts: i32,
     /// A job with a key that already exists is not created again.
     pub dedupe_key: Option<String>,
 }
 
 impl NewJob {
-    pub fn new(kind: Kind, company_id: Option<Uuid>, payload: Value) -> Self {
+    pub fn new(company_id: Option<Uuid>, payload: Payload) -> Self {
         Self {
-            kind,
             company_id,
             payload,
             max_attempts: 5,
@@ -40,8 +39,8 @@ pub async fn insert(conn: &mut PgConnection, job: NewJob) -> Result<Option<Uuid>
          ON CONFLICT (dedupe_key) DO NOTHING RETURNING id",
         id,
         job.company_id,
-        job.kind.as_str(),
-        job.payload,
+        job.payload.kind().as_str(),
+        job.payload.to_json(),
         job.max_attempts,
         job.dedupe_key
     )
@@ -129,6 +128,74 @@ pub async fn succeed(conn: &mut PgConnection, job: &Claimed, result: &Value) -> 
     Ok(done.rows_affected() == 1)
 }
 
+/// Marks a claimed job failed for good inside the caller's transaction, for a handler that keeps
+/// its own attempt count (a webhook delivery). `false` when the claim was lost.
+pub async fn give_up(conn: &mut PgConnection, job: &Claimed, error: &str) -> Result<bool> {
+    let ended = sqlx::query!(
+        "UPDATE job_runs SET status = 'failed', finished_at = now(), last_error = $3,
+                        claimed_by = NULL, lease_expires_at = NULL, enqueued_at = NULL
+                 WHERE id = $1 AND claimed_by = $2 AND status = 'running'",
+        job.id,
+        job.worker,
+        error
+    )
+    .execute(conn)
+    .await?;
+    Ok(ended.rows_affected() == 1)
+}
+
+/// Puts a claimed job back to `queued` until `at` without counting a failure: the delivery keeps
+/// its own count. `false` when the claim was lost.
+pub async fn reschedule(
+    conn: &mut PgConnection,
+    job: &Claimed,
+    at: DateTime<Utc>,
+    note: &str,
+) -> Result<bool> {
+    let done = sqlx::query!(
+        "UPDATE job_runs SET status = 'queued', run_at = $3, enqueued_at = NULL, claimed_by = NULL,
+                lease_expires_at = NULL, last_error = $4
+         WHERE id = $1 AND claimed_by = $2 AND status = 'running'",
+        job.id,
+        job.worker,
+        at,
+        note
+    )
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Ends the delivery jobs of a deleted subscription that wait for their next attempt; one running
+/// now finds its delivery closed.
+pub async fn end_waiting_deliveries(conn: &mut PgConnection, ids: &[Uuid]) -> Result<()> {
+    sqlx::query!(
+        r#"UPDATE job_runs SET status = 'succeeded', finished_at = now(), enqueued_at = NULL,
+                result = '{"skipped": "the subscription was deleted"}'
+           WHERE id = ANY($1) AND status = 'queued'"#,
+        ids
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// A pricing run of the facility that waits to start, if there is one.
+pub async fn waiting_pricing_run(
+    conn: &mut PgConnection,
+    company_id: Uuid,
+    facility_id: Uuid,
+) -> Result<Option<Uuid>> {
+    Ok(sqlx::query_scalar!(
+        "SELECT id FROM job_runs WHERE kind = 'pricing_run' AND status = 'queued'
+           AND company_id = $1 AND payload->>'facility_id' = $2::uuid::text LIMIT 1",
+        company_id,
+        facility_id
+    )
+    .fetch_optional(conn)
+    .await?)
+}
+
 /// What became of a failed attempt.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Failure {
@@ -171,14 +238,28 @@ pub async fn fail(
     })
 }
 
+/// The advisory lock that makes one replica at a time the sweeper.
+const SWEEPER_LOCK: i64 = 0x0053_5745_4550_4552;
+
 /// Jobs the sweeper must (re)push: queued and due but not pushed for `repush_after` (a push
 /// that failed after commit, a flushed Redis, a retry that came due), and running jobs whose
-/// lease expired (their worker died). Marks them pushed. Runs under the sweeper's lock.
+/// lease expired (their worker died). Marks them pushed. `None` when another replica holds the
+/// sweeper's lock (it is the sweeper now).
 pub async fn take_due(
-    conn: &mut PgConnection,
+    pool: &PgPool,
     repush_after: Duration,
     limit: i64,
-) -> Result<Vec<(Uuid, Kind)>> {
+) -> Result<Option<Vec<(Uuid, Kind)>>> {
+    let mut tx = pool.begin().await?;
+    let leader = sqlx::query_scalar!(
+        r#"SELECT pg_try_advisory_xact_lock($1) AS "leader!""#,
+        SWEEPER_LOCK
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    if !leader {
+        return Ok(None);
+    }
     let after_ms = i64::try_from(repush_after.as_millis()).unwrap_or(i64::MAX) as f64;
     let rows = sqlx::query!(
         "UPDATE job_runs SET enqueued_at = now()
@@ -192,12 +273,14 @@ pub async fn take_due(
         after_ms,
         limit
     )
-    .fetch_all(conn)
+    .fetch_all(&mut *tx)
     .await?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|r| Some((r.id, Kind::parse(&r.kind)?)))
-        .collect())
+    tx.commit().await?;
+    Ok(Some(
+        rows.into_iter()
+            .filter_map(|r| Some((r.id, Kind::parse(&r.kind)?)))
+            .collect(),
+    ))
 }
 
 /// Deletes finished jobs older than `older_than`; returns how many.

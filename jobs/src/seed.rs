@@ -194,7 +194,7 @@ pub async fn seed(
         for day in 0..days {
             let date = first_date + Duration::days(i64::from(day));
             let body = snapshot(f, day, date, &mut rng, &mut state).to_string();
-            let parsed = sync::parse(body.as_bytes(), last_date)?;
+            let parsed = domain::sync::parse(body.as_bytes(), last_date)?;
             sync::ingest(pool, company_id, &parsed.payload, &body, Source::Push).await?;
             records += 1;
         }
@@ -336,7 +336,7 @@ async fn seed_facility_bulk(
     for day in 0..days {
         let date = first_date + Duration::days(i64::from(day));
         let body = snapshot(f, day, date, &mut rng, &mut state).to_string();
-        let p = sync::parse(body.as_bytes(), last_date)?.payload;
+        let p = domain::sync::parse(body.as_bytes(), last_date)?.payload;
         payloads.push((date, p, body));
     }
     let facility_ref = payloads
@@ -346,9 +346,9 @@ async fn seed_facility_bulk(
     let mut tx = pool.begin().await?;
     let facility = crate::facilities::resolve_for_sync(&mut tx, company_id, &facility_ref).await?;
     let mut cols = Columns::default();
-    let count = |c: Option<crate::domain::values::Count>| c.map(|c| c.as_i32());
+    let count = |c: Option<domain::values::Count>| c.map(|c| c.as_i32());
     for (date, p, body) in payloads {
-        let d = crate::sync::derive::derive(&p, facility.rentable_sqft);
+        let d = domain::sync::derive::derive(&p, facility.rentable_sqft);
         let id = Uuid::now_v7();
         let mi = p.move_ins.clone().unwrap_or_default();
         let mo = p.move_outs.clone().unwrap_or_default();
@@ -518,7 +518,7 @@ async fn seed_facility_bulk(
     .into_iter()
     .map(|r| (r.snapshot_date, r.occupancy_pct))
     .collect();
-    let (mode, events) = crate::lease_up::history(&all);
+    let (mode, events) = domain::lease_up::history(&all);
     sqlx::query!("DELETE FROM lease_up_events WHERE facility_id = $1", fid)
         .execute(&mut *tx)
         .await?;

@@ -206,7 +206,7 @@ pub async fn create_company(
     hasher: &KeyHasher,
     new: NewCompany<'_>,
 ) -> Result<CreatedCompany> {
-    let name = crate::domain::values::Text::<200>::parse(new.name)
+    let name = domain::values::Text::<200>::parse(new.name)
         .map_err(|m| crate::error::ValidationError::new("name", m))?;
     let email = new.email.trim();
     if !(3..=254).contains(&email.len())
@@ -313,7 +313,7 @@ pub async fn create_api_key(
     company_id: Uuid,
     name: &str,
 ) -> Result<CreatedKey> {
-    let name = crate::domain::values::Text::<100>::parse(name)
+    let name = domain::values::Text::<100>::parse(name)
         .map_err(|m| crate::error::ValidationError::new("name", m))?;
     let mut tx = pool.begin().await?;
     let exists = sqlx::query_scalar!(

@@ -26,9 +26,6 @@ pub const QUEUES: [Kind; 4] = [
     Kind::WebhookDelivery,
 ];
 
-/// Advisory lock key that makes one replica at a time the sweeper.
-const SWEEPER_LOCK: i64 = 0x0053_5745_4550_4552;
-
 pub fn telemetry(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,apalis=warn"));
@@ -220,16 +217,9 @@ async fn sweeper(ctx: JobContext, stop: CancellationToken) {
 
 /// One sweep: under a transaction-scoped advisory lock (skipped when another replica holds it).
 pub async fn sweep_once(ctx: &JobContext) -> anyhow::Result<usize> {
-    let mut tx = ctx.db.begin().await?;
-    let leader: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
-        .bind(SWEEPER_LOCK)
-        .fetch_one(&mut *tx)
-        .await?;
-    if !leader {
+    let Some(due) = jobs::runs::take_due(&ctx.db, ctx.settings.repush_after, 5_000).await? else {
         return Ok(0);
-    }
-    let due = jobs::runs::take_due(&mut tx, ctx.settings.repush_after, 5_000).await?;
-    tx.commit().await?;
+    };
     for kind in Kind::ALL {
         let ids: Vec<uuid::Uuid> = due
             .iter()

@@ -9,9 +9,9 @@ use super::session::SignedIn;
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::extract::{Query, State};
+use domain::analytics::AnalyticsSettings;
+use domain::values::UnitSize;
 use jobs::analytics::reports;
-use jobs::analytics::AnalyticsSettings;
-use jobs::domain::values::UnitSize;
 use jobs::web_sessions::Session;
 use maud::{html, Markup};
 use serde::{Deserialize, Serialize};
@@ -636,7 +636,7 @@ pub async fn leads(
     frame(&s, "Lead funnel", PAGES[3].0, body)
 }
 
-fn estimates(r: &jobs::analytics::revenue::Revenue) -> String {
+fn estimates(r: &domain::analytics::revenue::Revenue) -> String {
     [
         (r.units_estimated, "units"),
         (r.rentable_sqft_estimated, "area"),
@@ -649,7 +649,7 @@ fn estimates(r: &jobs::analytics::revenue::Revenue) -> String {
     .join(", ")
 }
 
-fn revenue_cells(r: &jobs::analytics::revenue::Revenue) -> Vec<String> {
+fn revenue_cells(r: &domain::analytics::revenue::Revenue) -> Vec<String> {
     vec![
         opt(r.revpau),
         opt(r.revpaf),

@@ -16,12 +16,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use axum::Form;
 use chrono::{NaiveDate, Utc};
+use domain::pricing::engine::Recommendation;
+use domain::pricing::settings::{Range, RANGES};
+use domain::pricing::PricingSettings;
 use jobs::competitors::{self, ListQuery};
-use jobs::pricing::engine::Recommendation;
 use jobs::pricing::history::{self, History};
-use jobs::pricing::settings::{Range, RANGES};
 use jobs::pricing::store::{self, Trigger};
-use jobs::pricing::PricingSettings;
 use jobs::web_sessions::Session;
 use maud::{html, Markup};
 use serde::Deserialize;
@@ -243,11 +243,11 @@ async fn render(
     ))
 }
 
-fn action_word(a: jobs::pricing::engine::Action) -> &'static str {
+fn action_word(a: domain::pricing::engine::Action) -> &'static str {
     match a {
-        jobs::pricing::engine::Action::Raise => "raise",
-        jobs::pricing::engine::Action::Hold => "hold",
-        jobs::pricing::engine::Action::Lower => "lower",
+        domain::pricing::engine::Action::Raise => "raise",
+        domain::pricing::engine::Action::Hold => "hold",
+        domain::pricing::engine::Action::Lower => "lower",
     }
 }
 

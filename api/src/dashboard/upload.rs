@@ -15,8 +15,8 @@ use axum::body::Body;
 use axum::extract::{Multipart, Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
+use domain::upload::UploadKind;
 use jobs::facilities::{self, Facility};
-use jobs::upload::UploadKind;
 use jobs::web_sessions::Session;
 use maud::{html, Markup};
 
@@ -183,7 +183,7 @@ pub async fn template(axum::extract::Path(kind): Path<String>) -> Response {
                     format!("attachment; filename=\"{}.csv\"", kind.as_str()),
                 ),
             ],
-            jobs::upload::template(kind),
+            domain::upload::template(kind),
         )
             .into_response(),
         None => page::PageError(ApiError::NotFound(format!("no template {kind}"))).into_response(),

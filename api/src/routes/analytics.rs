@@ -8,8 +8,9 @@ use crate::extract::Query;
 use crate::state::AppState;
 use axum::extract::State;
 use axum::Json;
-use jobs::analytics::{reports, AnalyticsSettings};
-use jobs::domain::values::UnitSize;
+use domain::analytics::AnalyticsSettings;
+use domain::values::UnitSize;
+use jobs::analytics::reports;
 use serde::Deserialize;
 use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
@@ -57,7 +58,7 @@ struct SeasonalityParams {
     #[param(value_type = Option<Uuid>)]
     facility_id: Option<String>,
     /// One unit size (`10x10`); all sizes when absent.
-    #[param(value_type = Option<jobs::domain::values::UnitSize>)]
+    #[param(value_type = Option<domain::values::UnitSize>)]
     size: Option<String>,
 }
 

@@ -35,7 +35,7 @@ async fn list(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<axum:
 #[serde(deny_unknown_fields)]
 struct NewKey {
     /// A name to tell the key apart (`unnamed` when absent).
-    #[schema(value_type = Option<jobs::domain::values::Text<100>>)]
+    #[schema(value_type = Option<domain::values::Text<100>>)]
     name: Option<String>,
 }
 

@@ -9,10 +9,10 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{NaiveDate, Utc};
+use domain::pricing::PricingSettings;
+use domain::values::UnitSize;
 use jobs::competitors::{self, ListQuery};
-use jobs::domain::values::UnitSize;
 use jobs::pricing::store::{self, Trigger};
-use jobs::pricing::PricingSettings;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::IntoParams;
@@ -283,7 +283,7 @@ fn settings_body(facility_id: Uuid, settings: PricingSettings, overrides: Value)
 #[into_params(parameter_in = Query)]
 struct RatesQuery {
     /// Only this unit size (`10x10`).
-    #[param(value_type = Option<jobs::domain::values::UnitSize>)]
+    #[param(value_type = Option<domain::values::UnitSize>)]
     size: Option<String>,
     /// Only rates observed on or after this date (`YYYY-MM-DD`).
     #[param(value_type = Option<chrono::NaiveDate>)]

@@ -48,7 +48,7 @@ pub struct SyncAnswer {
     post,
     path = "/api/v1/sync",
     tag = "sync",
-    request_body = jobs::sync::payload::SyncPayload,
+    request_body = domain::sync::payload::SyncPayload,
     responses(
         (status = 200, description = "Stored (`idempotent` says whether created or updated).", body = SyncAnswer),
         (status = 404, description = "`facility.id` alone names no facility of the company.", body = crate::openapi::ErrorBody),
@@ -61,7 +61,7 @@ async fn sync(
     Auth(who): Auth,
     JsonBytes(body): JsonBytes,
 ) -> ApiResult<Json<SyncAnswer>> {
-    let parsed = jobs::sync::parse(&body, Utc::now().date_naive())?;
+    let parsed = domain::sync::parse(&body, Utc::now().date_naive())?;
     // The parser accepted the body, so it is UTF-8; the check keeps that an invariant.
     let raw = std::str::from_utf8(&body)
         .map_err(|_| ApiError::Invalid("body: is not UTF-8".to_owned()))?;

@@ -17,8 +17,8 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::{NaiveDate, Utc};
+use domain::upload::{self, RowError, UploadKind};
 use jobs::competitors;
-use jobs::upload::{self, RowError, UploadKind};
 use read::Collected;
 use serde::{Deserialize, Serialize};
 use utoipa::IntoParams;
@@ -224,7 +224,7 @@ pub(crate) async fn collect(state: &AppState, r: &Request<'_>, body: Body) -> Ap
     let date = r
         .date
         .map(|d| {
-            jobs::sync::payload::SnapshotDate::parse(d)
+            domain::sync::payload::SnapshotDate::parse(d)
                 .map(|d| d.0)
                 .map_err(|m| ApiError::Invalid(format!("query parameter date: {m}")))
         })
@@ -355,8 +355,9 @@ async fn store_unit_rates(
     today: chrono::NaiveDate,
 ) -> ApiResult<Stored> {
     let mut tx = state.db.begin().await?;
-    let days = upload::store::unit_rates(&mut tx, company_id, facility_id, &collected.units, today)
-        .await?;
+    let days =
+        jobs::upload::store::unit_rates(&mut tx, company_id, facility_id, &collected.units, today)
+            .await?;
     tx.commit().await?;
     let job_ids: Vec<Uuid> = days.iter().map(|d| d.job_id).collect();
     state

@@ -8,10 +8,12 @@
 
 use super::{FollowUps, JobContext, JobError};
 use crate::crm::{self, provider, PullError};
+use crate::payload;
 use crate::queue::Kind;
 use crate::runs::{self, Claimed};
-use crate::sync::{self, Parsed, Source};
+use crate::sync::{self, Source};
 use chrono::{Duration, NaiveDate, Utc};
+use domain::sync::Parsed;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use uuid::Uuid;
@@ -21,13 +23,12 @@ const LEASE_MARGIN: std::time::Duration = std::time::Duration::from_secs(30);
 /// Warnings kept on a pull's row (the count is kept in full).
 const WARNINGS_KEPT: usize = 50;
 
-pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError> {
-    let source_id: Uuid = job
-        .payload
-        .get("source_id")
-        .and_then(Value::as_str)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| JobError::Permanent("payload has no source_id".to_owned()))?;
+pub async fn run(
+    ctx: &JobContext,
+    job: &Claimed,
+    p: payload::CrmPull,
+) -> Result<FollowUps, JobError> {
+    let source_id = p.source_id;
     let Some(src) = sqlx::query!(
         "SELECT s.company_id, s.provider, s.base_url, s.account_id, s.credentials_sealed, c.time_zone,
                 c.subscription_state, c.trial_ends_at
@@ -41,21 +42,11 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
     };
     // The dates: those the request named, else yesterday in the company's time zone.
     let tz: chrono_tz::Tz = src.time_zone.parse().unwrap_or(chrono_tz::UTC);
-    let day = |key: &str| {
-        job.payload
-            .get(key)
-            .and_then(Value::as_str)
-            .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
-    };
     let yesterday = (Utc::now().with_timezone(&tz) - Duration::days(1)).date_naive();
-    let from = day("from").or_else(|| day("date")).unwrap_or(yesterday);
-    let to = day("to").or_else(|| day("date")).unwrap_or(from).max(from);
+    let from = p.from.unwrap_or(yesterday);
+    let to = p.to.unwrap_or(from).max(from);
     let dates: Vec<NaiveDate> = from.iter_days().take_while(|d| *d <= to).collect();
-    let trigger = job
-        .payload
-        .get("trigger")
-        .and_then(Value::as_str)
-        .unwrap_or("schedule");
+    let trigger = p.trigger.as_str();
     let pull_id = sqlx::query_scalar!(
         "INSERT INTO crm_pulls (id, company_id, source_id, job_id, trigger, date_from, date_to, status, started_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', now())
@@ -203,10 +194,7 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
         "left_out_count": left_out.len(),
         "left_out": left_out.iter().take(20).collect::<Vec<_>>(),
     });
-    if !runs::succeed(&mut tx, job, &result).await? {
-        return Err(JobError::ClaimLost);
-    }
-    tx.commit().await?;
+    super::commit_success(tx, job, &result).await?;
     Ok(follow_ups)
 }
 
@@ -218,7 +206,7 @@ fn parse_all(snapshots: &[Value]) -> Result<Vec<(Parsed, String)>, PullError> {
         .enumerate()
         .map(|(index, s)| {
             let raw = s.to_string();
-            sync::parse(raw.as_bytes(), today)
+            domain::sync::parse(raw.as_bytes(), today)
                 .map(|p| (p, raw))
                 .map_err(|e| crm::snapshot_error(index, &e))
         })
@@ -284,9 +272,6 @@ async fn skip(
         .execute(&mut *tx)
         .await?;
     }
-    if !runs::succeed(&mut tx, job, &json!({ "skipped": why })).await? {
-        return Err(JobError::ClaimLost);
-    }
-    tx.commit().await?;
+    super::commit_success(tx, job, &json!({ "skipped": why })).await?;
     Ok(vec![])
 }

@@ -3,20 +3,19 @@
 //! its history in date order, and a pricing run is requested.
 
 use super::{FollowUps, JobContext, JobError};
-use crate::lease_up;
+use crate::payload::{self, Payload};
 use crate::queue::Kind;
 use crate::runs::{self, Claimed, NewJob};
 use chrono::NaiveDate;
+use domain::lease_up;
 use serde_json::json;
-use uuid::Uuid;
 
-pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError> {
-    let sync_id: Uuid = job
-        .payload
-        .get("sync_id")
-        .and_then(|v| v.as_str())
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| JobError::Permanent("payload has no sync_id".to_owned()))?;
+pub async fn run(
+    ctx: &JobContext,
+    job: &Claimed,
+    p: payload::Ingest,
+) -> Result<FollowUps, JobError> {
+    let sync_id = p.sync_id;
     let mut tx = ctx.db.begin().await?;
     let Some(record) = sqlx::query!(
         "SELECT facility_id, company_id FROM sync_records WHERE id = $1",
@@ -26,16 +25,12 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
     .await?
     else {
         // The facility (and its records) was deleted since: nothing left to do.
-        if !runs::succeed(
-            &mut tx,
+        super::commit_success(
+            tx,
             job,
             &json!({ "skipped": "the sync record no longer exists" }),
         )
-        .await?
-        {
-            return Err(JobError::ClaimLost);
-        }
-        tx.commit().await?;
+        .await?;
         return Ok(vec![]);
     };
     // One ingest at a time per facility, so mode histories are computed over a stable set.
@@ -91,14 +86,7 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
     .execute(&mut *tx)
     .await?;
     // Request a pricing run unless one is already waiting for this facility.
-    let waiting = sqlx::query_scalar!(
-        "SELECT id FROM job_runs WHERE kind = 'pricing_run' AND status = 'queued'
-           AND company_id = $1 AND payload->>'facility_id' = $2::uuid::text LIMIT 1",
-        record.company_id,
-        record.facility_id
-    )
-    .fetch_optional(&mut *tx)
-    .await?;
+    let waiting = runs::waiting_pricing_run(&mut tx, record.company_id, record.facility_id).await?;
     let mut follow_ups = Vec::new();
     let pricing_run = match waiting {
         Some(id) => id,
@@ -106,9 +94,11 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
             let id = runs::insert(
                 &mut tx,
                 NewJob::new(
-                    Kind::PricingRun,
                     Some(record.company_id),
-                    json!({ "facility_id": record.facility_id, "sync_id": sync_id }),
+                    Payload::PricingRun(payload::PricingRun {
+                        facility_id: record.facility_id,
+                        sync_id: Some(sync_id),
+                    }),
                 ),
             )
             .await?
@@ -118,9 +108,6 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
         }
     };
     let result = json!({ "mode": mode, "mode_events": events.len(), "pricing_run": pricing_run });
-    if !runs::succeed(&mut tx, job, &result).await? {
-        return Err(JobError::ClaimLost);
-    }
-    tx.commit().await?;
+    super::commit_success(tx, job, &result).await?;
     Ok(follow_ups)
 }

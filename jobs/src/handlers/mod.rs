@@ -9,11 +9,13 @@ pub mod pricing_run;
 pub mod webhook_delivery;
 
 use crate::config::{JobSettings, MasterKey};
+use crate::payload::Payload;
 use crate::queue::{Kind, Queues};
 use crate::runs::{self, Claimed, Failure};
 use sqlx::PgPool;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 use uuid::Uuid;
 
 /// What handlers share.
@@ -93,12 +95,27 @@ pub fn retry_delay(base: Duration, attempts: i32) -> Duration {
 }
 
 async fn dispatch(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError> {
-    match job.kind {
-        Kind::Ingest => ingest::run(ctx, job).await,
-        Kind::PricingRun => pricing_run::run(ctx, job).await,
-        Kind::CrmPull => crm_pull::run(ctx, job).await,
-        Kind::WebhookDelivery => webhook_delivery::run(ctx, job).await,
+    match Payload::parse(job.kind, &job.payload).map_err(JobError::Permanent)? {
+        Payload::Ingest(p) => ingest::run(ctx, job, p).await,
+        Payload::PricingRun(p) => pricing_run::run(ctx, job, p).await,
+        Payload::CrmPull(p) => crm_pull::run(ctx, job, p).await,
+        Payload::WebhookDelivery(p) => webhook_delivery::run(ctx, job, p).await,
     }
+}
+
+/// Records the job's success in the transaction that holds its effects, and commits both. When
+/// the claim was lost (another worker took the job over) nothing is committed: the effects roll
+/// back with the transaction, so they happen once.
+pub(crate) async fn commit_success(
+    mut tx: sqlx::Transaction<'_, sqlx::Postgres>,
+    job: &Claimed,
+    result: &serde_json::Value,
+) -> Result<(), JobError> {
+    if !runs::succeed(&mut tx, job, result).await? {
+        return Err(JobError::ClaimLost);
+    }
+    tx.commit().await?;
+    Ok(())
 }
 
 /// Runs the job with row id `id`, start to finish.
@@ -106,10 +123,9 @@ pub async fn execute(ctx: &JobContext, id: Uuid) -> crate::Result<Outcome> {
     let Some(job) = runs::claim(&ctx.db, id, &ctx.worker, ctx.settings.lease).await? else {
         return Ok(Outcome::Skipped);
     };
+    // Every line the handler logs carries the job's id, kind and attempt.
     let span = tracing::info_span!("job", job_id = %job.id, kind = job.kind.as_str(), attempt = job.attempts);
-    let _enter = span.enter();
-    drop(_enter);
-    match dispatch(ctx, &job).await {
+    match dispatch(ctx, &job).instrument(span.clone()).await {
         Ok(follow_ups) => {
             for (kind, ids) in group(follow_ups) {
                 // A failed push is repaired by the sweeper; the rows are committed.

@@ -3,19 +3,18 @@
 //! `recommendations.ready` delivery per webhook subscription, pushed as follow-up work.
 
 use super::{FollowUps, JobContext, JobError};
+use crate::payload;
 use crate::pricing::store::{self, Trigger};
 use crate::queue::Kind;
-use crate::runs::{self, Claimed};
+use crate::runs::Claimed;
 use serde_json::json;
-use uuid::Uuid;
 
-pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError> {
-    let facility_id = job
-        .payload
-        .get("facility_id")
-        .and_then(|v| v.as_str())
-        .and_then(|s| s.parse::<Uuid>().ok())
-        .ok_or_else(|| JobError::Permanent("payload has no facility_id".to_owned()))?;
+pub async fn run(
+    ctx: &JobContext,
+    job: &Claimed,
+    p: payload::PricingRun,
+) -> Result<FollowUps, JobError> {
+    let facility_id = p.facility_id;
     let company_id = job
         .company_id
         .ok_or_else(|| JobError::Permanent("job has no company".to_owned()))?;
@@ -29,10 +28,7 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
         "snapshot_date": run.snapshot_date,
         "webhook_deliveries": stored.delivery_jobs.len(),
     });
-    if !runs::succeed(&mut tx, job, &result).await? {
-        return Err(JobError::ClaimLost);
-    }
-    tx.commit().await?;
+    super::commit_success(tx, job, &result).await?;
     Ok(stored
         .delivery_jobs
         .into_iter()

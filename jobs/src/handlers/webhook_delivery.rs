@@ -9,25 +9,24 @@
 
 use super::{FollowUps, JobContext, JobError, Outcome};
 use crate::crypto;
+use crate::payload;
 use crate::runs::{self, Claimed};
 use crate::webhooks::client::{AttemptResult, Outgoing};
 use chrono::{DateTime, Utc};
 use secrecy::SecretString;
 use serde_json::{json, Value};
-use sqlx::PgConnection;
 use std::time::Duration;
 use uuid::Uuid;
 
 /// Lease of a job while its request is in flight: the request's timeout plus this margin.
 const LEASE_MARGIN: Duration = Duration::from_secs(30);
 
-pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError> {
-    let delivery_id: Uuid = job
-        .payload
-        .get("delivery_id")
-        .and_then(Value::as_str)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| JobError::Permanent("payload has no delivery_id".to_owned()))?;
+pub async fn run(
+    ctx: &JobContext,
+    job: &Claimed,
+    p: payload::WebhookDelivery,
+) -> Result<FollowUps, JobError> {
+    let delivery_id = p.delivery_id;
     let Some(d) = sqlx::query!(
         r#"SELECT d.subscription_id, d.event, d.url, d.body, d.status, d.attempts, d.max_attempts,
                   coalesce(d.next_attempt_at > now(), false) AS "early!",
@@ -90,7 +89,7 @@ pub async fn run(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError>
         // say): wait for it again without an attempt.
         let at = d.next_attempt_at.unwrap_or_else(Utc::now);
         let mut tx = ctx.db.begin().await?;
-        if !reschedule(&mut tx, job, at, "waiting for the next attempt").await? {
+        if !runs::reschedule(&mut tx, job, at, "waiting for the next attempt").await? {
             return Err(JobError::ClaimLost);
         }
         tx.commit().await?;
@@ -236,10 +235,7 @@ async fn conclude(
             "http_status": http_status,
             "delivery_open": updated.rows_affected() == 1,
         });
-        if !runs::succeed(&mut tx, job, &outcome).await? {
-            return Err(JobError::ClaimLost);
-        }
-        tx.commit().await?;
+        super::commit_success(tx, job, &outcome).await?;
         tracing::info!(parent: &span, delivery_id = %attempt.delivery_id, attempt = attempt.number, http_status, "webhook delivered");
         return Ok(vec![]);
     }
@@ -269,13 +265,10 @@ async fn conclude(
             let Some(next) = next else {
                 // Closed meanwhile (its subscription was deleted): nothing more to send.
                 let outcome = json!({ "skipped": "the delivery was closed during the attempt" });
-                if !runs::succeed(&mut tx, job, &outcome).await? {
-                    return Err(JobError::ClaimLost);
-                }
-                tx.commit().await?;
+                super::commit_success(tx, job, &outcome).await?;
                 return Ok(vec![]);
             };
-            if !reschedule(&mut tx, job, next, &error).await? {
+            if !runs::reschedule(&mut tx, job, next, &error).await? {
                 return Err(JobError::ClaimLost);
             }
             tx.commit().await?;
@@ -299,17 +292,7 @@ async fn conclude(
             )
             .execute(&mut *tx)
             .await?;
-            let ended = sqlx::query!(
-                "UPDATE job_runs SET status = 'failed', finished_at = now(), last_error = $3,
-                        claimed_by = NULL, lease_expires_at = NULL, enqueued_at = NULL
-                 WHERE id = $1 AND claimed_by = $2 AND status = 'running'",
-                job.id,
-                job.worker,
-                error
-            )
-            .execute(&mut *tx)
-            .await?;
-            if ended.rows_affected() != 1 {
+            if !runs::give_up(&mut tx, job, &error).await? {
                 return Err(JobError::ClaimLost);
             }
             tx.commit().await?;
@@ -322,28 +305,6 @@ async fn conclude(
             })
         }
     }
-}
-
-/// Puts a claimed job back to `queued` until `at` without counting a failure: the delivery keeps
-/// its own count. `false` when the claim was lost.
-async fn reschedule(
-    conn: &mut PgConnection,
-    job: &Claimed,
-    at: DateTime<Utc>,
-    note: &str,
-) -> Result<bool, JobError> {
-    let done = sqlx::query!(
-        "UPDATE job_runs SET status = 'queued', run_at = $3, enqueued_at = NULL, claimed_by = NULL,
-                lease_expires_at = NULL, last_error = $4
-         WHERE id = $1 AND claimed_by = $2 AND status = 'running'",
-        job.id,
-        job.worker,
-        at,
-        note
-    )
-    .execute(conn)
-    .await?;
-    Ok(done.rows_affected() == 1)
 }
 
 /// Closes a delivery that cannot be sent any more as failed, and finishes its job.
@@ -363,18 +324,12 @@ async fn close(
     )
     .execute(&mut *tx)
     .await?;
-    if !runs::succeed(&mut tx, job, &json!({ "skipped": why })).await? {
-        return Err(JobError::ClaimLost);
-    }
-    tx.commit().await?;
+    super::commit_success(tx, job, &json!({ "skipped": why })).await?;
     Ok(vec![])
 }
 
 async fn finish(ctx: &JobContext, job: &Claimed, result: Value) -> Result<FollowUps, JobError> {
-    let mut tx = ctx.db.begin().await?;
-    if !runs::succeed(&mut tx, job, &result).await? {
-        return Err(JobError::ClaimLost);
-    }
-    tx.commit().await?;
+    let tx = ctx.db.begin().await?;
+    super::commit_success(tx, job, &result).await?;
     Ok(vec![])
 }

@@ -3,11 +3,11 @@
 //! occupancy, and each size's competitor band (P25, median, P75) as the engine would have seen
 //! it that day.
 
-use super::band::{competitor_band, BandSettings, CompetitorObservation};
-use super::engine::days_in_month;
 use super::store::settings_of;
 use crate::error::Result;
 use chrono::{Datelike, NaiveDate};
+use domain::pricing::band::{competitor_band, BandSettings, CompetitorObservation};
+use domain::pricing::engine::days_in_month;
 use serde::Serialize;
 use sqlx::PgConnection;
 use std::collections::BTreeMap;

@@ -1,18 +1,6 @@
-//! The pricing engine: pure code (plain structs in, plain structs out, no IO). `load` reads a
-//! facility's inputs from the database; `runs` stores and reads recommendation runs.
+//! Pricing with IO: `store` loads a facility's engine inputs and stores and reads
+//! recommendation runs; `history` reads the daily series the dashboard charts. The engine itself
+//! is `domain::pricing`.
 
-pub mod backtest;
-pub mod band;
-pub mod engine;
 pub mod history;
-pub mod seasonality;
-pub mod settings;
-pub mod target;
-
-pub use band::{
-    competitor_band, lease_up_fill, BandSettings, CompetitorBand, CompetitorObservation,
-};
-pub use engine::{recommend, FacilityInput, Mode, Recommendation, ENGINE_VERSION};
-pub use settings::PricingSettings;
-
 pub mod store;

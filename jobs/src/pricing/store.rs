@@ -1,12 +1,14 @@
 //! Reading a facility's engine inputs from the database, and storing and reading
 //! recommendation runs.
 
-use super::band::CompetitorObservation;
-use super::engine::{self, EarlierReading, FacilityInput, Mode, PromotionInput, UnitTypeInput};
-use super::seasonality::{self, SeasonalIndex};
-use super::settings::PricingSettings;
 use crate::error::{Error, Result, ValidationError};
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use domain::pricing::band::CompetitorObservation;
+use domain::pricing::engine::{
+    self, EarlierReading, FacilityInput, Mode, PromotionInput, UnitTypeInput,
+};
+use domain::pricing::seasonality::{self, SeasonalIndex};
+use domain::pricing::settings::PricingSettings;
 use serde::Serialize;
 use serde_json::{json, Value};
 use sqlx::PgConnection;
@@ -44,7 +46,7 @@ pub struct Run {
     /// The facility's name.
     pub facility_name: String,
     /// When the run was made (ISO 8601 UTC, milliseconds).
-    #[serde(serialize_with = "crate::domain::values::millis")]
+    #[serde(serialize_with = "domain::values::millis")]
     pub generated_at: DateTime<Utc>,
     /// Version of the pricing engine.
     pub engine_version: String,
@@ -298,11 +300,7 @@ pub async fn load(conn: &mut PgConnection, company_id: Uuid, facility_id: Uuid) 
         })
         .unwrap_or_default();
 
-    let mode = if facility.mode == "lease_up" {
-        Mode::LeaseUp
-    } else {
-        Mode::Stabilized
-    };
+    let mode = Mode::from_stored(&facility.mode);
     let history_days = u32::try_from(history.days).unwrap_or(u32::MAX);
     let summary = json!({
         "snapshot_date": as_of,
@@ -357,14 +355,11 @@ pub async fn run_and_store(
 ) -> Result<Stored> {
     let loaded = load(conn, company_id, facility_id).await?;
     let recs = engine::recommend(&loaded.input, &loaded.settings);
-    let recommendations =
-        serde_json::to_value(&recs).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-    let settings =
-        serde_json::to_value(loaded.settings).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-    let mode = match loaded.input.mode {
-        Mode::LeaseUp => "lease_up",
-        Mode::Stabilized => "stabilized",
-    };
+    let recommendations = serde_json::to_value(&recs)
+        .map_err(|e| Error::Internal(format!("recommendations could not be encoded: {e}")))?;
+    let settings = serde_json::to_value(loaded.settings)
+        .map_err(|e| Error::Internal(format!("settings could not be encoded: {e}")))?;
+    let mode = loaded.input.mode.as_str();
     let per_size_count = i32::try_from(recs.len()).unwrap_or(i32::MAX);
     let generated_at = sqlx::query_scalar!(
         "INSERT INTO recommendation_runs (id, company_id, facility_id, generated_at, engine_version,
@@ -455,7 +450,7 @@ pub struct RunSummary {
     /// Id of the run.
     pub recommendation_id: Uuid,
     /// When the run was made (ISO 8601 UTC, milliseconds).
-    #[serde(serialize_with = "crate::domain::values::millis")]
+    #[serde(serialize_with = "domain::values::millis")]
     pub generated_at: DateTime<Utc>,
     /// Version of the pricing engine.
     pub engine_version: String,

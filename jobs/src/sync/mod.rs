@@ -1,8 +1,5 @@
-//! The daily snapshot: parsing (`payload`), derived figures (`derive`) and storage (`store`).
+//! Storage of the daily snapshot; its parsing and derived figures are `domain::sync`.
 
-pub mod derive;
-pub mod payload;
 pub mod store;
 
-pub use payload::{parse, parse_exact, Parsed, SyncPayload};
 pub use store::{ingest, store, Outcome, Source};

@@ -1,10 +1,11 @@
 //! Stores one snapshot: the idempotent upsert keyed on facility and date, in one transaction.
 
-use super::derive::derive;
-use super::payload::SyncPayload;
 use crate::error::{Result, ValidationError};
 use crate::facilities;
+use crate::payload::Payload;
 use chrono::NaiveDate;
+use domain::sync::derive::derive;
+use domain::sync::payload::SyncPayload;
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
@@ -132,11 +133,11 @@ pub async fn store(
     let facility = facilities::resolve_for_sync(&mut *tx, company_id, &fref).await?;
     let d = derive(p, facility.rentable_sqft);
     let to_i32 = |v: Option<u32>| v.map(|v| i32::try_from(v).unwrap_or(i32::MAX));
-    let count = |c: Option<crate::domain::values::Count>| c.map(|c| c.as_i32());
-    let promotions =
-        serde_json::to_value(&p.promotions).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-    let tenant_rents =
-        serde_json::to_value(&p.tenant_rents).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    let count = |c: Option<domain::values::Count>| c.map(|c| c.as_i32());
+    let promotions = serde_json::to_value(&p.promotions)
+        .map_err(|e| crate::Error::Internal(format!("promotions could not be encoded: {e}")))?;
+    let tenant_rents = serde_json::to_value(&p.tenant_rents)
+        .map_err(|e| crate::Error::Internal(format!("tenant rents could not be encoded: {e}")))?;
     let mi = p.move_ins.clone().unwrap_or_default();
     let mo = p.move_outs.clone().unwrap_or_default();
     let new_id = Uuid::now_v7();
@@ -296,9 +297,12 @@ pub async fn store(
     let job_id = crate::runs::insert(
         &mut *tx,
         crate::runs::NewJob::new(
-            crate::queue::Kind::Ingest,
             Some(company_id),
-            serde_json::json!({ "sync_id": sync_id, "facility_id": facility.id, "date": p.date.0 }),
+            Payload::Ingest(crate::payload::Ingest {
+                sync_id,
+                facility_id: facility.id,
+                date: Some(p.date.0),
+            }),
         ),
     )
     .await?

@@ -5,7 +5,7 @@
 //! stay.
 
 use crate::error::ValidationError;
-use crate::sync::SyncPayload;
+use domain::sync::SyncPayload;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -21,7 +21,7 @@ pub struct UnitKey {
 }
 
 impl UnitKey {
-    fn of(u: &crate::sync::payload::UnitType) -> Self {
+    fn of(u: &domain::sync::payload::UnitType) -> Self {
         Self {
             size: u.size.to_string(),
             tier: u.tier_str().to_lowercase(),
@@ -123,7 +123,7 @@ mod tests {
 
     fn parse(v: &Value) -> SyncPayload {
         let today = "2026-11-22".parse().unwrap();
-        crate::sync::parse(v.to_string().as_bytes(), today)
+        domain::sync::parse(v.to_string().as_bytes(), today)
             .unwrap()
             .payload
     }

@@ -3,10 +3,10 @@
 //! after a failure therefore finds nothing half-done to duplicate.
 
 use super::merge::{self, MergeReport};
-use super::UnitRateRow;
 use crate::error::{Error, Result, ValidationError};
 use crate::sync::{self, Source};
 use chrono::NaiveDate;
+use domain::upload::UnitRateRow;
 use serde::Serialize;
 use sqlx::PgConnection;
 use std::collections::BTreeMap;
@@ -57,8 +57,8 @@ async fn one_day(
             e.to_string(),
         ))
     };
-    let uploaded_raw = super::unit_rates_payload(facility_id, date, rows);
-    let uploaded = sync::parse_exact(uploaded_raw.to_string().as_bytes(), today)
+    let uploaded_raw = domain::upload::unit_rates_payload(facility_id, date, rows);
+    let uploaded = domain::sync::parse_exact(uploaded_raw.to_string().as_bytes(), today)
         .map_err(in_rows)?
         .payload;
     // The row lock keeps a concurrent push of the day from landing between read and write.
@@ -79,12 +79,13 @@ async fn one_day(
         ),
         Some(stored_raw) => {
             // The day as it was read: what could not be read then is left out of the merge.
-            let stored = sync::parse(stored_raw.to_string().as_bytes(), today).map_err(|e| {
-                Error::Conflict(format!(
-                    "the stored record of {date} cannot be merged with the upload ({e}); \
+            let stored =
+                domain::sync::parse(stored_raw.to_string().as_bytes(), today).map_err(|e| {
+                    Error::Conflict(format!(
+                        "the stored record of {date} cannot be merged with the upload ({e}); \
                      push that day again first"
-                ))
-            })?;
+                    ))
+                })?;
             let (merged, report) = merge::merge_day(
                 &stored.normalized,
                 &stored.payload,
@@ -93,7 +94,7 @@ async fn one_day(
             )
             .map_err(in_rows)?;
             let raw = merged.to_string();
-            let payload = sync::parse_exact(raw.as_bytes(), today)
+            let payload = domain::sync::parse_exact(raw.as_bytes(), today)
                 .map_err(in_rows)?
                 .payload;
             (raw, payload, report)
@@ -101,7 +102,7 @@ async fn one_day(
     };
     // The day belongs to the facility of the upload's path, whatever the stored payload named
     // it by (a name may have changed since); the raw payload keeps what was sent.
-    payload.facility = Some(sync::payload::FacilityRef {
+    payload.facility = Some(domain::sync::payload::FacilityRef {
         id: Some(facility_id),
         ..Default::default()
     });

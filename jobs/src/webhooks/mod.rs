@@ -12,13 +12,11 @@ use crate::config::MasterKey;
 use crate::crypto;
 use crate::error::{Error, Result, ValidationError};
 use crate::outbound::guard::PrivateTargets;
-use crate::queue::Kind;
 use crate::runs::{self, NewJob};
 use base64::Engine as _;
 use chrono::{DateTime, SecondsFormat, Utc};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -138,9 +136,8 @@ async fn record_delivery(
         return Ok(None);
     }
     let mut job = NewJob::new(
-        Kind::WebhookDelivery,
         Some(event.company_id),
-        json!({ "delivery_id": delivery_id }),
+        crate::payload::Payload::WebhookDelivery(crate::payload::WebhookDelivery { delivery_id }),
     );
     job.max_attempts = JOB_MAX_CLAIMS;
     let job_id = runs::insert(&mut *conn, job)
@@ -368,14 +365,7 @@ pub async fn delete(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<()> {
     .flatten()
     .collect();
     // Jobs waiting for their next attempt end here; one running now finds the delivery closed.
-    sqlx::query!(
-        r#"UPDATE job_runs SET status = 'succeeded', finished_at = now(), enqueued_at = NULL,
-                result = '{"skipped": "the subscription was deleted"}'
-           WHERE id = ANY($1) AND status = 'queued'"#,
-        &jobs
-    )
-    .execute(&mut *tx)
-    .await?;
+    crate::runs::end_waiting_deliveries(&mut tx, &jobs).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -5,9 +5,11 @@
 //! [--settings '{"max_step_pct": 5}'] [--reference]`
 
 use clap::Parser;
-use jobs::pricing::backtest::market::SCENARIOS;
-use jobs::pricing::backtest::report::{markdown, reference_rules, reference_schedules, summarize};
-use jobs::pricing::{PricingSettings, ENGINE_VERSION};
+use domain::pricing::backtest::market::SCENARIOS;
+use domain::pricing::backtest::report::{
+    markdown, reference_rules, reference_schedules, summarize,
+};
+use domain::pricing::{PricingSettings, ENGINE_VERSION};
 
 #[derive(Parser)]
 struct Args {
@@ -23,7 +25,7 @@ struct Args {
     /// Pricing settings overrides, as the pricing-settings route takes them (a JSON object).
     #[arg(long, default_value = "{}")]
     settings: String,
-    /// Also sweep the reference rules (`jobs::pricing::backtest::Rule`) and print the best
+    /// Also sweep the reference rules (`domain::pricing::backtest::Rule`) and print the best
     /// found with hindsight, per scenario and one for all, then each size's best monthly
     /// schedule (`Policy::Schedule`), also found with hindsight.
     #[arg(long)]

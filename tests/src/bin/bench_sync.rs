@@ -201,7 +201,8 @@ async fn main() -> anyhow::Result<()> {
         let db = db.clone();
         let company_id = ids[company];
         async move {
-            let parsed = match jobs::sync::parse(raw.as_bytes(), chrono::Utc::now().date_naive()) {
+            let parsed = match domain::sync::parse(raw.as_bytes(), chrono::Utc::now().date_naive())
+            {
                 Ok(p) => p,
                 Err(_) => return false,
             };

@@ -5,9 +5,9 @@
 use crate::error::ApiError;
 use axum::body::Body;
 use chrono::NaiveDate;
+use domain::upload::{self, Columns, DuplicateCheck, Row, RowError, UnitRateRow, UploadKind};
 use futures::{StreamExt as _, TryStreamExt as _};
 use jobs::competitors;
-use jobs::upload::{self, Columns, DuplicateCheck, Row, RowError, UnitRateRow, UploadKind};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -310,7 +310,7 @@ fn check_json(
         (Some(d), _) => Some(d),
         (None, None) => None,
         (None, Some(d)) => Some(
-            jobs::sync::payload::SnapshotDate::parse(d)
+            domain::sync::payload::SnapshotDate::parse(d)
                 .map_err(|m| Fatal::Invalid(format!("date: {m}")))?
                 .0,
         ),

@@ -10,7 +10,7 @@ use uuid::Uuid;
 pub async fn competitor_observations(
     pool: &PgPool,
     facility_ids: &[Uuid],
-) -> Result<BTreeMap<(Uuid, String), Vec<crate::pricing::band::CompetitorObservation>>> {
+) -> Result<BTreeMap<(Uuid, String), Vec<domain::pricing::band::CompetitorObservation>>> {
     let rows = sqlx::query!(
         "SELECT facility_id, size, competitor, rate, promo, observed_on
          FROM competitor_latest WHERE facility_id = ANY($1)",
@@ -21,7 +21,7 @@ pub async fn competitor_observations(
     let mut out: BTreeMap<(Uuid, String), Vec<_>> = BTreeMap::new();
     for r in rows {
         out.entry((r.facility_id, r.size)).or_default().push(
-            crate::pricing::band::CompetitorObservation {
+            domain::pricing::band::CompetitorObservation {
                 competitor: r.competitor,
                 rate: r.rate,
                 promo: r.promo,
@@ -37,7 +37,7 @@ pub async fn competitor_observations(
 pub async fn pricing_settings(
     pool: &PgPool,
     facility_ids: &[Uuid],
-) -> Result<BTreeMap<Uuid, crate::pricing::settings::PricingSettings>> {
+) -> Result<BTreeMap<Uuid, domain::pricing::settings::PricingSettings>> {
     let rows = sqlx::query!(
         "SELECT id, pricing_settings FROM facilities WHERE id = ANY($1)",
         facility_ids
@@ -49,7 +49,7 @@ pub async fn pricing_settings(
         .map(|r| {
             // Overrides are checked when they are written; one that no longer reads falls back
             // to the defaults rather than failing the whole answer.
-            let s = crate::pricing::settings::PricingSettings::with_overrides(&r.pricing_settings)
+            let s = domain::pricing::settings::PricingSettings::with_overrides(&r.pricing_settings)
                 .unwrap_or_default();
             (r.id, s)
         })

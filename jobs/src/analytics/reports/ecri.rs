@@ -2,10 +2,10 @@
 //! and street rates.
 
 use super::{latest, scope, street_by_size, tenant_rents, unit_types, FacilityRow};
-use crate::analytics::ecri::{size_ecri, Cohort, EcriSettings, SizeEcri};
-use crate::analytics::revenue::round2;
 use crate::error::Result;
 use chrono::NaiveDate;
+use domain::analytics::ecri::{size_ecri, Cohort, EcriSettings, SizeEcri};
+use domain::analytics::revenue::round2;
 use serde::Serialize;
 use sqlx::PgPool;
 use std::collections::BTreeMap;

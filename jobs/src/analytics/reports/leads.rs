@@ -4,9 +4,9 @@
 //! back from it; the previous period is the `days` before that. Leads come from the sync's
 //! `leads` addition (`sync_leads`), move-ins from the daily move-ins of the same records.
 
-use crate::analytics::leads::{funnel, ChannelLeads, Funnel};
 use crate::error::Result;
 use chrono::{Duration, NaiveDate};
+use domain::analytics::leads::{funnel, ChannelLeads, Funnel};
 use serde::Serialize;
 use sqlx::PgPool;
 use uuid::Uuid;

@@ -6,9 +6,9 @@
 
 use super::{latest, scope, street_by_size, unit_types};
 use crate::error::Result;
-use crate::lease_up::{ENTER_BELOW_PCT, LEAVE_AT_PCT};
-use crate::pricing::band::{competitor_band, lease_up_fill};
 use chrono::{DateTime, NaiveDate, Utc};
+use domain::lease_up::{ENTER_BELOW_PCT, LEAVE_AT_PCT};
+use domain::pricing::band::{competitor_band, lease_up_fill};
 use serde::Serialize;
 use sqlx::PgPool;
 use std::collections::BTreeMap;
@@ -187,8 +187,8 @@ pub async fn report(pool: &PgPool, company_id: Uuid, facility: Option<Uuid>) -> 
                             size,
                             street_rate: rate,
                             suggested_rate: fill.rate,
-                            competitor_p25: crate::analytics::revenue::round2(fill.p25),
-                            floor: crate::analytics::revenue::round2(fill.floor),
+                            competitor_p25: domain::analytics::revenue::round2(fill.p25),
+                            floor: domain::analytics::revenue::round2(fill.floor),
                             floor_applied: fill.floor_applied,
                             competitors: b.competitors,
                             stale_competitors: b.stale,

@@ -10,9 +10,9 @@ pub mod portfolio;
 pub mod revpas;
 pub mod seasonality;
 
-use crate::analytics::revenue::Figures;
 use crate::error::{Error, Result};
 use chrono::NaiveDate;
+use domain::analytics::revenue::Figures;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use std::collections::BTreeMap;
@@ -169,7 +169,7 @@ pub fn street_by_size(units: &[UnitRow]) -> BTreeMap<String, f64> {
             } else {
                 rows.iter().map(|r| r.street_rate).sum::<f64>() / rows.len() as f64
             };
-            (size, crate::analytics::revenue::round2(rate))
+            (size, domain::analytics::revenue::round2(rate))
         })
         .collect()
 }

@@ -8,11 +8,11 @@
 //! facility's latest snapshot.
 
 use super::{ecri_gap_pct, latest, scope, street_by_size, tenant_rents, unit_types};
-use crate::analytics::flags::{flags, Flag, FlagInputs, FlagSettings};
-use crate::analytics::revenue::{revenue, round2, sum, Revenue};
 use crate::error::Result;
-use crate::pricing::band::competitor_band;
 use chrono::{Datelike, NaiveDate};
+use domain::analytics::flags::{flags, Flag, FlagInputs, FlagSettings};
+use domain::analytics::revenue::{revenue, round2, sum, Revenue};
+use domain::pricing::band::competitor_band;
 use serde::Serialize;
 use sqlx::PgPool;
 use std::collections::BTreeMap;

@@ -2,9 +2,9 @@
 //! ranked best first, the portfolio's figures, and a 12-month trend from each month's latest
 //! snapshot per facility (`facility_months`).
 
-use crate::analytics::revenue::{rank_key, revenue, sum, Figures, Revenue};
 use crate::error::Result;
 use chrono::{Datelike, Months, NaiveDate};
+use domain::analytics::revenue::{rank_key, revenue, sum, Figures, Revenue};
 use serde::Serialize;
 use sqlx::PgPool;
 use std::collections::BTreeMap;

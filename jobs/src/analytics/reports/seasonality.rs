@@ -8,10 +8,12 @@
 //! The profile rests on the months before the current one (the month of the latest snapshot);
 //! the current month gives the reading.
 
-use crate::analytics::seasonality::{advisory, profile, reading, MonthIndex, MonthTotals, Reading};
-use crate::domain::values::UnitSize;
 use crate::error::Result;
 use chrono::{Datelike, NaiveDate};
+use domain::analytics::seasonality::{
+    advisory, profile, reading, MonthIndex, MonthTotals, Reading,
+};
+use domain::values::UnitSize;
 use serde::Serialize;
 use sqlx::PgPool;
 use uuid::Uuid;

@@ -3,9 +3,9 @@
 
 use chrono::NaiveDate;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use jobs::pricing::engine::{EarlierReading, PromotionInput, UnitTypeInput};
-use jobs::pricing::seasonality::SeasonalIndex;
-use jobs::pricing::{
+use domain::pricing::engine::{EarlierReading, PromotionInput, UnitTypeInput};
+use domain::pricing::seasonality::SeasonalIndex;
+use domain::pricing::{
     competitor_band, recommend, CompetitorObservation, FacilityInput, Mode, PricingSettings,
 };
 

@@ -1,8 +1,8 @@
 //! The daily sync payload: parsing, validation and the normalised form that every intake path
 //! (push, upload, CRM pull) produces.
 
-use crate::domain::values::{Count, HttpUrl, Money, Percent, Quantity, Text, UnitSize};
-use crate::error::ValidationError;
+use crate::validation::ValidationError;
+use crate::values::{Count, HttpUrl, Money, Percent, Quantity, Text, UnitSize};
 use chrono::NaiveDate;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -263,7 +263,7 @@ const FIELDS: [&str; 10] = [
 /// array over [`MAX_ITEMS`]. `today` is the server's current UTC date: a snapshot may be dated at
 /// most one day ahead of it (time zones east of UTC are already on the next day).
 pub fn parse(body: &[u8], today: NaiveDate) -> Result<Parsed, ValidationError> {
-    crate::error::require_object(body)?;
+    crate::validation::require_object(body)?;
     let mut de = serde_json::Deserializer::from_slice(body);
     let root: Value =
         serde_path_to_error::deserialize(&mut de).map_err(ValidationError::from_serde)?;

@@ -2,7 +2,7 @@
 //! overrides (`facilities.pricing_settings`, a JSON object); the rest come from here.
 
 use super::band::BandSettings;
-use crate::error::ValidationError;
+use crate::validation::ValidationError;
 use serde::{Deserialize, Serialize};
 
 /// The engine's settings. Percentages are in percent (8.0 means 8 %); "pp" is percentage points

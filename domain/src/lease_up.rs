@@ -3,12 +3,15 @@
 //! the facility's snapshots in date order, so out-of-order arrivals give the same history.
 
 use chrono::NaiveDate;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const ENTER_BELOW_PCT: f64 = 60.0;
 pub const LEAVE_AT_PCT: f64 = 70.0;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// A facility's mode: filling up after opening or a setback, or stabilized. The ingest keeps it
+/// on the facility; the pricing engine reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = PricingMode)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     LeaseUp,
@@ -20,6 +23,15 @@ impl Mode {
         match self {
             Self::LeaseUp => "lease_up",
             Self::Stabilized => "stabilized",
+        }
+    }
+
+    /// The mode stored as text; anything but `lease_up` reads as stabilized.
+    pub fn from_stored(s: &str) -> Self {
+        if s == "lease_up" {
+            Self::LeaseUp
+        } else {
+            Self::Stabilized
         }
     }
 }

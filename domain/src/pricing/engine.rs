@@ -12,13 +12,7 @@ use serde::{Deserialize, Serialize};
 /// Bumped whenever the maths changes, and stored with every run.
 pub const ENGINE_VERSION: &str = "2026.11.3";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[schema(as = PricingMode)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    LeaseUp,
-    Stabilized,
-}
+pub use crate::lease_up::Mode;
 
 /// Everything the engine reads about one facility.
 #[derive(Debug, Clone, PartialEq)]
@@ -409,7 +403,7 @@ fn confidence(input: &FacilityInput, ut: &UnitTypeInput, band: Option<&Competito
     round2(0.2 + 0.8 * (0.4 * comp + 0.3 * hist + 0.3 * units))
 }
 
-pub(crate) fn days_in_month(d: NaiveDate) -> u32 {
+pub fn days_in_month(d: NaiveDate) -> u32 {
     let (y, m) = (d.year(), d.month());
     let next = if m == 12 {
         NaiveDate::from_ymd_opt(y + 1, 1, 1)

@@ -1,3 +1,0 @@
-//! Value types of the domain, each parsed once at the boundary.
-
-pub mod values;
