@@ -217,8 +217,9 @@ pub struct Response {
     pub then: f64,
     /// The learned position (rate / median).
     pub position: f64,
-    /// Where rent per unit is highest when capacity does not bind.
-    pub best: f64,
+    /// The position holds the size at `response_fill_pct`; when false it is the position
+    /// where rent per unit is highest (no rate at or above it fills the size).
+    pub fills: bool,
     /// The size was full at either end of the window: turned-away demand went unseen, so the
     /// position is a lower bound and does not fall below the earlier one.
     pub censored: bool,
@@ -230,24 +231,29 @@ pub fn response_share(x: f64, e: f64) -> f64 {
     2.0 / (1.0 + (2.0 * e * (x - 1.0)).exp())
 }
 
+/// 2e x q - 1 - q with q = e^(2e (x - 1)): negative while raising x still adds rent per unit
+/// (x times the share it wins), positive once it loses rent.
+fn rent_slope(x: f64, k: f64) -> f64 {
+    let q = (k * (x - 1.0)).exp();
+    k * x * q - 1.0 - q
+}
+
 /// The position where rent per unit, x times the share it wins, is highest when capacity does
-/// not bind: the root of 1 + q = 2e x q with q = e^(2e (x - 1)), found by bisection.
+/// not bind: the root of 1 + q = 2e x q with q = e^(2e (x - 1)). The left side minus the right
+/// is increasing and convex in x, so Newton's method from 1 + 2 / 2e (where it is positive)
+/// comes down to the root without overshooting.
 pub fn revenue_best_position(e: f64) -> f64 {
-    let k = 2.0 * e;
-    let f = |x: f64| {
+    let k = 2.0 * e.max(0.1);
+    let mut x = 1.0 + 2.0 / k;
+    for _ in 0..100 {
         let q = (k * (x - 1.0)).exp();
-        k * x * q - 1.0 - q
-    };
-    let (mut lo, mut hi) = (0.0, 1.0 + 1.0 / k);
-    for _ in 0..40 {
-        let mid = (lo + hi) / 2.0;
-        if f(mid) < 0.0 {
-            lo = mid;
-        } else {
-            hi = mid;
+        let step = rent_slope(x, k) / (k * k * x * q);
+        x -= step;
+        if !(step.abs() > 1e-12) {
+            break;
         }
     }
-    (lo + hi) / 2.0
+    x
 }
 
 /// Learns the size's price response from its earlier reading: move-ins over the window are the
@@ -282,29 +288,35 @@ pub fn learned_response(
     let move_ins = ((now - then) / days + (now + then) / 2.0 / stay_days).max(0.0);
     let elasticity = s.price_elasticity.max(0.1);
     let demand = move_ins * stay_days / response_share(x_then, elasticity);
-    let best = revenue_best_position(elasticity);
-    // The share that holds the fill occupancy; at 2 or more no rate fills the size.
+    // The share that holds the fill occupancy; at 2 or more no rate fills the size. Below the
+    // revenue-best position a higher rate still adds rent: the position stops there.
     let needed = s.response_fill_pct / 100.0 / demand.max(1e-9);
-    let fill = if needed < 2.0 {
-        1.0 + (2.0 / needed - 1.0).ln() / (2.0 * elasticity)
-    } else {
-        best
-    };
+    let fill = 1.0 + (2.0 / needed - 1.0).ln() / (2.0 * elasticity);
+    let fills = needed < 2.0 && fill.is_finite() && rent_slope(fill, 2.0 * elasticity) >= 0.0;
     // Full (not one unit vacant) at either end of the window: demand was turned away unseen.
     let full = ut
         .total_units
         .filter(|n| *n > 0)
         .map_or(0.995, |n| 1.0 - 0.5 / f64::from(n));
     let censored = now >= full || then >= full;
-    let mut position = fill.max(best);
+    let mut position = if fills {
+        fill
+    } else {
+        revenue_best_position(elasticity)
+    };
     if censored {
         position = position.max(x_then);
+    }
+    // A rate far from the median (a share of 0 or a fill beyond reach in floating point)
+    // teaches nothing.
+    if !(demand.is_finite() && position.is_finite()) {
+        return None;
     }
     Some(Response {
         demand,
         then: x_then,
         position,
-        best,
+        fills,
         censored,
     })
 }
@@ -350,7 +362,7 @@ fn response_offset(
                 "is where it stands, no lower than before since a full size turns demand away \
                  unseen"
                     .to_owned()
-            } else if r.position > r.best + 1e-9 {
+            } else if r.fills {
                 format!("would hold it at {}%", s.response_fill_pct)
             } else {
                 "earns the most rent, as no rate near it fills the size".to_owned()
