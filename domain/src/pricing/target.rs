@@ -249,7 +249,7 @@ pub fn revenue_best_position(e: f64) -> f64 {
         let q = (k * (x - 1.0)).exp();
         let step = rent_slope(x, k) / (k * k * x * q);
         x -= step;
-        if !(step.abs() > 1e-12) {
+        if step.is_nan() || step.abs() <= 1e-12 {
             break;
         }
     }
