@@ -118,7 +118,10 @@ pub fn target(
             )
         }
     };
-    let mut offsets = vec![occupancy_offset(occupancy, s), trend_offset(trend, s)];
+    // Room for every offset and the lease-up note, so the list is allocated once.
+    let mut offsets = Vec::with_capacity(7);
+    offsets.push(occupancy_offset(occupancy, s));
+    offsets.push(trend_offset(trend, s));
     if let (Anchor::Median, Some(b)) = (kind, band) {
         offsets.push(response_offset(input.as_of, ut, occupancy, b.median, s));
         offsets.push(pace_offset(input, occupancy, s));
@@ -349,26 +352,46 @@ fn response_offset(
     let pp = (s.response_weight * (r.position - 1.0) * 100.0)
         .clamp(-s.response_max_pp, s.response_max_pp);
     let pp = pp.min(0.0);
+    if pp == 0.0 {
+        return Factor {
+            name,
+            contribution_pct: 0.0,
+            detail: if r.censored {
+                "the size was full in the last weeks, so its own fill shows no reason to cut"
+            } else {
+                "the size's own fill at its recent rate shows it would hold its fill target at \
+                 or above the competitor median, so it adds no cut"
+            }
+            .into(),
+        };
+    }
     Factor {
         name,
         contribution_pct: pp,
+        // Whole percents: formatting integers costs a fraction of formatting floats, and this
+        // runs for every unit type of every run.
         detail: format!(
-            "at {:.2} times the median the size showed demand for {:.0}% of its units at the \
-             median, so {:.2} times the median {}",
-            r.then,
-            r.demand * 100.0,
-            r.position,
+            "at {}% of the median the size showed demand for {}% of its units at the median, \
+             so {}% of the median {}",
+            whole_pct(r.then),
+            whole_pct(r.demand),
+            whole_pct(r.position),
             if r.censored {
                 "is where it stands, no lower than before since a full size turns demand away \
                  unseen"
-                    .to_owned()
             } else if r.fills {
-                format!("would hold it at {}%", s.response_fill_pct)
+                "would hold it at its fill target (response_fill_pct)"
             } else {
-                "earns the most rent, as no rate near it fills the size".to_owned()
+                "earns the most rent, as no rate near it fills the size"
             }
         ),
     }
+}
+
+/// A share as a whole percent (1.0549 is 105).
+fn whole_pct(share: f64) -> i64 {
+    // Saturating: the shares here are finite and small.
+    (share * 100.0).round() as i64
 }
 
 /// Vacant units of the facility, from the unit types that send counts and occupancy.
