@@ -888,11 +888,15 @@ proptest! {
         input in input_strategy(),
         s in settings_strategy(),
         step in 5.0f64..50.0,
+        recent in any::<bool>(),
     ) {
         let s = PricingSettings { max_step_pct: step, ..s };
         let mut input = input;
+        // With a change a week ago inside the earlier reading's window, the price response
+        // averages in the current rate (by the days it stood): that must not compound either.
+        let changed = recent.then(|| input.as_of - chrono::Days::new(7));
         for ut in &mut input.unit_types {
-            ut.last_rate_change = None;
+            ut.last_rate_change = changed;
             ut.last_change_raised = None;
         }
         let mut history: Vec<Vec<f64>> = vec![input.unit_types.iter().map(|u| u.street_rate).collect()];

@@ -1,7 +1,8 @@
 //! The target rate of one unit type: an anchor (the competitor median, a lease-up fill rate, or
 //! the rate of a few weeks ago when no competitor prices the size) moved by offsets in percent
-//! of the anchor. Nothing here reads the current rate, so a signal that lasts gives the same
-//! target run after run instead of another change on top of the last one.
+//! of the anchor. Nothing here reads the current rate (but for the price response's average
+//! rate over its window, weighed under 1), so a signal that lasts gives the same target run
+//! after run instead of another change on top of the last one.
 
 use super::band::CompetitorBand;
 use super::engine::{month_name, size_key, FacilityInput, Factor, Mode, UnitTypeInput};
@@ -242,9 +243,9 @@ fn rent_slope(x: f64, k: f64) -> f64 {
 }
 
 /// The position where rent per unit, x times the share it wins, is highest when capacity does
-/// not bind: the root of 1 + q = 2e x q with q = e^(2e (x - 1)). The left side minus the right
-/// is increasing and convex in x, so Newton's method from 1 + 2 / 2e (where it is positive)
-/// comes down to the root without overshooting.
+/// not bind: the root of 1 + q = 2e x q with q = e^(2e (x - 1)). 2e x q - 1 - q is increasing
+/// and convex in x, so Newton's method from 1 + 2 / 2e (where it is positive) comes down to
+/// the root without overshooting.
 pub fn revenue_best_position(e: f64) -> f64 {
     let k = 2.0 * e.max(0.1);
     let mut x = 1.0 + 2.0 / k;
