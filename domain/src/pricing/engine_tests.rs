@@ -406,6 +406,115 @@ fn rounding_to_whole_currency_or_cents() {
     );
 }
 
+/// Competitors at 100, the reading 28 days back at `rate_then` and `occ_then`.
+fn learning(occ_now: f64, occ_then: f64, rate_then: f64) -> FacilityInput {
+    let mut i = at_100(with_occ(base(), occ_now));
+    i.unit_types[0].earlier = Some(EarlierReading {
+        days_ago: 28,
+        occupancy_pct: Some(occ_then),
+        street_rate: rate_then,
+    });
+    i
+}
+
+fn learned(i: &FacilityInput) -> crate::pricing::target::Response {
+    let ut = &i.unit_types[0];
+    crate::pricing::target::learned_response(
+        i.as_of,
+        ut,
+        ut.occupancy_pct,
+        100.0,
+        &PricingSettings::default(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_price_response_finds_where_the_size_holds_its_fill_target() {
+    // 90 % now, 88 % 28 days ago at 100 (the median): move-ins a day 0.02 / 28 plus the
+    // move-outs of a 12-month stay, 0.89 / 365.25: 0.003151, held for 365.25 days: demand for
+    // 115.1 % of the units at the median. Holding 95 % takes a share of 0.95 / 1.151 = 0.8254
+    // of the median's move-ins: 1 + ln(2 / 0.8254 - 1) / 6 = 1.0588 times the median. The
+    // response only ever deepens a cut: it adds nothing here, and the rate holds.
+    let i = learning(90.0, 88.0, 100.0);
+    let r = learned(&i);
+    assert!((r.demand - 1.1509).abs() < 1e-4, "{r:?}");
+    assert!((r.position - 1.0588).abs() < 1e-4, "{r:?}");
+    let rec = one(&i);
+    assert_eq!(factor(&rec, "price_response"), 0.0);
+    assert_eq!(rec.recommended_rate, 100.0);
+    // 80 % then and now at the median: demand for 80 %, 95 % takes a share of 1.1875:
+    // 1 + ln(2 / 1.1875 - 1) / 6 = 0.9368, x 0.75 (`response_weight`): -4.74 %; with -8 % for
+    // occupancy the target is 87.26, half the way 93.63, rounded 94.
+    let i = learning(80.0, 80.0, 100.0);
+    assert!((learned(&i).position - 0.9368).abs() < 1e-4);
+    let rec = one(&i);
+    assert_eq!(factor(&rec, "price_response"), -2.37);
+    assert_eq!(rec.recommended_rate, 94.0);
+    // The same fill at 110 (a share of 0.7087 won 80 %) shows more demand: it holds 95 % at
+    // 1 + ln(2 / 0.8416 - 1) / 6 = 1.0532, no cut.
+    let i = learning(80.0, 80.0, 110.0);
+    assert!((learned(&i).position - 1.0532).abs() < 1e-4);
+    assert_eq!(factor(&one(&i), "price_response"), 0.0);
+    // A change 7 of the 28 days ago, from 110 to 100: the move-ins came at 1.075 on average.
+    let mut i = learning(80.0, 80.0, 110.0);
+    i.unit_types[0].last_rate_change = Some(i.as_of - chrono::Days::new(7));
+    assert!((learned(&i).then - 1.075).abs() < 1e-9);
+    // A rate 50 times the median (a share of 0 in floating point) teaches nothing.
+    let mut i = learning(80.0, 80.0, 5000.0);
+    i.unit_types[0].last_rate_change = None;
+    let s = settings(json!({"price_elasticity": 10}));
+    let ut = &i.unit_types[0];
+    assert!(crate::pricing::target::learned_response(i.as_of, ut, Some(80.0), 100.0, &s).is_none());
+    assert_eq!(factor(&one_with(&i, &s), "price_response"), 0.0);
+    // Turned off, it moves nothing.
+    let s = settings(json!({"response_weight": 0}));
+    assert_eq!(
+        factor(
+            &one_with(&learning(80.0, 80.0, 100.0), &s),
+            "price_response"
+        ),
+        0.0
+    );
+}
+
+#[test]
+fn the_price_response_stops_at_the_revenue_best_position_when_nothing_fills() {
+    // Rent per unit, x times the share, peaks where 1 + q = 6x q, q = e^(6 (x - 1)): 0.7822.
+    let best = crate::pricing::target::revenue_best_position(3.0);
+    assert!((best - 0.7822).abs() < 1e-4, "{best}");
+    // 40 % now and 28 days ago: demand for 40 % of the units, no rate wins the 2.4 times the
+    // median's share that 95 % would take: it stops at 0.7822, x 0.75: -16.33 %, capped at
+    // 10 % (`response_max_pp`), half the way -5 pp.
+    let rec = one(&learning(40.0, 40.0, 100.0));
+    assert!(
+        (factor(&rec, "price_response") + 5.0).abs() < 1e-9,
+        "{rec:#?}"
+    );
+    assert!(
+        rec.factors
+            .iter()
+            .any(|f| f.detail.contains("no rate near it fills")),
+        "{rec:#?}"
+    );
+}
+
+#[test]
+fn a_full_size_learns_no_lower_position_than_it_had() {
+    // 100 % then and now at 104: the move-ins seen only replaced the move-outs, demand for
+    // 1 / 0.8806 = 113.6 % at the median (a lower bound: what a full size turned away went
+    // unseen): 95 % holds at 1 + ln(2 / 0.8366 - 1) / 6 = 1.0550.
+    let r = learned(&with_rate(learning(100.0, 100.0, 104.0), 104.0));
+    assert!(r.censored && (r.position - 1.0550).abs() < 1e-4, "{r:?}");
+    // Full then, 96 % now: the move-ins seen (4 points lost, 7.5 points of move-outs) would
+    // put the size near 0.61 times the median, but while it was full it turned demand away
+    // unseen: it stands at the 1.04 it had, not at the revenue-best 0.7822, and is not cut.
+    let i = with_rate(learning(96.0, 100.0, 104.0), 104.0);
+    let r = learned(&i);
+    assert!(r.censored && (r.position - 1.04).abs() < 1e-9, "{r:?}");
+    assert_eq!(factor(&one(&i), "price_response"), 0.0);
+}
+
 #[test]
 fn lease_up_targets_the_p25_and_climbs_toward_the_median_when_filling_fast() {
     // P25 125, median 135. From 150 without a trend: target 125, half the way -8.33 pp, 137.50,
@@ -493,7 +602,7 @@ fn every_factor_explains_itself_in_one_sentence() {
         applies_to: "all".into(),
     }];
     let r = one(&i);
-    assert_eq!(r.factors.len(), 6, "{r:#?}");
+    assert_eq!(r.factors.len(), 7, "{r:#?}");
     for f in &r.factors {
         let d = f.detail.trim_end_matches('.');
         assert!(
@@ -701,6 +810,50 @@ proptest! {
         }
     }
 
+    /// The learned position reads only the past (the earlier reading against today's median),
+    /// never the current rate, rises with the demand a size showed, and never goes under the
+    /// revenue-best position.
+    #[test]
+    fn the_learned_position_rises_with_demand_and_ignores_the_current_rate(
+        now in 0.0f64..100.0,
+        more in 0.0f64..20.0,
+        then in 0.0f64..100.0,
+        days in 7u32..120,
+        rate_then in 50.0f64..200.0,
+        rate_now in 50.0f64..200.0,
+        median in 50.0f64..200.0,
+        elasticity in 0.5f64..10.0,
+        fill in 50.0f64..100.0,
+    ) {
+        let s = PricingSettings {
+            price_elasticity: elasticity,
+            response_fill_pct: fill,
+            ..PricingSettings::default()
+        };
+        let ut = |rate: f64| UnitTypeInput {
+            size: "10x10".into(),
+            tier: "standard".into(),
+            street_rate: rate,
+            occupancy_pct: None,
+            total_units: Some(80),
+            last_rate_change: None,
+            last_change_raised: None,
+            earlier: Some(EarlierReading { days_ago: days, occupancy_pct: Some(then), street_rate: rate_then }),
+        };
+        let learn = |rate: f64, occ: f64| {
+            crate::pricing::target::learned_response(d("2026-06-01"), &ut(rate), Some(occ), median, &s).unwrap()
+        };
+        let a = learn(rate_now, now);
+        prop_assert!(a.position.is_finite() && a.demand.is_finite());
+        prop_assert_eq!(a, learn(rate_now * 1.5, now));
+        prop_assert!(
+            a.position >= crate::pricing::target::revenue_best_position(elasticity) - 1e-9
+        );
+        let higher = (now + more).min(100.0);
+        let b = learn(rate_now, higher);
+        prop_assert!(b.position >= a.position - 1e-9, "{a:?} {b:?}");
+    }
+
     #[test]
     fn band_percentiles_are_ordered_and_inside_the_rates(
         rates in prop::collection::vec((1.0f64..5000.0, 0i64..100), 1..40)
@@ -735,11 +888,15 @@ proptest! {
         input in input_strategy(),
         s in settings_strategy(),
         step in 5.0f64..50.0,
+        recent in any::<bool>(),
     ) {
         let s = PricingSettings { max_step_pct: step, ..s };
         let mut input = input;
+        // With a change a week ago inside the earlier reading's window, the price response
+        // averages in the current rate (by the days it stood): that must not compound either.
+        let changed = recent.then(|| input.as_of - chrono::Days::new(7));
         for ut in &mut input.unit_types {
-            ut.last_rate_change = None;
+            ut.last_rate_change = changed;
             ut.last_change_raised = None;
         }
         let mut history: Vec<Vec<f64>> = vec![input.unit_types.iter().map(|u| u.street_rate).collect()];

@@ -67,6 +67,16 @@ pub struct PricingSettings {
     /// Lease-up: occupancy gained per week (points) at which the target reaches the competitor
     /// median (less gain climbs part of the way from the P25; 0 keeps it at the P25).
     pub lease_up_climb_pp_per_week: f64,
+    /// Share (0..=1) of the learned price response's position that moves the target (0 turns
+    /// the `price_response` factor off).
+    pub response_weight: f64,
+    /// Move-in elasticity the price response assumes at the competitor median: move-ins fall
+    /// this many percent per percent of rate above the median.
+    pub price_elasticity: f64,
+    /// Occupancy (%) the learned price response aims to hold a size at.
+    pub response_fill_pct: f64,
+    /// Largest contribution of the price response, either way (pp).
+    pub response_max_pp: f64,
     /// Competitor band settings.
     pub expected_stay_months: f64,
     /// Competitor observations older than this (days) are stale.
@@ -107,7 +117,7 @@ const fn whole(name: &'static str, min: f64, max: f64) -> Range {
 }
 
 /// Every numeric setting with its range, in the order of the struct.
-pub const RANGES: [Range; 30] = [
+pub const RANGES: [Range; 34] = [
     r("occupancy_target_low_pct", 0.0, 100.0),
     r("occupancy_target_high_pct", 0.0, 100.0),
     r("occupancy_pp_per_point", 0.0, 10.0),
@@ -134,6 +144,10 @@ pub const RANGES: [Range; 30] = [
     r("lease_up_discount_pct", 0.0, 100.0),
     r("lease_up_floor_share", 0.0, 1.0),
     r("lease_up_climb_pp_per_week", 0.0, 20.0),
+    r("response_weight", 0.0, 1.0),
+    r("price_elasticity", 0.5, 10.0),
+    r("response_fill_pct", 50.0, 100.0),
+    r("response_max_pp", 0.0, 50.0),
     r("expected_stay_months", 1.0, 120.0),
     whole("competitor_stale_after_days", 0.0, 3650.0),
     r("competitor_stale_weight", 0.0, 1.0),
@@ -154,7 +168,7 @@ impl Default for PricingSettings {
             competitor_max_pp: 6.0,
             target_approach_share: 0.5,
             target_tolerance_pct: 3.0,
-            reversal_tolerance_pct: 10.0,
+            reversal_tolerance_pct: 20.0,
             reversal_window_days: 90,
             occupancy_trend_days: 28,
             trend_pp_per_weekly_point: 0.5,
@@ -171,6 +185,10 @@ impl Default for PricingSettings {
             lease_up_discount_pct: 0.0,
             lease_up_floor_share: 0.70,
             lease_up_climb_pp_per_week: 3.0,
+            response_weight: 0.75,
+            price_elasticity: 3.0,
+            response_fill_pct: 95.0,
+            response_max_pp: 10.0,
             expected_stay_months: band.expected_stay_months,
             competitor_stale_after_days: band.stale_after_days,
             competitor_stale_weight: band.stale_weight,
@@ -301,6 +319,19 @@ impl PricingSettings {
             self.lease_up_climb_pp_per_week,
             20.0,
         )?;
+        nonneg("response_weight", self.response_weight, 1.0)?;
+        for (name, v, min, max) in [
+            ("price_elasticity", self.price_elasticity, 0.5, 10.0),
+            ("response_fill_pct", self.response_fill_pct, 50.0, 100.0),
+        ] {
+            if !(v.is_finite() && (min..=max).contains(&v)) {
+                return Err(ValidationError::new(
+                    format!("settings.{name}"),
+                    format!("must be between {min} and {max}"),
+                ));
+            }
+        }
+        nonneg("response_max_pp", self.response_max_pp, 50.0)?;
         if !(self.expected_stay_months.is_finite()
             && (1.0..=120.0).contains(&self.expected_stay_months))
         {
