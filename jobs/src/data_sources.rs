@@ -4,6 +4,7 @@
 //! of `crm_pulls`.
 
 pub mod pulls;
+pub use pulls::{list as pulls, request_pull, Pull, PullRange};
 
 use crate::config::MasterKey;
 use crate::crm::provider::{self, Connection, Credential, ProviderInfo, State};
@@ -11,8 +12,7 @@ use crate::crm::CrmClient;
 use crate::crypto;
 use crate::error::{Error, Result, ValidationError};
 use crate::outbound::guard::PrivateTargets;
-use crate::payload::{self, Payload, PullTrigger};
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 use domain::values::Text;
 use serde::{Deserialize, Serialize};
 use sqlx::{PgConnection, PgPool};
@@ -22,7 +22,7 @@ use uuid::Uuid;
 /// Longest backfill, in days (both ends included).
 pub const MAX_PULL_DAYS: i64 = 90;
 /// Pulls listed per source.
-const PULLS_LISTED: i64 = 100;
+pub(crate) const PULLS_LISTED: i64 = 100;
 /// Nightly at 02:00 in the company's time zone (cron with seconds).
 pub const DEFAULT_SCHEDULE: &str = "0 0 2 * * *";
 /// Data sources per company: each one is a scheduled request to a customer-chosen address.
@@ -432,101 +432,8 @@ pub async fn delete(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<()> {
     Ok(())
 }
 
-/// The dates a pull asks for: one `date`, a `from`/`to` range (both ends included, at most
-/// [`MAX_PULL_DAYS`] days), or neither (yesterday in the company's time zone, when it runs).
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PullRange {
-    /// One date to pull (`YYYY-MM-DD`).
-    pub date: Option<NaiveDate>,
-    /// First date of a backfill, given with `to`.
-    pub from: Option<NaiveDate>,
-    /// Last date of a backfill (at most 90 days after `from`, not later than tomorrow).
-    pub to: Option<NaiveDate>,
-}
-
-impl PullRange {
-    /// The checked range, `None` for the default date.
-    pub fn check(
-        &self,
-        today: NaiveDate,
-    ) -> Result<Option<(NaiveDate, NaiveDate)>, ValidationError> {
-        let range = match (self.date, self.from, self.to) {
-            (None, None, None) => return Ok(None),
-            (Some(d), None, None) => (d, d),
-            (None, Some(from), Some(to)) => (from, to),
-            (Some(_), _, _) => {
-                return Err(ValidationError::new(
-                    "date",
-                    "give either date or from and to, not both",
-                ))
-            }
-            (None, _, _) => {
-                return Err(ValidationError::new(
-                    "from",
-                    "from and to are given together",
-                ))
-            }
-        };
-        if range.1 < range.0 {
-            return Err(ValidationError::new("to", "must not be before from"));
-        }
-        if (range.1 - range.0).num_days() + 1 > MAX_PULL_DAYS {
-            return Err(ValidationError::new(
-                "to",
-                format!("a pull covers at most {MAX_PULL_DAYS} days"),
-            ));
-        }
-        if range.1 > today + chrono::TimeDelta::days(1) {
-            return Err(ValidationError::new(
-                "to",
-                "must not be later than tomorrow",
-            ));
-        }
-        Ok(Some(range))
-    }
-}
-
-/// A recorded pull.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Pull {
-    /// Id of the pull.
-    pub id: Uuid,
-    /// Id of its data source.
-    pub source_id: Uuid,
-    /// The `crm_pull` job running it.
-    pub job_id: Uuid,
-    /// `on_demand` or `schedule`.
-    pub trigger: String,
-    /// First date pulled (set when the pull starts, for a default date).
-    pub date_from: Option<NaiveDate>,
-    /// Last date pulled.
-    pub date_to: Option<NaiveDate>,
-    /// `queued`, `running`, `succeeded`, `failed` or `skipped`.
-    pub status: String,
-    /// When the pull was requested.
-    pub requested_at: DateTime<Utc>,
-    /// When it (last) started.
-    pub started_at: Option<DateTime<Utc>>,
-    /// When it finished.
-    pub finished_at: Option<DateTime<Utc>>,
-    /// Snapshots stored for a facility and date not seen before.
-    pub snapshots_created: i32,
-    /// Snapshots that replaced a stored one (a repeated pull changes nothing).
-    pub snapshots_updated: i32,
-    /// Facilities the pull created.
-    pub facilities_created: i32,
-    /// Facilities the pull matched.
-    pub facilities_matched: i32,
-    /// What could not be mapped or was left out, in fixed words (the first 50).
-    #[schema(value_type = Vec<String>)]
-    pub warnings: serde_json::Value,
-    /// A failed or skipped pull's reason, in fixed words.
-    pub error: Option<String>,
-}
-
-/// Every credential of a data source sealed at rest, locked until the caller's transaction ends (for master key
-/// rotation).
+/// Every data source credential sealed at rest, locked until the caller's transaction ends
+/// (for master key rotation).
 pub async fn sealed_for_update(conn: &mut PgConnection) -> Result<Vec<(Uuid, Vec<u8>)>> {
     Ok(
         sqlx::query!("SELECT id, credentials_sealed FROM data_sources FOR UPDATE")
@@ -538,7 +445,7 @@ pub async fn sealed_for_update(conn: &mut PgConnection) -> Result<Vec<(Uuid, Vec
     )
 }
 
-/// Stores credential of a data sources sealed again (master key rotation); returns how many.
+/// Stores data source credentials sealed again (master key rotation); returns how many.
 pub async fn store_sealed(conn: &mut PgConnection, values: &[(Uuid, Vec<u8>)]) -> Result<u64> {
     let (ids, sealed): (Vec<Uuid>, Vec<Vec<u8>>) = values.iter().cloned().unzip();
     Ok(sqlx::query!(
@@ -562,70 +469,6 @@ pub async fn mark_ticked(conn: &mut PgConnection, id: Uuid, at: DateTime<Utc>) -
     .execute(conn)
     .await?;
     Ok(())
-}
-
-/// Records a pull request as a `crm_pull` job and its `crm_pulls` row, in one transaction.
-pub async fn request_pull(
-    pool: &PgPool,
-    company_id: Uuid,
-    id: Uuid,
-    range: &PullRange,
-) -> Result<Pull> {
-    let dates = range.check(Utc::now().date_naive())?;
-    get(pool, company_id, id).await?;
-    let (from, to) = (dates.map(|d| d.0), dates.map(|d| d.1));
-    let mut tx = pool.begin().await?;
-    let job = crate::runs::insert(
-        &mut tx,
-        crate::runs::NewJob::new(
-            Some(company_id),
-            Payload::CrmPull(payload::CrmPull {
-                source_id: id,
-                trigger: PullTrigger::OnDemand,
-                from,
-                to,
-                tick: None,
-            }),
-        ),
-    )
-    .await?
-    .ok_or_else(|| Error::Conflict("the pull could not be recorded".to_owned()))?;
-    let pull = sqlx::query_as!(
-        Pull,
-        "INSERT INTO crm_pulls (id, company_id, source_id, job_id, trigger, date_from, date_to)
-         VALUES ($1, $2, $3, $4, 'on_demand', $5, $6)
-         RETURNING id, source_id, job_id, trigger, date_from, date_to, status, requested_at, started_at,
-                   finished_at, snapshots_created, snapshots_updated, facilities_created,
-                   facilities_matched, warnings, error",
-        Uuid::now_v7(),
-        company_id,
-        id,
-        job,
-        from,
-        to
-    )
-    .fetch_one(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(pull)
-}
-
-/// The latest pulls of a source, newest first.
-pub async fn pulls(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<Vec<Pull>> {
-    get(pool, company_id, id).await?;
-    Ok(sqlx::query_as!(
-        Pull,
-        "SELECT id, source_id, job_id, trigger, date_from, date_to, status, requested_at, started_at,
-                finished_at, snapshots_created, snapshots_updated, facilities_created,
-                facilities_matched, warnings, error
-         FROM crm_pulls WHERE company_id = $1 AND source_id = $2
-         ORDER BY requested_at DESC, id DESC LIMIT $3",
-        company_id,
-        id,
-        PULLS_LISTED
-    )
-    .fetch_all(pool)
-    .await?)
 }
 
 #[cfg(test)]

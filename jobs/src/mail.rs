@@ -199,7 +199,7 @@ pub async fn sealed_for_update(conn: &mut PgConnection) -> Result<Vec<(Uuid, Vec
         .collect())
 }
 
-/// Stores mail bodys sealed again (master key rotation); returns how many.
+/// Stores mail bodies sealed again (master key rotation); returns how many.
 pub async fn store_sealed(conn: &mut PgConnection, values: &[(Uuid, Vec<u8>)]) -> Result<u64> {
     let (ids, sealed): (Vec<Uuid>, Vec<Vec<u8>>) = values.iter().cloned().unzip();
     Ok(sqlx::query!(

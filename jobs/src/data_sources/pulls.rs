@@ -1,12 +1,172 @@
-//! The life of a pull's row (`crm_pulls`) and the last pull's state kept on its source
-//! (`data_sources.last_pull_*`): started, then succeeded, failed or skipped. The `crm_pull` job
-//! handler calls these; the request side is [`super::request_pull`].
+//! Pulls (`crm_pulls`): a pull requested (a date or a backfill range) and listed, and the life
+//! of its row with the last pull's state kept on its source (`data_sources.last_pull_*`):
+//! started, then succeeded, failed or skipped, as the `crm_pull` job handler reports.
 
-use crate::error::Result;
-use chrono::NaiveDate;
+use super::{MAX_PULL_DAYS, PULLS_LISTED};
+use crate::error::{Error, Result, ValidationError};
+use crate::payload::{self, Payload, PullTrigger};
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
+
+/// The dates a pull asks for: one `date`, a `from`/`to` range (both ends included, at most
+/// [`MAX_PULL_DAYS`] days), or neither (yesterday in the company's time zone, when it runs).
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PullRange {
+    /// One date to pull (`YYYY-MM-DD`).
+    pub date: Option<NaiveDate>,
+    /// First date of a backfill, given with `to`.
+    pub from: Option<NaiveDate>,
+    /// Last date of a backfill (at most 90 days after `from`, not later than tomorrow).
+    pub to: Option<NaiveDate>,
+}
+
+impl PullRange {
+    /// The checked range, `None` for the default date.
+    pub fn check(
+        &self,
+        today: NaiveDate,
+    ) -> Result<Option<(NaiveDate, NaiveDate)>, ValidationError> {
+        let range = match (self.date, self.from, self.to) {
+            (None, None, None) => return Ok(None),
+            (Some(d), None, None) => (d, d),
+            (None, Some(from), Some(to)) => (from, to),
+            (Some(_), _, _) => {
+                return Err(ValidationError::new(
+                    "date",
+                    "give either date or from and to, not both",
+                ))
+            }
+            (None, _, _) => {
+                return Err(ValidationError::new(
+                    "from",
+                    "from and to are given together",
+                ))
+            }
+        };
+        if range.1 < range.0 {
+            return Err(ValidationError::new("to", "must not be before from"));
+        }
+        if (range.1 - range.0).num_days() + 1 > MAX_PULL_DAYS {
+            return Err(ValidationError::new(
+                "to",
+                format!("a pull covers at most {MAX_PULL_DAYS} days"),
+            ));
+        }
+        if range.1 > today + chrono::TimeDelta::days(1) {
+            return Err(ValidationError::new(
+                "to",
+                "must not be later than tomorrow",
+            ));
+        }
+        Ok(Some(range))
+    }
+}
+
+/// A recorded pull.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Pull {
+    /// Id of the pull.
+    pub id: Uuid,
+    /// Id of its data source.
+    pub source_id: Uuid,
+    /// The `crm_pull` job running it.
+    pub job_id: Uuid,
+    /// `on_demand` or `schedule`.
+    pub trigger: String,
+    /// First date pulled (set when the pull starts, for a default date).
+    pub date_from: Option<NaiveDate>,
+    /// Last date pulled.
+    pub date_to: Option<NaiveDate>,
+    /// `queued`, `running`, `succeeded`, `failed` or `skipped`.
+    pub status: String,
+    /// When the pull was requested.
+    pub requested_at: DateTime<Utc>,
+    /// When it (last) started.
+    pub started_at: Option<DateTime<Utc>>,
+    /// When it finished.
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Snapshots stored for a facility and date not seen before.
+    pub snapshots_created: i32,
+    /// Snapshots that replaced a stored one (a repeated pull changes nothing).
+    pub snapshots_updated: i32,
+    /// Facilities the pull created.
+    pub facilities_created: i32,
+    /// Facilities the pull matched.
+    pub facilities_matched: i32,
+    /// What could not be mapped or was left out, in fixed words (the first 50).
+    #[schema(value_type = Vec<String>)]
+    pub warnings: serde_json::Value,
+    /// A failed or skipped pull's reason, in fixed words.
+    pub error: Option<String>,
+}
+
+/// Records a pull request as a `crm_pull` job and its `crm_pulls` row, in one transaction.
+pub async fn request_pull(
+    pool: &PgPool,
+    company_id: Uuid,
+    id: Uuid,
+    range: &PullRange,
+) -> Result<Pull> {
+    let dates = range.check(Utc::now().date_naive())?;
+    super::get(pool, company_id, id).await?;
+    let (from, to) = (dates.map(|d| d.0), dates.map(|d| d.1));
+    let mut tx = pool.begin().await?;
+    let job = crate::runs::insert(
+        &mut tx,
+        crate::runs::NewJob::new(
+            Some(company_id),
+            Payload::CrmPull(payload::CrmPull {
+                source_id: id,
+                trigger: PullTrigger::OnDemand,
+                from,
+                to,
+                tick: None,
+            }),
+        ),
+    )
+    .await?
+    .ok_or_else(|| Error::Conflict("the pull could not be recorded".to_owned()))?;
+    let pull = sqlx::query_as!(
+        Pull,
+        "INSERT INTO crm_pulls (id, company_id, source_id, job_id, trigger, date_from, date_to)
+         VALUES ($1, $2, $3, $4, 'on_demand', $5, $6)
+         RETURNING id, source_id, job_id, trigger, date_from, date_to, status, requested_at, started_at,
+                   finished_at, snapshots_created, snapshots_updated, facilities_created,
+                   facilities_matched, warnings, error",
+        Uuid::now_v7(),
+        company_id,
+        id,
+        job,
+        from,
+        to
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(pull)
+}
+
+/// The latest pulls of a source, newest first.
+pub async fn list(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<Vec<Pull>> {
+    super::get(pool, company_id, id).await?;
+    Ok(sqlx::query_as!(
+        Pull,
+        "SELECT id, source_id, job_id, trigger, date_from, date_to, status, requested_at, started_at,
+                finished_at, snapshots_created, snapshots_updated, facilities_created,
+                facilities_matched, warnings, error
+         FROM crm_pulls WHERE company_id = $1 AND source_id = $2
+         ORDER BY requested_at DESC, id DESC LIMIT $3",
+        company_id,
+        id,
+        PULLS_LISTED
+    )
+    .fetch_all(pool)
+    .await?)
+}
 
 /// What a pull is about to do: its job, source and dates.
 pub struct Start<'a> {

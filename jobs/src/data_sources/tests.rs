@@ -1,4 +1,5 @@
 use super::*;
+use chrono::NaiveDate;
 
 #[test]
 fn schedules_fire_at_most_hourly() {
