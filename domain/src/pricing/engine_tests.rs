@@ -417,9 +417,9 @@ fn learning(occ_now: f64, occ_then: f64, rate_then: f64) -> FacilityInput {
     i
 }
 
-fn learned(i: &FacilityInput) -> crate::pricing::target::Response {
+fn learned(i: &FacilityInput) -> crate::pricing::response::Response {
     let ut = &i.unit_types[0];
-    crate::pricing::target::learned_response(
+    crate::pricing::response::learned_response(
         i.as_of,
         ut,
         ut.occupancy_pct,
@@ -465,7 +465,9 @@ fn the_price_response_finds_where_the_size_holds_its_fill_target() {
     i.unit_types[0].last_rate_change = None;
     let s = settings(json!({"price_elasticity": 10}));
     let ut = &i.unit_types[0];
-    assert!(crate::pricing::target::learned_response(i.as_of, ut, Some(80.0), 100.0, &s).is_none());
+    assert!(
+        crate::pricing::response::learned_response(i.as_of, ut, Some(80.0), 100.0, &s).is_none()
+    );
     assert_eq!(factor(&one_with(&i, &s), "price_response"), 0.0);
     // Turned off, it moves nothing.
     let s = settings(json!({"response_weight": 0}));
@@ -481,7 +483,7 @@ fn the_price_response_finds_where_the_size_holds_its_fill_target() {
 #[test]
 fn the_price_response_stops_at_the_revenue_best_position_when_nothing_fills() {
     // Rent per unit, x times the share, peaks where 1 + q = 6x q, q = e^(6 (x - 1)): 0.7822.
-    let best = crate::pricing::target::revenue_best_position(3.0);
+    let best = crate::pricing::response::revenue_best_position(3.0);
     assert!((best - 0.7822).abs() < 1e-4, "{best}");
     // 40 % now and 28 days ago: demand for 40 % of the units, no rate wins the 2.4 times the
     // median's share that 95 % would take: it stops at 0.7822, x 0.75: -16.33 %, capped at
@@ -841,13 +843,13 @@ proptest! {
             earlier: Some(EarlierReading { days_ago: days, occupancy_pct: Some(then), street_rate: rate_then }),
         };
         let learn = |rate: f64, occ: f64| {
-            crate::pricing::target::learned_response(d("2026-06-01"), &ut(rate), Some(occ), median, &s).unwrap()
+            crate::pricing::response::learned_response(d("2026-06-01"), &ut(rate), Some(occ), median, &s).unwrap()
         };
         let a = learn(rate_now, now);
         prop_assert!(a.position.is_finite() && a.demand.is_finite());
         prop_assert_eq!(a, learn(rate_now * 1.5, now));
         prop_assert!(
-            a.position >= crate::pricing::target::revenue_best_position(elasticity) - 1e-9
+            a.position >= crate::pricing::response::revenue_best_position(elasticity) - 1e-9
         );
         let higher = (now + more).min(100.0);
         let b = learn(rate_now, higher);

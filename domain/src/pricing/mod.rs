@@ -4,6 +4,7 @@
 pub mod backtest;
 pub mod band;
 pub mod engine;
+pub mod response;
 pub mod seasonality;
 pub mod settings;
 pub mod target;

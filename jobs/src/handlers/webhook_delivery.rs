@@ -11,6 +11,7 @@ use super::{FollowUps, JobContext, JobError, Outcome};
 use crate::crypto;
 use crate::payload;
 use crate::runs::{self, Claimed};
+use crate::webhooks::attempts;
 use crate::webhooks::client::{AttemptResult, Outgoing};
 use chrono::{DateTime, Utc};
 use secrecy::SecretString;
@@ -120,14 +121,7 @@ pub async fn run(
     if !runs::extend_lease(&mut tx, job, lease).await? {
         return Err(JobError::ClaimLost);
     }
-    sqlx::query!(
-        "INSERT INTO webhook_attempts (delivery_id, attempt, started_at, worker) VALUES ($1, $2, now(), $3)",
-        delivery_id,
-        number,
-        job.worker
-    )
-    .execute(&mut *tx)
-    .await?;
+    attempts::start_attempt(&mut tx, delivery_id, number, &job.worker).await?;
     tx.commit().await?;
 
     let result = ctx
@@ -203,43 +197,38 @@ async fn conclude(
         .error
         .as_ref()
         .map(|e| e.chars().filter(|c| *c != '\0').take(2000).collect());
-    let mut tx = ctx.db.begin().await?;
-    sqlx::query!(
-        "UPDATE webhook_attempts SET finished_at = now(), duration_ms = $3, http_status = $4, error = $5,
-                response_excerpt = $6
-         WHERE delivery_id = $1 AND attempt = $2 AND finished_at IS NULL",
-        attempt.delivery_id,
-        attempt.number,
+    let finished = attempts::Finished {
+        delivery_id: attempt.delivery_id,
+        number: attempt.number,
         duration_ms,
         http_status,
-        error,
-        result.response_excerpt
-    )
-    .execute(&mut *tx)
-    .await?;
+        error: error.as_deref(),
+        response_excerpt: result.response_excerpt.as_deref(),
+    };
+    let mut tx = ctx.db.begin().await?;
+    attempts::finish_attempt(&mut tx, &finished).await?;
     let span = tracing::Span::current();
     if result.delivered {
-        let updated = sqlx::query!(
-            "UPDATE webhook_deliveries SET status = 'complete', attempts = $2, last_http_status = $3,
-                    last_error = NULL, next_attempt_at = NULL, finished_at = now(), updated_at = now()
-             WHERE id = $1 AND status IN ('queued', 'retrying')",
-            attempt.delivery_id,
-            attempt.number,
-            http_status
-        )
-        .execute(&mut *tx)
-        .await?;
+        let open =
+            attempts::mark_complete(&mut tx, attempt.delivery_id, attempt.number, http_status)
+                .await?;
         let outcome = json!({
             "delivery_id": attempt.delivery_id,
             "attempt": attempt.number,
             "http_status": http_status,
-            "delivery_open": updated.rows_affected() == 1,
+            "delivery_open": open,
         });
         super::commit_success(tx, job, &outcome).await?;
         tracing::info!(parent: &span, delivery_id = %attempt.delivery_id, attempt = attempt.number, http_status, "webhook delivered");
         return Ok(vec![]);
     }
-    let error = error.unwrap_or_else(|| "the attempt failed".to_owned());
+    let error = error
+        .clone()
+        .unwrap_or_else(|| "the attempt failed".to_owned());
+    let finished = attempts::Finished {
+        error: Some(&error),
+        ..finished
+    };
     let wait = (attempt.number < attempt.max_attempts)
         .then(|| ctx.webhooks.settings().wait_after(attempt.number))
         .flatten();
@@ -247,21 +236,8 @@ async fn conclude(
         Some(wait) => {
             // The wait counts from the end of the attempt (from the start of an interrupted one,
             // whose end is unknown), never before now.
-            let next: Option<DateTime<Utc>> = sqlx::query_scalar!(
-                r#"UPDATE webhook_deliveries SET status = 'retrying', attempts = $2, last_http_status = $3,
-                        last_error = $4, updated_at = now(),
-                        next_attempt_at = greatest(now(), coalesce($5, now()) + make_interval(secs => $6))
-                   WHERE id = $1 AND status IN ('queued', 'retrying')
-                   RETURNING next_attempt_at AS "next!""#,
-                attempt.delivery_id,
-                attempt.number,
-                http_status,
-                error,
-                attempt.interrupted_at,
-                wait.as_secs_f64()
-            )
-            .fetch_optional(&mut *tx)
-            .await?;
+            let next =
+                attempts::mark_retrying(&mut tx, &finished, attempt.interrupted_at, wait).await?;
             let Some(next) = next else {
                 // Closed meanwhile (its subscription was deleted): nothing more to send.
                 let outcome = json!({ "skipped": "the delivery was closed during the attempt" });
@@ -281,17 +257,7 @@ async fn conclude(
             })
         }
         None => {
-            sqlx::query!(
-                "UPDATE webhook_deliveries SET status = 'failed', attempts = $2, last_http_status = $3,
-                        last_error = $4, next_attempt_at = NULL, finished_at = now(), updated_at = now()
-                 WHERE id = $1 AND status IN ('queued', 'retrying')",
-                attempt.delivery_id,
-                attempt.number,
-                http_status,
-                error
-            )
-            .execute(&mut *tx)
-            .await?;
+            attempts::mark_failed(&mut tx, &finished).await?;
             if !runs::give_up(&mut tx, job, &error).await? {
                 return Err(JobError::ClaimLost);
             }
@@ -315,15 +281,7 @@ async fn close(
     why: &str,
 ) -> Result<FollowUps, JobError> {
     let mut tx = ctx.db.begin().await?;
-    sqlx::query!(
-        "UPDATE webhook_deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL,
-                finished_at = now(), updated_at = now()
-         WHERE id = $1 AND status IN ('queued', 'retrying')",
-        delivery_id,
-        why
-    )
-    .execute(&mut *tx)
-    .await?;
+    attempts::close(&mut tx, delivery_id, why).await?;
     super::commit_success(tx, job, &json!({ "skipped": why })).await?;
     Ok(vec![])
 }

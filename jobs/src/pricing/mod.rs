@@ -3,4 +3,5 @@
 //! is `domain::pricing`.
 
 pub mod history;
+pub mod inputs;
 pub mod store;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::config::MasterKey;
 
 #[test]
 fn an_unknown_address_is_checked_against_a_hash_of_the_same_cost() {

@@ -6,6 +6,7 @@
 //! (`attempts`, `next_attempt_at`), so worker restarts and a lost Redis neither lose nor repeat
 //! it. The attempts themselves are made by `handlers::webhook_delivery`.
 
+pub mod attempts;
 pub mod client;
 mod delivery_log;
 pub use delivery_log::{

@@ -1,0 +1,172 @@
+//! The ECRI page: suggested increases for existing tenants per size, with guardrails and uplift.
+
+use super::*;
+
+pub async fn ecri(
+    State(state): State<AppState>,
+    SignedIn(s): SignedIn,
+    Query(p): Query<Params>,
+) -> PageResult {
+    let facility = p.facility()?;
+    let settings = AnalyticsSettings::default();
+    let report = reports::ecri::report(&state.db, s.company_id, facility, &settings.ecri).await?;
+    let mut sizes = Table::new(
+        "ecri-sizes",
+        "Per size: the tenants below street rate, the suggested increase and its guardrails",
+        &[
+            "Facility",
+            "Size",
+            "Street rate",
+            "Tenants",
+            "Average rent",
+            "Rent gap %",
+            "Tenants affected",
+            "Increase",
+            "Increase %",
+            "New rent",
+            "Monthly uplift",
+            "Expected move-outs",
+            "Net monthly uplift",
+            "Guardrails",
+            "Note",
+        ],
+    );
+    let mut totals = Table::new(
+        "ecri-facilities",
+        "Per facility: totals of its sizes",
+        &[
+            "Facility",
+            "As of",
+            "Tenants",
+            "Tenants affected",
+            "Monthly uplift",
+            "Expected move-outs",
+            "Net monthly uplift",
+            "Note",
+        ],
+    );
+    for f in &report.facilities {
+        totals.row(vec![
+            f.facility_name.clone(),
+            f.as_of.map(|d| d.to_string()).unwrap_or_default(),
+            f.totals.tenants.to_string(),
+            f.totals.tenants_affected.to_string(),
+            num(f.totals.monthly_uplift),
+            num(f.totals.expected_move_outs),
+            num(f.totals.net_monthly_uplift),
+            f.reason.clone().unwrap_or_default(),
+        ]);
+        if facility.is_none() {
+            continue;
+        }
+        for z in &f.sizes {
+            let e = z.ecri.as_ref();
+            sizes.row(vec![
+                f.facility_name.clone(),
+                z.size.clone(),
+                opt(z.street_rate),
+                e.map(|e| e.tenants.to_string()).unwrap_or_default(),
+                opt(e.map(|e| e.current_avg_rent)),
+                opt(e.map(|e| e.rent_gap_pct)),
+                e.map(|e| e.tenants_affected.to_string())
+                    .unwrap_or_default(),
+                opt(e.map(|e| e.suggested_increase)),
+                opt(e.map(|e| e.suggested_increase_pct)),
+                opt(e.and_then(|e| e.suggested_new_rent)),
+                opt(e.map(|e| e.monthly_uplift)),
+                opt(e.map(|e| e.expected_move_outs)),
+                opt(e.map(|e| e.net_monthly_uplift)),
+                e.map(|e| {
+                    e.guardrails
+                        .iter()
+                        .map(|g| format!("{} ({} tenants)", word(&g.guardrail), g.tenants))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                })
+                .unwrap_or_default(),
+                z.reason.clone().unwrap_or_default(),
+            ]);
+        }
+    }
+    let chart = if facility.is_some() {
+        let f = report.facilities.first();
+        let sizes_of = f.map(|f| f.sizes.as_slice()).unwrap_or_default();
+        Chart {
+            id: "chart-ecri".into(),
+            title: "Monthly uplift per size, before and after expected move-outs".into(),
+            unit: "per month".into(),
+            labels: sizes_of.iter().map(|z| z.size.clone()).collect(),
+            series: vec![
+                Series::new(
+                    "Monthly uplift",
+                    Kind::Bar,
+                    sizes_of
+                        .iter()
+                        .map(|z| z.ecri.as_ref().map(|e| e.monthly_uplift))
+                        .collect(),
+                ),
+                Series::new(
+                    "Net monthly uplift",
+                    Kind::Bar,
+                    sizes_of
+                        .iter()
+                        .map(|z| z.ecri.as_ref().map(|e| e.net_monthly_uplift))
+                        .collect(),
+                ),
+            ],
+            from_zero: true,
+        }
+    } else {
+        let mut top: Vec<_> = report.facilities.iter().collect();
+        top.sort_by(|a, b| {
+            b.totals
+                .net_monthly_uplift
+                .total_cmp(&a.totals.net_monthly_uplift)
+        });
+        top.truncate(MAX_BARS);
+        Chart {
+            id: "chart-ecri".into(),
+            title: format!(
+                "Net monthly uplift per facility (the {} largest)",
+                top.len()
+            ),
+            unit: "per month".into(),
+            labels: top.iter().map(|f| f.facility_name.clone()).collect(),
+            series: vec![Series::new(
+                "Net monthly uplift",
+                Kind::Bar,
+                top.iter()
+                    .map(|f| Some(f.totals.net_monthly_uplift))
+                    .collect(),
+            )],
+            from_zero: true,
+        }
+    };
+    let chart_table = chart.table("chart-ecri-table");
+    if let Some(r) = chart::export(&[&sizes, &totals, &chart_table], p.csv.as_deref(), "ecri") {
+        return Ok(r);
+    }
+    let q = p.query();
+    let t = &report.totals;
+    let form = scope_form(&state, &s, PAGES[0].0, facility, html! {}).await?;
+    let body = html! {
+        (form)
+        div class="figures" id="ecri-totals" {
+            div { "Tenants" b { (t.tenants) } }
+            div { "Tenants affected" b id="ecri-affected" { (t.tenants_affected) } }
+            div { "Monthly uplift" b id="ecri-uplift" { (num(t.monthly_uplift)) } }
+            div { "Expected move-outs" b { (num(t.expected_move_outs)) } }
+            div { "Net monthly uplift" b id="ecri-net" { (num(t.net_monthly_uplift)) } }
+        }
+        (chart::with_table(&chart, &chart_table, &q))
+        @if facility.is_some() {
+            h2 { "Per size" }
+            (sizes.render(&q))
+        } @else {
+            p class="muted" { "Choose a facility for its sizes, their guardrails and the expected uplift per size." }
+        }
+        h2 { "Per facility" }
+        (totals.render(&q))
+    };
+    frame(&s, "Rent increases for existing tenants", PAGES[0].0, body)
+}

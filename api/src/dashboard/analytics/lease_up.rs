@@ -1,0 +1,137 @@
+//! The lease-up page: each facility's mode, its event history and fill suggestions.
+
+use super::*;
+
+pub async fn lease_up(
+    State(state): State<AppState>,
+    SignedIn(s): SignedIn,
+    Query(p): Query<Params>,
+) -> PageResult {
+    let facility = p.facility()?;
+    let report = reports::lease_up::report(&state.db, s.company_id, facility).await?;
+    let mut status = Table::new(
+        "lease-up-facilities",
+        "Mode per facility",
+        &[
+            "Facility",
+            "Mode",
+            "Occupancy %",
+            "As of",
+            "Mode changes",
+            "Note",
+        ],
+    );
+    let mut events = Table::new(
+        "lease-up-events",
+        "Mode event history, oldest first",
+        &["Facility", "Date", "From", "To", "Occupancy %"],
+    );
+    let mut fills = Table::new(
+        "lease-up-fills",
+        "Aggressive-fill suggestions: at or below the competitor P25, never under the floor",
+        &[
+            "Facility",
+            "Size",
+            "Street rate",
+            "Suggested",
+            "Competitor P25",
+            "Floor",
+            "Floor applied",
+            "Competitors",
+            "Stale",
+        ],
+    );
+    for f in &report.facilities {
+        status.row(vec![
+            f.facility_name.clone(),
+            f.mode.replace('_', "-"),
+            opt(f.occupancy_pct),
+            f.as_of.map(|d| d.to_string()).unwrap_or_default(),
+            f.events.len().to_string(),
+            f.reason.clone().unwrap_or_default(),
+        ]);
+        for e in &f.events {
+            events.row(vec![
+                f.facility_name.clone(),
+                e.date.to_string(),
+                e.from.replace('_', "-"),
+                e.to.replace('_', "-"),
+                num(e.occupancy_pct),
+            ]);
+        }
+        for x in &f.fill_suggestions {
+            fills.row(vec![
+                f.facility_name.clone(),
+                x.size.clone(),
+                num(x.street_rate),
+                num(x.suggested_rate),
+                num(x.competitor_p25),
+                num(x.floor),
+                yes(x.floor_applied),
+                x.competitors.to_string(),
+                x.stale_competitors.to_string(),
+            ]);
+        }
+    }
+    // The lowest occupancies first: those nearest to (or in) lease-up.
+    let mut shown: Vec<_> = report.facilities.iter().collect();
+    shown.sort_by(|a, b| {
+        a.occupancy_pct
+            .unwrap_or(f64::MAX)
+            .total_cmp(&b.occupancy_pct.unwrap_or(f64::MAX))
+    });
+    shown.truncate(MAX_BARS);
+    let n = shown.len();
+    let chart = Chart {
+        id: "chart-lease-up".into(),
+        title: format!(
+            "Occupancy against the lease-up thresholds ({n} lowest-occupancy facilities)"
+        ),
+        unit: "%".into(),
+        labels: shown.iter().map(|f| f.facility_name.clone()).collect(),
+        series: vec![
+            Series::new(
+                "Occupancy",
+                Kind::Bar,
+                shown.iter().map(|f| f.occupancy_pct).collect(),
+            ),
+            Series::new(
+                "Enter lease-up below",
+                Kind::Dashed,
+                vec![Some(report.thresholds.enter_below_pct); n],
+            ),
+            Series::new(
+                "Leave at or above",
+                Kind::Dashed,
+                vec![Some(report.thresholds.leave_at_or_above_pct); n],
+            ),
+        ],
+        from_zero: true,
+    };
+    let chart_table = chart.table("chart-lease-up-table");
+    if let Some(r) = chart::export(
+        &[&status, &events, &fills, &chart_table],
+        p.csv.as_deref(),
+        "lease-up",
+    ) {
+        return Ok(r);
+    }
+    let q = p.query();
+    let form = scope_form(&state, &s, PAGES[2].0, facility, html! {}).await?;
+    let body = html! {
+        (form)
+        div class="figures" {
+            div { "Facilities in lease-up" b id="lease-up-count" { (report.facilities_in_lease_up) } }
+            div { "Enter below" b { (num(report.thresholds.enter_below_pct)) "%" } }
+            div { "Leave at or above" b { (num(report.thresholds.leave_at_or_above_pct)) "%" } }
+        }
+        (chart::with_table(&chart, &chart_table, &q))
+        h2 { "Mode per facility" }
+        (status.render(&q))
+        h2 { "Fill suggestions" }
+        (fills.render(&q))
+        h2 { "Event history" }
+        (events.render(&q))
+    };
+    frame(&s, "Lease-up", PAGES[2].0, body)
+}

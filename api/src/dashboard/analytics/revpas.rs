@@ -1,0 +1,127 @@
+//! The RevPAU / RevPAF page: the ranking of facilities and the 12-month trend, with estimate flags.
+
+use super::*;
+
+fn estimates(r: &domain::analytics::revenue::Revenue) -> String {
+    [
+        (r.units_estimated, "units"),
+        (r.rentable_sqft_estimated, "area"),
+        (r.actual_rent_estimated, "rent"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, w)| *w)
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
+fn revenue_cells(r: &domain::analytics::revenue::Revenue) -> Vec<String> {
+    vec![
+        opt(r.revpau),
+        opt(r.revpaf),
+        opt(r.gross_potential_rent),
+        opt(r.actual_rent),
+        opt(r.rent_gap),
+        opt(r.rent_gap_pct),
+        opt(r.economic_occupancy_pct),
+        estimates(r),
+    ]
+}
+
+const REVENUE_HEADERS: [&str; 8] = [
+    "RevPAU",
+    "RevPAF",
+    "Potential rent",
+    "Actual rent",
+    "Gap",
+    "Gap %",
+    "Economic occupancy %",
+    "Estimated",
+];
+
+pub async fn revpas(
+    State(state): State<AppState>,
+    SignedIn(s): SignedIn,
+    Query(p): Query<Params>,
+) -> PageResult {
+    let facility = p.facility()?;
+    let report = reports::revpas::report(&state.db, s.company_id, facility).await?;
+    let mut headers = vec!["Rank", "Facility"];
+    headers.extend(REVENUE_HEADERS);
+    let mut ranking = Table::new(
+        "revpas-ranking",
+        "Facilities ranked best first, by RevPAF then RevPAU",
+        &headers,
+    );
+    for f in &report.facilities {
+        let mut row = vec![
+            f.rank.map(|r| r.to_string()).unwrap_or_default(),
+            f.facility_name.clone(),
+        ];
+        row.extend(revenue_cells(&f.revenue));
+        ranking.row(row);
+    }
+    let mut headers = vec!["Month", "Facilities"];
+    headers.extend(REVENUE_HEADERS);
+    let mut trend = Table::new("revpas-trend", "The last 12 months, oldest first", &headers);
+    for m in &report.trend {
+        let mut row = vec![m.month.clone(), m.facilities.to_string()];
+        row.extend(revenue_cells(&m.revenue));
+        trend.row(row);
+    }
+    let labels: Vec<String> = report.trend.iter().map(|m| m.month.clone()).collect();
+    let chart = Chart {
+        id: "chart-revpaf".into(),
+        title: "RevPAF by month (per square foot per month)".into(),
+        unit: "per sq ft".into(),
+        labels: labels.clone(),
+        series: vec![Series::new(
+            "RevPAF",
+            Kind::Line,
+            report.trend.iter().map(|m| m.revenue.revpaf).collect(),
+        )],
+        from_zero: false,
+    };
+    let chart_pau = Chart {
+        id: "chart-revpau".into(),
+        title: "RevPAU by month (per unit per month)".into(),
+        unit: "per unit".into(),
+        labels,
+        series: vec![Series::new(
+            "RevPAU",
+            Kind::Line,
+            report.trend.iter().map(|m| m.revenue.revpau).collect(),
+        )],
+        from_zero: false,
+    };
+    if let Some(r) = chart::export(&[&ranking, &trend], p.csv.as_deref(), "revpas") {
+        return Ok(r);
+    }
+    let q = p.query();
+    let form = scope_form(&state, &s, PAGES[4].0, facility, html! {}).await?;
+    let pf = &report.portfolio;
+    let body = html! {
+        (form)
+        div class="figures" {
+            div { "RevPAU" b id="revpau" { (opt(pf.revpau)) } }
+            div { "RevPAF" b id="revpaf" { (opt(pf.revpaf)) } }
+            div { "Potential rent" b { (opt(pf.gross_potential_rent)) } }
+            div { "Actual rent" b { (opt(pf.actual_rent)) } }
+            div { "Gap" b { (opt(pf.rent_gap)) } span class="muted" { (opt(pf.rent_gap_pct)) "%" } }
+        }
+        p class="muted" { "Based on street rates before concessions. Estimated: a figure the data did not carry (unit count, area or in-place rent), estimated from the others." }
+        @if let Some(reason) = &report.reason { p class="muted" { (reason) } }
+        (chart.svg())
+        (chart_pau.svg())
+        h2 { "12-month trend" }
+        (trend.render(&q))
+        h2 { "Ranking" }
+        (ranking.render(&q))
+    };
+    frame(
+        &s,
+        "Revenue per available unit and square foot",
+        PAGES[4].0,
+        body,
+    )
+}

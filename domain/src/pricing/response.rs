@@ -1,0 +1,192 @@
+//! The price response: each size's demand learned from its own recent fill against its position
+//! relative to the competitor median, and the rate at which it would fill.
+
+use super::engine::{Factor, UnitTypeInput};
+use super::settings::PricingSettings;
+use chrono::NaiveDate;
+
+/// What a size's own recent history says about its price: the demand it showed over the trend
+/// window at the rate it had then, and the position against the competitor median where that
+/// demand would hold it at `response_fill_pct`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Response {
+    /// The occupancy (share of units) the size would hold at the competitor median.
+    pub demand: f64,
+    /// The rate over the window (the earlier one, and the current one from its last change)
+    /// against today's median.
+    pub then: f64,
+    /// The learned position (rate / median).
+    pub position: f64,
+    /// The position holds the size at `response_fill_pct`; when false it is the position
+    /// where rent per unit is highest (no rate at or above it fills the size).
+    pub fills: bool,
+    /// The size was full at either end of the window: turned-away demand went unseen, so the
+    /// position is a lower bound and does not fall below the earlier one.
+    pub censored: bool,
+}
+
+/// Share of move-ins a rate at `x` times the median wins against one at the median, for an
+/// elasticity `e` there: 2 / (1 + e^(2e (x - 1))).
+pub fn response_share(x: f64, e: f64) -> f64 {
+    2.0 / (1.0 + (2.0 * e * (x - 1.0)).exp())
+}
+
+/// 2e x q - 1 - q with q = e^(2e (x - 1)): negative while raising x still adds rent per unit
+/// (x times the share it wins), positive once it loses rent.
+fn rent_slope(x: f64, k: f64) -> f64 {
+    let q = (k * (x - 1.0)).exp();
+    k * x * q - 1.0 - q
+}
+
+/// The position where rent per unit, x times the share it wins, is highest when capacity does
+/// not bind: the root of 1 + q = 2e x q with q = e^(2e (x - 1)). 2e x q - 1 - q is increasing
+/// and convex in x, so Newton's method from 1 + 2 / 2e (where it is positive) comes down to
+/// the root without overshooting.
+pub fn revenue_best_position(e: f64) -> f64 {
+    let k = 2.0 * e.max(0.1);
+    let mut x = 1.0 + 2.0 / k;
+    for _ in 0..100 {
+        let q = (k * (x - 1.0)).exp();
+        let step = rent_slope(x, k) / (k * k * x * q);
+        x -= step;
+        if step.is_nan() || step.abs() <= 1e-12 {
+            break;
+        }
+    }
+    x
+}
+
+/// Learns the size's price response from its earlier reading: move-ins over the window are the
+/// occupancy gained plus the move-outs an `expected_stay_months` stay implies, read against
+/// the rate of then; `None` without an earlier occupancy, a window under a week or a median.
+pub fn learned_response(
+    as_of: NaiveDate,
+    ut: &UnitTypeInput,
+    occupancy: Option<f64>,
+    median: f64,
+    s: &PricingSettings,
+) -> Option<Response> {
+    let e = ut.earlier.as_ref()?;
+    let (now, then) = (occupancy? / 100.0, e.occupancy_pct? / 100.0);
+    let x_then = e.street_rate / median;
+    if !(e.days_ago >= 7 && now.is_finite() && then.is_finite() && x_then.is_finite())
+        || x_then <= 0.0
+    {
+        return None;
+    }
+    let (now, then) = (now.clamp(0.0, 1.0), then.clamp(0.0, 1.0));
+    let days = f64::from(e.days_ago);
+    // The rate changed inside the window: the move-ins came at both rates, weighed by the days
+    // each stood.
+    let x_now = ut.street_rate / median;
+    let since = ut
+        .last_rate_change
+        .map(|c| (as_of - c).num_days() as f64)
+        .filter(|c| (0.0..days).contains(c) && x_now.is_finite() && x_now > 0.0);
+    let x_then = since.map_or(x_then, |c| (x_then * (days - c) + x_now * c) / days);
+    let stay_days = s.expected_stay_months.max(1.0) * 365.25 / 12.0;
+    let move_ins = ((now - then) / days + (now + then) / 2.0 / stay_days).max(0.0);
+    let elasticity = s.price_elasticity.max(0.1);
+    let demand = move_ins * stay_days / response_share(x_then, elasticity);
+    // The share that holds the fill occupancy; at 2 or more no rate fills the size. Below the
+    // revenue-best position a higher rate still adds rent: the position stops there.
+    let needed = s.response_fill_pct / 100.0 / demand.max(1e-9);
+    let fill = 1.0 + (2.0 / needed - 1.0).ln() / (2.0 * elasticity);
+    let fills = needed < 2.0 && fill.is_finite() && rent_slope(fill, 2.0 * elasticity) >= 0.0;
+    // Full (not one unit vacant) at either end of the window: demand was turned away unseen.
+    let full = ut
+        .total_units
+        .filter(|n| *n > 0)
+        .map_or(0.995, |n| 1.0 - 0.5 / f64::from(n));
+    let censored = now >= full || then >= full;
+    let mut position = if fills {
+        fill
+    } else {
+        revenue_best_position(elasticity)
+    };
+    if censored {
+        position = position.max(x_then);
+    }
+    // A rate far from the median (a share of 0 or a fill beyond reach in floating point)
+    // teaches nothing.
+    if !(demand.is_finite() && position.is_finite()) {
+        return None;
+    }
+    Some(Response {
+        demand,
+        then: x_then,
+        position,
+        fills,
+        censored,
+    })
+}
+
+pub(super) fn response_offset(
+    as_of: NaiveDate,
+    ut: &UnitTypeInput,
+    occupancy: Option<f64>,
+    median: f64,
+    s: &PricingSettings,
+) -> Factor {
+    let name = "price_response".to_string();
+    if s.response_weight <= 0.0 {
+        return Factor {
+            name,
+            contribution_pct: 0.0,
+            detail: "the learned price response is turned off (response_weight 0)".into(),
+        };
+    }
+    let Some(r) = learned_response(as_of, ut, occupancy, median, s) else {
+        return Factor {
+            name,
+            contribution_pct: 0.0,
+            detail: "no earlier occupancy to learn the size's price response from".into(),
+        };
+    };
+    // Inside the band the size already sits where it should; below it the response may only
+    // deepen a cut, above it only add to a raise, so the noise of a few weeks of move-ins does
+    // not turn the rate.
+    let pp = (s.response_weight * (r.position - 1.0) * 100.0)
+        .clamp(-s.response_max_pp, s.response_max_pp);
+    let pp = pp.min(0.0);
+    if pp == 0.0 {
+        return Factor {
+            name,
+            contribution_pct: 0.0,
+            detail: if r.censored {
+                "the size was full in the last weeks, so its own fill shows no reason to cut"
+            } else {
+                "the size's own fill at its recent rate shows it would hold its fill target at \
+                 or above the competitor median, so it adds no cut"
+            }
+            .into(),
+        };
+    }
+    Factor {
+        name,
+        contribution_pct: pp,
+        // Whole percents: formatting integers costs a fraction of formatting floats, and this
+        // runs for every unit type of every run.
+        detail: format!(
+            "at {}% of the median the size showed demand for {}% of its units at the median, \
+             so {}% of the median {}",
+            whole_pct(r.then),
+            whole_pct(r.demand),
+            whole_pct(r.position),
+            if r.censored {
+                "is where it stands, no lower than before since a full size turns demand away \
+                 unseen"
+            } else if r.fills {
+                "would hold it at its fill target (response_fill_pct)"
+            } else {
+                "earns the most rent, as no rate near it fills the size"
+            }
+        ),
+    }
+}
+
+/// A share as a whole percent (1.0549 is 105).
+fn whole_pct(share: f64) -> i64 {
+    // Saturating: the shares here are finite and small.
+    (share * 100.0).round() as i64
+}

@@ -1,0 +1,245 @@
+//! API keys: generation, hashing under a server-side pepper, creation, listing, revocation and
+//! lookup of the principal a request's key stands for.
+
+use super::effective_state;
+use crate::config::MasterKey;
+use crate::error::{Error, Result};
+use base64::Engine as _;
+use chrono::{DateTime, Utc};
+use hmac::{Hmac, Mac};
+use rand::RngCore;
+use serde::Serialize;
+use sha2::Sha256;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+/// Every API key starts with this, so a leaked key is easy to recognise in logs and scanners.
+pub const KEY_PREFIX: &str = "spk_";
+/// Characters of a key kept in clear (after [`KEY_PREFIX`]) to tell keys apart in lists.
+const SHOWN_CHARS: usize = 8;
+
+/// Hashes API keys with HMAC-SHA256 under a server-side pepper, so a stolen table cannot be
+/// checked against guesses without the pepper. The pepper is derived from the master key.
+#[derive(Clone)]
+pub struct KeyHasher {
+    pepper: [u8; 32],
+}
+
+impl KeyHasher {
+    pub fn new(master: &MasterKey) -> Self {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(master.hashing_bytes())
+            .expect("HMAC takes any key length");
+        mac.update(b"api-key-pepper/v1");
+        Self {
+            pepper: mac.finalize().into_bytes().into(),
+        }
+    }
+
+    fn mac(&self, key: &str) -> Hmac<Sha256> {
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(&self.pepper).expect("HMAC takes any key length");
+        mac.update(key.as_bytes());
+        mac
+    }
+
+    pub fn hash(&self, key: &str) -> Vec<u8> {
+        self.mac(key).finalize().into_bytes().to_vec()
+    }
+
+    /// Constant-time check of `key` against a stored hash.
+    pub fn verify(&self, key: &str, stored: &[u8]) -> bool {
+        self.mac(key).verify_slice(stored).is_ok()
+    }
+}
+
+/// A freshly generated key: 32 random bytes, base64url, behind [`KEY_PREFIX`].
+pub fn generate_key() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    format!(
+        "{KEY_PREFIX}{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    )
+}
+
+/// Whether `key` has the shape of a key this service issues (checked before any database work).
+pub fn well_formed(key: &str) -> bool {
+    key.strip_prefix(KEY_PREFIX).is_some_and(|rest| {
+        rest.len() == 43
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    })
+}
+
+fn shown_prefix(key: &str) -> String {
+    key.chars().take(KEY_PREFIX.len() + SHOWN_CHARS).collect()
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = CreatedApiKey)]
+pub struct CreatedKey {
+    /// Id of the key.
+    pub id: Uuid,
+    /// Name given to the key.
+    pub name: String,
+    /// First 12 characters of the key, to tell keys apart.
+    pub prefix: String,
+    /// When the key was created.
+    pub created_at: DateTime<Utc>,
+    /// The full key: returned once, never stored.
+    pub api_key: String,
+}
+
+pub(super) async fn insert_key(
+    conn: &mut sqlx::PgConnection,
+    hasher: &KeyHasher,
+    company_id: Uuid,
+    name: &str,
+) -> Result<CreatedKey> {
+    let api_key = generate_key();
+    let id = Uuid::now_v7();
+    let prefix = shown_prefix(&api_key);
+    let created_at = sqlx::query_scalar!(
+        "INSERT INTO api_keys (id, company_id, name, prefix, key_hash) VALUES ($1, $2, $3, $4, $5)
+         RETURNING created_at",
+        id,
+        company_id,
+        name,
+        prefix,
+        hasher.hash(&api_key)
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(CreatedKey {
+        id,
+        name: name.to_owned(),
+        prefix,
+        created_at,
+        api_key,
+    })
+}
+
+/// Creates a key for an existing company (404 when there is no such company).
+pub async fn create_api_key(
+    pool: &PgPool,
+    hasher: &KeyHasher,
+    company_id: Uuid,
+    name: &str,
+) -> Result<CreatedKey> {
+    let name = domain::values::Text::<100>::parse(name)
+        .map_err(|m| crate::error::ValidationError::new("name", m))?;
+    let mut tx = pool.begin().await?;
+    let exists = sqlx::query_scalar!(
+        "SELECT id FROM companies WHERE id = $1 FOR SHARE",
+        company_id
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
+    if exists.is_none() {
+        return Err(Error::not_found(format!("no company with id {company_id}")));
+    }
+    let key = insert_key(&mut tx, hasher, company_id, name.as_str()).await?;
+    tx.commit().await?;
+    Ok(key)
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = ApiKey)]
+pub struct ApiKeyInfo {
+    /// Id of the key.
+    pub id: Uuid,
+    /// Name given to the key.
+    pub name: String,
+    /// First 12 characters of the key, to tell keys apart.
+    pub prefix: String,
+    /// When the key was created.
+    pub created_at: DateTime<Utc>,
+    /// When the key was last used (updated at most once a minute).
+    pub last_used_at: Option<DateTime<Utc>>,
+    /// When the key was revoked; null while it works.
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+pub async fn list_api_keys(pool: &PgPool, company_id: Uuid) -> Result<Vec<ApiKeyInfo>> {
+    Ok(sqlx::query_as!(
+        ApiKeyInfo,
+        "SELECT id, name, prefix, created_at, last_used_at, revoked_at FROM api_keys
+         WHERE company_id = $1 ORDER BY created_at, id",
+        company_id
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Revokes a key. With `company_id` the key must belong to that company. Revoking twice is
+/// harmless; the first revocation time is kept.
+pub async fn revoke_api_key(
+    pool: &PgPool,
+    company_id: Option<Uuid>,
+    id: Uuid,
+) -> Result<ApiKeyInfo> {
+    sqlx::query_as!(
+        ApiKeyInfo,
+        "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+         WHERE id = $1 AND ($2::uuid IS NULL OR company_id = $2)
+         RETURNING id, name, prefix, created_at, last_used_at, revoked_at",
+        id,
+        company_id
+    )
+    .fetch_optional(pool)
+    .await?
+    .ok_or_else(|| Error::not_found(format!("no API key with id {id}")))
+}
+
+/// Who a request acts for.
+#[derive(Clone, Debug)]
+pub struct Principal {
+    pub company_id: Uuid,
+    pub key_id: Uuid,
+    pub subscription_state: String,
+    pub trial_ends_at: Option<DateTime<Utc>>,
+}
+
+impl Principal {
+    pub fn effective_state(&self, now: DateTime<Utc>) -> &str {
+        effective_state(&self.subscription_state, self.trial_ends_at, now)
+    }
+}
+
+/// Looks up a presented key; `None` for a malformed, unknown or revoked key. Marks the key as
+/// used at most once a minute, so the lookup stays a read on most requests.
+pub async fn authenticate(
+    pool: &PgPool,
+    hasher: &KeyHasher,
+    key: &str,
+) -> Result<Option<Principal>> {
+    if !well_formed(key) {
+        return Ok(None);
+    }
+    let hash = hasher.hash(key);
+    let row = sqlx::query!(
+        r#"WITH k AS (
+               SELECT id, company_id, key_hash, last_used_at FROM api_keys
+               WHERE key_hash = $1 AND revoked_at IS NULL
+           ), touched AS (
+               UPDATE api_keys SET last_used_at = now()
+               WHERE id = (SELECT id FROM k)
+                 AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')
+           )
+           SELECT k.id AS "key_id!", k.key_hash AS "key_hash!", c.id AS "company_id!",
+                  c.subscription_state AS "subscription_state!", c.trial_ends_at
+           FROM k JOIN companies c ON c.id = k.company_id"#,
+        hash
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row
+        .filter(|r| hasher.verify(key, &r.key_hash))
+        .map(|r| Principal {
+            company_id: r.company_id,
+            key_id: r.key_id,
+            subscription_state: r.subscription_state,
+            trial_ends_at: r.trial_ends_at,
+        }))
+}
