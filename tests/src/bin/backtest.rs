@@ -6,9 +6,8 @@
 
 use clap::Parser;
 use domain::pricing::backtest::market::SCENARIOS;
-use domain::pricing::backtest::report::{
-    markdown, reference_rules, reference_schedules, summarize,
-};
+use domain::pricing::backtest::reference::{reference_rules, reference_schedules};
+use domain::pricing::backtest::report::{markdown, summarize};
 use domain::pricing::{PricingSettings, ENGINE_VERSION};
 
 #[derive(Parser)]

@@ -5,6 +5,7 @@
 //! generators.
 
 pub mod market;
+pub mod reference;
 pub mod report;
 
 use super::engine::{recommend, EarlierReading, FacilityInput, Mode, UnitTypeInput};
@@ -33,12 +34,12 @@ pub enum Policy<'a> {
     Engine(&'a PricingSettings),
     /// A reference, not a product: once a week, each size's rate is the observed competitor
     /// median times `base + per_point x (occupancy - pivot) / 100 + season x (index - 1)`.
-    /// Swept over a grid with hindsight (`report::reference_rules`), it shows how much any
+    /// Swept over a grid with hindsight (`reference::reference_rules`), it shows how much any
     /// simple occupancy-and-season policy can earn in this market.
     Rule(Rule),
     /// A reference, not a product: on the first of each month, each size's rate is its starting
     /// median times this month's multiple (`[size][month0]`, sizes in `SIZES` order). Tuned
-    /// with hindsight (`report::best_schedules`), it bounds what knowing the season and the
+    /// with hindsight (`reference::best_schedules`), it bounds what knowing the season and the
     /// year's demand in advance can earn.
     Schedule(&'a [[f64; 12]]),
 }
