@@ -174,6 +174,17 @@ impl FacilityState {
     }
 }
 
+/// Facility `f`'s random stream and starting state: the same for a company whichever seeding
+/// path runs, so a per-day seed and a bulk seed write the same figures.
+fn facility_start(company_id: CompanyId, f: u32) -> (StdRng, FacilityState) {
+    let bytes = company_id.uuid().as_bytes()[..8]
+        .try_into()
+        .unwrap_or_default();
+    let mut rng = StdRng::seed_from_u64(u64::from(f) ^ u64::from_le_bytes(bytes));
+    let state = FacilityState::new(f, &mut rng);
+    (rng, state)
+}
+
 /// Seeds `facilities` x `days` snapshots ending at `last_date`.
 pub async fn seed(
     pool: &PgPool,
@@ -187,15 +198,7 @@ pub async fn seed(
     let first_date = last_date - Duration::days(i64::from(days) - 1);
     let mut records = 0;
     for f in 0..facilities {
-        let mut rng = StdRng::seed_from_u64(
-            u64::from(f)
-                ^ u64::from_le_bytes(
-                    company_id.uuid().as_bytes()[..8]
-                        .try_into()
-                        .unwrap_or_default(),
-                ),
-        );
-        let mut state = FacilityState::new(f, &mut rng);
+        let (mut rng, mut state) = facility_start(company_id, f);
         for day in 0..days {
             let date = first_date + Duration::days(i64::from(day));
             let body = snapshot(f, day, date, &mut rng, &mut state).to_string();
@@ -276,15 +279,7 @@ async fn seed_facility_bulk(
     first_date: NaiveDate,
     last_date: NaiveDate,
 ) -> Result<u64> {
-    let mut rng = StdRng::seed_from_u64(
-        u64::from(f)
-            ^ u64::from_le_bytes(
-                company_id.uuid().as_bytes()[..8]
-                    .try_into()
-                    .unwrap_or_default(),
-            ),
-    );
-    let mut state = FacilityState::new(f, &mut rng);
+    let (mut rng, mut state) = facility_start(company_id, f);
     let mut payloads = Vec::with_capacity(days as usize);
     for day in 0..days {
         let date = first_date + Duration::days(i64::from(day));
