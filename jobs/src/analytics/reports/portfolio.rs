@@ -7,11 +7,11 @@
 //! (`pricing::band::competitor_band`) with the facility's pricing settings, as of the
 //! facility's latest snapshot.
 
-use super::{ecri_gap_pct, scope, street_by_size, tenant_rents, Latest, UnitRow};
+use super::{ecri_gap_pct, latest, scope, street_by_size, tenant_rents, unit_types};
 use crate::error::Result;
 use chrono::{Datelike, NaiveDate};
 use domain::analytics::flags::{flags, Flag, FlagInputs, FlagSettings};
-use domain::analytics::revenue::{revenue, round2, sum, Figures, Revenue};
+use domain::analytics::revenue::{revenue, round2, sum, Revenue};
 use domain::pricing::band::competitor_band;
 use serde::Serialize;
 use sqlx::PgPool;
@@ -83,108 +83,27 @@ fn days_in_month(d: NaiveDate) -> u32 {
     u32::try_from((next - first).num_days()).unwrap_or(30)
 }
 
-/// A facility's latest snapshot with what the report reads beside it.
-struct Reading {
-    latest: Latest,
-    /// The snapshot's unit types, by size and tier.
-    units: Vec<UnitRow>,
-    /// Occupancy at the last snapshot of the month before the latest snapshot's month (the
-    /// facility's second-latest month in the rollup).
-    previous_occupancy_pct: Option<f64>,
-}
-
-/// Per facility that has a snapshot: its latest snapshot (the columns the report uses), that
-/// snapshot's unit types and the previous month's occupancy, in one statement (one index probe
-/// per facility into each of the records, the unit types and the monthly rollup).
-async fn readings(pool: &PgPool, facility_ids: &[Uuid]) -> Result<BTreeMap<Uuid, Reading>> {
-    let rows = sqlx::query!(
-        r#"SELECT f.id AS "facility_id!", s.id AS "sync_id!", s.snapshot_date AS "snapshot_date!",
-                  s.occupancy_pct, s.move_ins_mtd, s.move_outs_mtd, s.move_ins_target_monthly,
-                  s.total_units, s.occupied_units, s.units_estimated AS "units_estimated!",
-                  s.rentable_sqft, s.rentable_sqft_estimated AS "rentable_sqft_estimated!",
-                  s.gross_potential_rent, s.actual_rent, s.actual_rent_estimated AS "actual_rent_estimated!",
-                  s.tenant_rents AS "tenant_rents!",
-                  u.sizes AS "unit_sizes!: Vec<String>", u.tiers AS "unit_tiers!: Vec<String>",
-                  u.rates AS "unit_rates!: Vec<f64>",
-                  u.occupancy AS "unit_occupancy!: Vec<Option<f64>>",
-                  u.units AS "unit_totals!: Vec<Option<i32>>",
-                  p.occupancy_pct AS "previous_occupancy_pct?"
+/// Occupancy at the last snapshot of the month before each facility's latest snapshot: the
+/// facility's second-latest month in the rollup (its latest month is the latest snapshot's).
+async fn previous_month_occupancy(
+    pool: &PgPool,
+    facility_ids: &[Uuid],
+) -> Result<BTreeMap<Uuid, Option<f64>>> {
+    Ok(sqlx::query!(
+        r#"SELECT f.id AS "facility_id!", m.occupancy_pct
            FROM unnest($1::uuid[]) AS f(id)
            CROSS JOIN LATERAL (
-               SELECT r.id, r.snapshot_date, r.occupancy_pct, r.move_ins_mtd, r.move_outs_mtd,
-                      r.move_ins_target_monthly, r.total_units, r.occupied_units, r.units_estimated,
-                      r.rentable_sqft, r.rentable_sqft_estimated, r.gross_potential_rent,
-                      r.actual_rent, r.actual_rent_estimated, r.tenant_rents
-               FROM sync_records r WHERE r.facility_id = f.id
-               ORDER BY r.snapshot_date DESC LIMIT 1
-           ) s
-           CROSS JOIN LATERAL (
-               SELECT coalesce(array_agg(t.size ORDER BY t.size, t.tier), '{}') AS sizes,
-                      coalesce(array_agg(t.tier ORDER BY t.size, t.tier), '{}') AS tiers,
-                      coalesce(array_agg(t.street_rate ORDER BY t.size, t.tier), '{}') AS rates,
-                      coalesce(array_agg(t.occupancy_pct ORDER BY t.size, t.tier), '{}') AS occupancy,
-                      coalesce(array_agg(t.total_units ORDER BY t.size, t.tier), '{}') AS units
-               FROM sync_unit_types t WHERE t.sync_id = s.id
-           ) u
-           LEFT JOIN LATERAL (
                SELECT fm.occupancy_pct FROM facility_months fm
                WHERE fm.facility_id = f.id
                ORDER BY fm.month DESC LIMIT 1 OFFSET 1
-           ) p ON true"#,
+           ) m"#,
         facility_ids
     )
     .fetch_all(pool)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| {
-            let units = r
-                .unit_sizes
-                .into_iter()
-                .zip(r.unit_tiers)
-                .zip(r.unit_rates)
-                .zip(r.unit_occupancy)
-                .zip(r.unit_totals)
-                .map(
-                    |((((size, tier), street_rate), occupancy_pct), total_units)| UnitRow {
-                        size,
-                        tier,
-                        street_rate,
-                        occupancy_pct,
-                        total_units,
-                    },
-                )
-                .collect();
-            let latest = Latest {
-                facility_id: r.facility_id,
-                sync_id: r.sync_id,
-                snapshot_date: r.snapshot_date,
-                occupancy_pct: r.occupancy_pct,
-                move_ins_mtd: r.move_ins_mtd,
-                move_outs_mtd: r.move_outs_mtd,
-                move_ins_target_monthly: r.move_ins_target_monthly,
-                figures: Figures {
-                    total_units: r.total_units.map(i64::from),
-                    occupied_units: r.occupied_units.map(i64::from),
-                    units_estimated: r.units_estimated,
-                    rentable_sqft: r.rentable_sqft,
-                    rentable_sqft_estimated: r.rentable_sqft_estimated,
-                    gross_potential_rent: r.gross_potential_rent,
-                    actual_rent: r.actual_rent,
-                    actual_rent_estimated: r.actual_rent_estimated,
-                },
-                tenant_rents: r.tenant_rents,
-            };
-            (
-                r.facility_id,
-                Reading {
-                    latest,
-                    units,
-                    previous_occupancy_pct: r.previous_occupancy_pct,
-                },
-            )
-        })
-        .collect())
+    .await?
+    .into_iter()
+    .map(|r| (r.facility_id, r.occupancy_pct))
+    .collect())
 }
 
 pub async fn report(
@@ -195,19 +114,26 @@ pub async fn report(
 ) -> Result<Report> {
     let facilities = scope(pool, company_id, None).await?;
     let ids = super::ids(&facilities);
-    // Three independent reads, each on a connection of its own.
-    let (latest, observations, pricing) = tokio::try_join!(
-        readings(pool, &ids),
+    // Four independent reads, each on a connection of its own.
+    let latest_and_units = async {
+        let latest = latest(pool, &ids).await?;
+        let sync_ids: Vec<Uuid> = latest.values().map(|l| l.sync_id).collect();
+        let units = unit_types(pool, &sync_ids).await?;
+        Ok::<_, crate::Error>((latest, units))
+    };
+    let ((latest, units), previous, observations, pricing) = tokio::try_join!(
+        latest_and_units,
+        previous_month_occupancy(pool, &ids),
         super::competitors::competitor_observations(pool, &ids),
         super::competitors::pricing_settings(pool, &ids),
     )?;
-    let as_of = latest.values().map(|r| r.latest.snapshot_date).max();
+    let as_of = latest.values().map(|l| l.snapshot_date).max();
     let current_month = as_of.and_then(|d| d.with_day(1));
 
     let mut out = Vec::with_capacity(facilities.len());
     let (mut mi, mut mo) = (0i64, 0i64);
     for f in &facilities {
-        let Some(reading) = latest.get(&f.id) else {
+        let Some(l) = latest.get(&f.id) else {
             out.push(FacilityOut {
                 facility_id: f.id,
                 facility_name: f.name.clone(),
@@ -227,12 +153,12 @@ pub async fn report(
             });
             continue;
         };
-        let l = &reading.latest;
         if l.snapshot_date.with_day(1) == current_month {
             mi += i64::from(l.move_ins_mtd.unwrap_or(0));
             mo += i64::from(l.move_outs_mtd.unwrap_or(0));
         }
-        let street = street_by_size(&reading.units);
+        let unit_rows = units.get(&l.sync_id).map_or(&[][..], Vec::as_slice);
+        let street = street_by_size(unit_rows);
         let band_settings = pricing.get(&f.id).copied().unwrap_or_default().band();
         let sizes_above_p75: Vec<(String, f64, f64)> = street
             .iter()
@@ -243,7 +169,7 @@ pub async fn report(
             })
             .collect();
         let gap = ecri_gap_pct(&tenant_rents(&l.tenant_rents), &street);
-        let prev = reading.previous_occupancy_pct;
+        let prev = previous.get(&f.id).copied().flatten();
         let days_since = (today - l.snapshot_date).num_days().max(0);
         let inputs = FlagInputs {
             occupancy_pct: l.occupancy_pct,
@@ -275,7 +201,7 @@ pub async fn report(
             reason: None,
         });
     }
-    let all: Vec<_> = latest.values().map(|r| r.latest.figures.clone()).collect();
+    let all: Vec<_> = latest.values().map(|l| l.figures.clone()).collect();
     let total = sum(&all);
     let rollup = Rollup {
         facilities: facilities.len(),
