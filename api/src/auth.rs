@@ -79,7 +79,7 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
     let month = now.format("%Y%m").to_string();
     let decision = match state
         .limiter
-        .check(principal.company_id, bucket, &month)
+        .check(principal.company_id.uuid(), bucket, &month)
         .await
     {
         Ok(d) => Some(d),

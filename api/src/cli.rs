@@ -160,7 +160,7 @@ async fn admin_command(
             json!({ "company_id": created.company_id, "user_id": created.user_id, "api_key": created.api_key })
         }
         Admin::CreateKey { company, name } => {
-            let key = jobs::tenancy::create_api_key(db, &hasher, company, &name).await?;
+            let key = jobs::tenancy::create_api_key(db, &hasher, company.into(), &name).await?;
             json!({ "id": key.id, "api_key": key.api_key })
         }
         Admin::RevokeKey { id } => {
@@ -175,8 +175,8 @@ async fn admin_command(
             let ends = trial_ends
                 .and_then(|d| d.and_hms_opt(23, 59, 59))
                 .map(|dt| Utc.from_utc_datetime(&dt));
-            jobs::tenancy::set_subscription(db, company, &state, ends).await?;
-            let c = jobs::tenancy::company(db, company).await?;
+            jobs::tenancy::set_subscription(db, company.into(), &state, ends).await?;
+            let c = jobs::tenancy::company(db, company.into()).await?;
             json!({ "company_id": c.id, "subscription_state": c.subscription_state, "trial_ends_at": c.trial_ends_at })
         }
         Admin::RotateMasterKey { old, new } => {
@@ -195,9 +195,9 @@ async fn admin_command(
         } => {
             let today = Utc::now().date_naive();
             let report = if bulk {
-                jobs::seed::seed_bulk(db, company, facilities, days, today, 2).await?
+                jobs::seed::seed_bulk(db, company.into(), facilities, days, today, 2).await?
             } else {
-                jobs::seed::seed(db, company, facilities, days, today).await?
+                jobs::seed::seed(db, company.into(), facilities, days, today).await?
             };
             serde_json::to_value(report)?
         }

@@ -95,9 +95,12 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
 }
 
 /// Parses an id from a path segment; a malformed id names nothing, so it is a 404 like an
-/// unknown one.
-pub fn path_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound(format!("no {what} with id {raw}")))
+/// unknown one. The id's type (a plain `Uuid` or a typed id such as `FacilityId`) is the
+/// caller's.
+pub fn path_id<T: From<Uuid>>(raw: &str, what: &str) -> Result<T, ApiError> {
+    Uuid::parse_str(raw)
+        .map(T::from)
+        .map_err(|_| ApiError::NotFound(format!("no {what} with id {raw}")))
 }
 
 /// The peer address, when the server was started with connection info (it always is by

@@ -1,7 +1,8 @@
 //! The pure core of the service: plain values in, plain values out. Value types parsed once at
-//! the boundary (`values`), the daily snapshot and its derived figures (`sync`), upload rows
-//! (`upload`), competitor rates (`competitors`), the pricing engine and its backtest (`pricing`),
-//! the analytics maths (`analytics`) and the lease-up rule (`lease_up`).
+//! the boundary (`values`), typed ids (`ids`), the daily snapshot and its derived figures
+//! (`sync`), upload rows (`upload`), competitor rates (`competitors`), the pricing engine and
+//! its backtest (`pricing`), the analytics maths (`analytics`) and the lease-up rule
+//! (`lease_up`).
 //!
 //! Nothing here performs IO; the crate's dependencies keep it that way (no database, queue,
 //! HTTP or mail crate is among them). `jobs` loads inputs, calls these functions and stores
@@ -9,6 +10,7 @@
 
 pub mod analytics;
 pub mod competitors;
+pub mod ids;
 pub mod lease_up;
 pub mod pricing;
 pub mod sync;

@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::pricing::store::settings_of;
 use chrono::NaiveDate;
+use domain::ids::{CompanyId, FacilityId};
 use domain::pricing::band::{
     competitor_band, effective_rate, CompetitorBand, CompetitorObservation,
 };
@@ -11,14 +12,14 @@ use serde::Serialize;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-pub use domain::competitors::{parse_body, Checked, NewRate};
+use domain::competitors::Checked;
 
 /// Upserts checked rates for a facility of the company (404 otherwise); within one batch the
 /// last rate for a competitor, size and day wins. Returns (inserted, updated).
 pub async fn upsert(
     conn: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
     source: &str,
     rates: &[Checked],
 ) -> Result<(u64, u64)> {
@@ -54,8 +55,8 @@ pub async fn upsert(
                    source_url = EXCLUDED.source_url, source = EXCLUDED.source,
                    competitor = EXCLUDED.competitor, created_at = now()
                RETURNING (xmax = 0) AS "inserted!""#,
-            company_id,
-            facility_id,
+            company_id.uuid(),
+            facility_id.uuid(),
             source,
             &days,
             &names,
@@ -75,13 +76,13 @@ pub async fn upsert(
 
 async fn ensure_facility(
     conn: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
 ) -> Result<()> {
     let found = sqlx::query_scalar!(
         "SELECT id FROM facilities WHERE company_id = $1 AND id = $2",
-        company_id,
-        facility_id
+        company_id.uuid(),
+        facility_id.uuid()
     )
     .fetch_optional(&mut *conn)
     .await?;
@@ -149,8 +150,8 @@ pub struct ListQuery {
 
 pub async fn list(
     conn: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
     q: &ListQuery,
     today: NaiveDate,
 ) -> Result<Listing> {
@@ -162,7 +163,7 @@ pub async fn list(
            AND ($3::date IS NULL OR observed_on >= $3)
          ORDER BY observed_on DESC, lower(competitor), size, id DESC
          LIMIT $4",
-        facility_id,
+        facility_id.uuid(),
         q.size,
         q.since,
         q.limit
@@ -199,7 +200,7 @@ pub async fn list(
         "SELECT size, competitor, rate, promo, observed_on FROM competitor_rates
          WHERE facility_id = $1 AND ($2::text IS NULL OR size = $2)
            AND observed_on BETWEEN $3::date - $4::int AND $3::date",
-        facility_id,
+        facility_id.uuid(),
         q.size,
         today,
         i32::try_from(settings.competitor_max_age_days).unwrap_or(i32::MAX)
@@ -227,7 +228,7 @@ pub async fn list(
         })
         .collect();
     Ok(Listing {
-        facility_id,
+        facility_id: facility_id.uuid(),
         as_of: today,
         count: listed.len(),
         competitor_rates: listed,

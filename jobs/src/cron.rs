@@ -63,7 +63,7 @@ pub async fn tick(pool: &PgPool, now: DateTime<Utc>) -> Result<Vec<(Kind, Uuid)>
         let mut tx = pool.begin().await?;
         if tenancy::has_access(state) {
             let mut job = NewJob::new(
-                Some(s.company_id),
+                Some(s.company_id.into()),
                 Payload::CrmPull(payload::CrmPull {
                     source_id: s.id,
                     trigger: PullTrigger::Schedule,

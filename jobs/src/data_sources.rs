@@ -4,19 +4,22 @@
 //! of `crm_pulls`.
 
 pub mod pulls;
-pub use pulls::{list as pulls, request_pull, Pull, PullRange};
+pub use pulls::{request_pull, Pull, PullRange};
+
+mod check;
+pub use check::{check_new, check_schedule, parse_schedule, test, test_connection, Checked};
 
 use crate::config::MasterKey;
-use crate::crm::provider::{self, Connection, Credential, ProviderInfo, State};
+use crate::crm::provider::{self, Credential, ProviderInfo};
 use crate::crm::CrmClient;
 use crate::crypto;
 use crate::error::{Error, Result, ValidationError};
 use crate::outbound::guard::PrivateTargets;
 use chrono::{DateTime, Utc};
+use domain::ids::CompanyId;
 use domain::values::Text;
 use serde::{Deserialize, Serialize};
 use sqlx::{PgConnection, PgPool};
-use std::str::FromStr;
 use uuid::Uuid;
 
 /// Longest backfill, in days (both ends included).
@@ -29,8 +32,6 @@ pub const DEFAULT_SCHEDULE: &str = "0 0 2 * * *";
 pub const MAX_DATA_SOURCES: i64 = 10;
 /// A schedule fires at most once per this long (checked at creation and again at each tick).
 pub const MIN_SCHEDULE_INTERVAL: chrono::TimeDelta = chrono::TimeDelta::hours(1);
-/// Most firings looked at when a new schedule's spacing is checked (an hourly one for a year).
-const SPACING_CHECKED: usize = 24 * 366;
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -82,138 +83,6 @@ pub struct DataSource {
     pub created_at: DateTime<Utc>,
 }
 
-pub fn parse_schedule(raw: &str) -> Result<cron::Schedule, ValidationError> {
-    cron::Schedule::from_str(raw.trim()).map_err(|e| {
-        ValidationError::new(
-            "schedule",
-            format!("is not a cron expression with seconds ({e})"),
-        )
-    })
-}
-
-/// Checks a new schedule: a cron expression with seconds whose firings are at least
-/// [`MIN_SCHEDULE_INTERVAL`] apart (an expression that fires every second or minute is refused
-/// rather than quietly thinned out).
-pub fn check_schedule(raw: &str) -> Result<cron::Schedule, ValidationError> {
-    let schedule = parse_schedule(raw)?;
-    let horizon = Utc::now() + chrono::TimeDelta::days(366);
-    let firings: Vec<DateTime<Utc>> = schedule
-        .upcoming(Utc)
-        .take_while(|t| *t < horizon)
-        .take(SPACING_CHECKED)
-        .collect();
-    if firings
-        .windows(2)
-        .any(|w| w[1] - w[0] < MIN_SCHEDULE_INTERVAL)
-    {
-        return Err(ValidationError::new(
-            "schedule",
-            "fires more than once an hour; a pull may run at most hourly",
-        ));
-    }
-    Ok(schedule)
-}
-
-/// A new source's provider and connection, checked.
-pub struct Checked {
-    pub info: &'static ProviderInfo,
-    pub connection: Connection,
-}
-
-/// Checks a new source against its provider's needs: a live provider, an address (or the
-/// provider's default), the credential fields and account id it takes, and nothing else.
-pub fn check_new(policy: &PrivateTargets, new: &NewDataSource) -> Result<Checked, ValidationError> {
-    let name = new.provider.trim().to_lowercase();
-    let Some(p) = provider::find(&name) else {
-        return Err(ValidationError::new(
-            "provider",
-            format!(
-                "must be one of {} (coming soon: {})",
-                provider::names(State::Live).join(", "),
-                provider::names(State::ComingSoon).join(", ")
-            ),
-        ));
-    };
-    let info = &p.info;
-    if info.state == State::ComingSoon {
-        return Err(ValidationError::new(
-            "provider",
-            format!(
-                "the {} adapter is coming soon; live now: {}",
-                info.name,
-                provider::names(State::Live).join(", ")
-            ),
-        ));
-    }
-    let base_url = match (new.base_url.as_deref(), info.default_base_url) {
-        (Some(raw), _) if !raw.trim().is_empty() => {
-            crate::outbound::parse_https_url("base_url", raw, policy)?.to_string()
-        }
-        (_, Some(default)) => default.to_owned(),
-        (_, None) => return Err(ValidationError::new("base_url", "is required")),
-    };
-    let secret = match (&new.api_secret, info.needs_secret()) {
-        (Some(s), true) => Some(s.as_str().to_owned()),
-        (None, true) => {
-            return Err(ValidationError::new(
-                "api_secret",
-                format!("is required by {}", info.name),
-            ))
-        }
-        (Some(_), false) => {
-            return Err(ValidationError::new(
-                "api_secret",
-                format!("is not used by {}", info.name),
-            ))
-        }
-        (None, false) => None,
-    };
-    let account_id = match (&new.account_id, info.needs_account_id) {
-        (Some(a), true) if !a.as_str().trim().is_empty() => Some(a.as_str().trim().to_owned()),
-        (_, true) => {
-            return Err(ValidationError::new(
-                "account_id",
-                format!("is required by {} (its company id)", info.name),
-            ))
-        }
-        (Some(_), false) => {
-            return Err(ValidationError::new(
-                "account_id",
-                format!("is not used by {}", info.name),
-            ))
-        }
-        (None, false) => None,
-    };
-    Ok(Checked {
-        info,
-        connection: Connection {
-            base_url,
-            credential: Credential {
-                key: new.api_key.as_str().to_owned(),
-                secret,
-            },
-            account_id,
-        },
-    })
-}
-
-/// The connection test: one cheap request with the credential; nothing is stored. A failure is
-/// a validation error naming what went wrong in the fixed words of `crate::crm::PullError`.
-pub async fn test_connection(crm: &CrmClient, checked: &Checked) -> Result<()> {
-    let adapter = provider::find(checked.info.name)
-        .and_then(|p| p.adapter)
-        .ok_or_else(|| ValidationError::new("provider", "has no adapter"))?;
-    adapter
-        .check(&mut crm.session(), &checked.connection)
-        .await
-        .map_err(|e| ValidationError::new("connection", format!("the test failed: {e}")).into())
-}
-
-/// Checks a new source and tests its connection (the body of `POST .../test`).
-pub async fn test(crm: &CrmClient, policy: &PrivateTargets, new: &NewDataSource) -> Result<()> {
-    test_connection(crm, &check_new(policy, new)?).await
-}
-
 /// The sealed form of a credential: the key alone for providers without a secret (as stored
 /// since the first adapter), a JSON object with both for the others.
 fn seal_credential(key: &MasterKey, id: Uuid, info: &ProviderInfo, c: &Credential) -> Vec<u8> {
@@ -259,7 +128,7 @@ pub async fn create(
     key: &MasterKey,
     policy: &PrivateTargets,
     crm: &CrmClient,
-    company_id: Uuid,
+    company_id: CompanyId,
     new: NewDataSource,
 ) -> Result<DataSource> {
     let checked = check_new(policy, &new)?;
@@ -281,7 +150,7 @@ pub async fn create(
     crate::tenancy::lock_company(&mut tx, company_id).await?;
     let count = sqlx::query_scalar!(
         r#"SELECT count(*) AS "n!" FROM data_sources WHERE company_id = $1"#,
-        company_id
+        company_id.uuid()
     )
     .fetch_one(&mut *tx)
     .await?;
@@ -296,7 +165,7 @@ pub async fn create(
         "INSERT INTO data_sources (id, company_id, provider, name, base_url, account_id, credentials_sealed, credential_hint, schedule)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         id,
-        company_id,
+        company_id.uuid(),
         checked.info.name,
         name,
         checked.connection.base_url,
@@ -331,7 +200,7 @@ pub struct UpdateDataSource {
 pub async fn update(
     pool: &PgPool,
     key: &MasterKey,
-    company_id: Uuid,
+    company_id: CompanyId,
     id: Uuid,
     change: UpdateDataSource,
 ) -> Result<DataSource> {
@@ -376,7 +245,7 @@ pub async fn update(
              credentials_sealed = coalesce($6, credentials_sealed),
              credential_hint = coalesce($7, credential_hint)
          WHERE company_id = $1 AND id = $2",
-        company_id,
+        company_id.uuid(),
         id,
         change.name.map(Text::into_string),
         change.schedule.as_deref().map(str::trim),
@@ -392,25 +261,25 @@ pub async fn update(
     get(pool, company_id, id).await
 }
 
-pub async fn list(pool: &PgPool, company_id: Uuid) -> Result<Vec<DataSource>> {
+pub async fn list(pool: &PgPool, company_id: CompanyId) -> Result<Vec<DataSource>> {
     Ok(sqlx::query_as!(
         DataSource,
         "SELECT id, provider, name, base_url, account_id, credential_hint, schedule, enabled, last_pull_at,
                 last_pull_status, last_error, created_at
          FROM data_sources WHERE company_id = $1 ORDER BY created_at",
-        company_id
+        company_id.uuid()
     )
     .fetch_all(pool)
     .await?)
 }
 
-pub async fn get(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<DataSource> {
+pub async fn get(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<DataSource> {
     sqlx::query_as!(
         DataSource,
         "SELECT id, provider, name, base_url, account_id, credential_hint, schedule, enabled, last_pull_at,
                 last_pull_status, last_error, created_at
          FROM data_sources WHERE company_id = $1 AND id = $2",
-        company_id,
+        company_id.uuid(),
         id
     )
     .fetch_optional(pool)
@@ -418,10 +287,10 @@ pub async fn get(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<DataSource
     .ok_or_else(|| Error::not_found(format!("no data source with id {id}")))
 }
 
-pub async fn delete(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<()> {
+pub async fn delete(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<()> {
     let done = sqlx::query!(
         "DELETE FROM data_sources WHERE company_id = $1 AND id = $2",
-        company_id,
+        company_id.uuid(),
         id
     )
     .execute(pool)

@@ -6,6 +6,7 @@ pub use matching::{resolve_for_sync, Resolved};
 
 use crate::error::{conflict_on_unique, Error, Result, ValidationError};
 use chrono::{DateTime, NaiveDate, Utc};
+use domain::ids::{CompanyId, FacilityId};
 use domain::values::{HttpUrl, Quantity, Text};
 use serde::{Deserialize, Deserializer, Serialize};
 use sqlx::{PgConnection, PgPool};
@@ -83,46 +84,46 @@ fn name_conflict(e: sqlx::Error) -> Error {
     })
 }
 
-fn not_found(id: Uuid) -> Error {
+fn not_found(id: impl std::fmt::Display) -> Error {
     Error::not_found(format!("no facility with id {id}"))
 }
 
 /// A 404 unless the facility is the company's: routes that take a facility id and a body call
 /// it before reading the body, so a foreign or unknown facility is a 404 whatever the body is.
 /// One short query on the pool; no connection is kept.
-pub async fn ensure_owned(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<()> {
+pub async fn ensure_owned(pool: &PgPool, company_id: CompanyId, id: FacilityId) -> Result<()> {
     let found = sqlx::query_scalar!(
         "SELECT id FROM facilities WHERE company_id = $1 AND id = $2",
-        company_id,
-        id
+        company_id.uuid(),
+        id.uuid()
     )
     .fetch_optional(pool)
     .await?;
     found.map(|_| ()).ok_or_else(|| not_found(id))
 }
 
-pub async fn list(pool: &PgPool, company_id: Uuid) -> Result<Vec<Facility>> {
+pub async fn list(pool: &PgPool, company_id: CompanyId) -> Result<Vec<Facility>> {
     Ok(sqlx::query_as!(
         Facility,
         r#"SELECT f.id, f.external_id, f.source_system, f.name, f.address, f.website_url, f.rentable_sqft,
                   f.created_at, f.updated_at,
                   (SELECT max(s.snapshot_date) FROM sync_records s WHERE s.facility_id = f.id) AS last_sync_date
            FROM facilities f WHERE f.company_id = $1 ORDER BY lower(f.name), f.id"#,
-        company_id
+        company_id.uuid()
     )
     .fetch_all(pool)
     .await?)
 }
 
-pub async fn get(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<Facility> {
+pub async fn get(pool: &PgPool, company_id: CompanyId, id: FacilityId) -> Result<Facility> {
     sqlx::query_as!(
         Facility,
         r#"SELECT f.id, f.external_id, f.source_system, f.name, f.address, f.website_url, f.rentable_sqft,
                   f.created_at, f.updated_at,
                   (SELECT max(s.snapshot_date) FROM sync_records s WHERE s.facility_id = f.id) AS last_sync_date
            FROM facilities f WHERE f.company_id = $1 AND f.id = $2"#,
-        company_id,
-        id
+        company_id.uuid(),
+        id.uuid()
     )
     .fetch_optional(pool)
     .await?
@@ -133,7 +134,11 @@ fn flat<T>(v: Option<Option<T>>) -> Option<T> {
     v.flatten()
 }
 
-pub async fn create(pool: &PgPool, company_id: Uuid, input: FacilityInput) -> Result<Facility> {
+pub async fn create(
+    pool: &PgPool,
+    company_id: CompanyId,
+    input: FacilityInput,
+) -> Result<Facility> {
     let name = flat(input.name).ok_or_else(|| ValidationError::new("name", "is required"))?;
     let external_id = flat(input.external_id);
     let source_system = flat(input.source_system);
@@ -144,7 +149,7 @@ pub async fn create(pool: &PgPool, company_id: Uuid, input: FacilityInput) -> Re
         "INSERT INTO facilities (id, company_id, external_id, source_system, name, address, website_url, rentable_sqft)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         id,
-        company_id,
+        company_id.uuid(),
         external_id.as_ref().map(Text::as_str),
         source_system.as_ref().map(Text::as_str),
         name.as_str(),
@@ -155,13 +160,13 @@ pub async fn create(pool: &PgPool, company_id: Uuid, input: FacilityInput) -> Re
     .execute(pool)
     .await
     .map_err(name_conflict)?;
-    get(pool, company_id, id).await
+    get(pool, company_id, id.into()).await
 }
 
 pub async fn update(
     pool: &PgPool,
-    company_id: Uuid,
-    id: Uuid,
+    company_id: CompanyId,
+    id: FacilityId,
     input: FacilityInput,
 ) -> Result<Facility> {
     if matches!(input.name, Some(None)) {
@@ -200,8 +205,8 @@ pub async fn update(
             updated_at    = now()
          WHERE company_id = $1 AND id = $2
          RETURNING id",
-        company_id,
-        id,
+        company_id.uuid(),
+        id.uuid(),
         ext_set,
         ext,
         src_set,
@@ -224,11 +229,11 @@ pub async fn update(
 }
 
 /// Deletes a facility and, through the foreign keys, all of its data.
-pub async fn delete(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<()> {
+pub async fn delete(pool: &PgPool, company_id: CompanyId, id: FacilityId) -> Result<()> {
     let deleted = sqlx::query!(
         "DELETE FROM facilities WHERE company_id = $1 AND id = $2",
-        company_id,
-        id
+        company_id.uuid(),
+        id.uuid()
     )
     .execute(pool)
     .await?;
@@ -242,15 +247,15 @@ pub async fn delete(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<()> {
 /// when the company has no such facility.
 pub async fn set_pricing_overrides(
     conn: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
     overrides: &serde_json::Value,
 ) -> Result<()> {
     let updated = sqlx::query!(
         "UPDATE facilities SET pricing_settings = $3, updated_at = now()
          WHERE company_id = $1 AND id = $2",
-        company_id,
-        facility_id,
+        company_id.uuid(),
+        facility_id.uuid(),
         overrides
     )
     .execute(conn)
@@ -266,12 +271,12 @@ pub async fn set_pricing_overrides(
 /// Sets the facility's lease-up mode (kept by `crate::lease_up::record`).
 pub async fn set_mode(
     conn: &mut PgConnection,
-    id: Uuid,
+    id: FacilityId,
     mode: domain::lease_up::Mode,
 ) -> Result<()> {
     sqlx::query!(
         "UPDATE facilities SET mode = $2 WHERE id = $1 AND mode <> $2",
-        id,
+        id.uuid(),
         mode.as_str()
     )
     .execute(conn)

@@ -5,9 +5,9 @@
 
 use crate::error::Result;
 use chrono::NaiveDate;
+use domain::ids::{CompanyId, FacilityId};
 use domain::lease_up::{self, Mode};
 use sqlx::PgConnection;
-use uuid::Uuid;
 
 /// What [`record`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,13 +23,13 @@ pub struct Recorded {
 /// facility's row lock when writes may race (the ingest job does).
 pub async fn record(
     conn: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
 ) -> Result<Recorded> {
     let readings: Vec<(NaiveDate, f64)> = sqlx::query!(
         r#"SELECT snapshot_date, occupancy_pct AS "occupancy_pct!" FROM sync_records
            WHERE facility_id = $1 AND occupancy_pct IS NOT NULL"#,
-        facility_id
+        facility_id.uuid()
     )
     .fetch_all(&mut *conn)
     .await?
@@ -40,7 +40,7 @@ pub async fn record(
     let dates: Vec<NaiveDate> = events.iter().map(|e| e.date).collect();
     sqlx::query!(
         "DELETE FROM lease_up_events WHERE facility_id = $1 AND NOT (snapshot_date = ANY($2))",
-        facility_id,
+        facility_id.uuid(),
         &dates
     )
     .execute(&mut *conn)
@@ -54,8 +54,8 @@ pub async fn record(
                  occupancy_pct = EXCLUDED.occupancy_pct, recorded_at = now()
              WHERE (lease_up_events.from_mode, lease_up_events.to_mode, lease_up_events.occupancy_pct)
                    IS DISTINCT FROM (EXCLUDED.from_mode, EXCLUDED.to_mode, EXCLUDED.occupancy_pct)",
-            facility_id,
-            company_id,
+            facility_id.uuid(),
+            company_id.uuid(),
             e.date,
             e.from.as_str(),
             e.to.as_str(),

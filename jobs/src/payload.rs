@@ -5,6 +5,7 @@
 
 use crate::queue::Kind;
 use chrono::{DateTime, NaiveDate, Utc};
+use domain::ids::FacilityId;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
@@ -23,7 +24,7 @@ pub enum Payload {
 pub struct Ingest {
     /// The stored snapshot (`sync_records.id`).
     pub sync_id: Uuid,
-    pub facility_id: Uuid,
+    pub facility_id: FacilityId,
     /// The snapshot's date (for reading a job; the handler reads the record).
     #[serde(default)]
     pub date: Option<NaiveDate>,
@@ -32,7 +33,7 @@ pub struct Ingest {
 /// Run the pricing engine on a facility's latest snapshot.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PricingRun {
-    pub facility_id: Uuid,
+    pub facility_id: FacilityId,
     /// The snapshot whose ingest asked for the run.
     #[serde(default)]
     pub sync_id: Option<Uuid>,
@@ -126,11 +127,11 @@ mod tests {
         let all = [
             Payload::Ingest(Ingest {
                 sync_id: id,
-                facility_id: id,
+                facility_id: id.into(),
                 date: Some(date),
             }),
             Payload::PricingRun(PricingRun {
-                facility_id: id,
+                facility_id: id.into(),
                 sync_id: None,
             }),
             Payload::WebhookDelivery(WebhookDelivery { delivery_id: id }),

@@ -1,18 +1,24 @@
 //! Job rows in PostgreSQL (`job_runs`): creation in the caller's transaction, claiming with a
-//! lease, completion and retry, the sweeper's selection, retention and counts.
+//! lease, completion and retry, the sweeper's selection and retention. What a company or the
+//! metrics read of them is in `views`.
+
+mod views;
+pub use views::{
+    company_counts, company_job, open_counts, recent_failures, JobCounts, JobView, RecentFailure,
+};
 
 use crate::error::Result;
 use crate::payload::Payload;
 use crate::queue::Kind;
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use domain::ids::{CompanyId, FacilityId};
 use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
 use std::time::Duration;
 use uuid::Uuid;
 
 pub struct NewJob {
-    pub company_id: Option<Uuid>,
+    pub company_id: Option<CompanyId>,
     pub payload: Payload,
     pub max_attempts: i32,
     /// A job with a key that already exists is not created again.
@@ -20,7 +26,7 @@ pub struct NewJob {
 }
 
 impl NewJob {
-    pub fn new(company_id: Option<Uuid>, payload: Payload) -> Self {
+    pub fn new(company_id: Option<CompanyId>, payload: Payload) -> Self {
         Self {
             company_id,
             payload,
@@ -38,7 +44,7 @@ pub async fn insert(conn: &mut PgConnection, job: NewJob) -> Result<Option<Uuid>
          VALUES ($1, $2, $3, $4, $5, $6, now())
          ON CONFLICT (dedupe_key) DO NOTHING RETURNING id",
         id,
-        job.company_id,
+        job.company_id.map(CompanyId::uuid),
         job.payload.kind().as_str(),
         job.payload.to_json(),
         job.max_attempts,
@@ -183,14 +189,14 @@ pub async fn end_waiting_deliveries(conn: &mut PgConnection, ids: &[Uuid]) -> Re
 /// A pricing run of the facility that waits to start, if there is one.
 pub async fn waiting_pricing_run(
     conn: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
 ) -> Result<Option<Uuid>> {
     Ok(sqlx::query_scalar!(
         "SELECT id FROM job_runs WHERE kind = 'pricing_run' AND status = 'queued'
            AND company_id = $1 AND payload->>'facility_id' = $2::uuid::text LIMIT 1",
-        company_id,
-        facility_id
+        company_id.uuid(),
+        facility_id.uuid()
     )
     .fetch_optional(conn)
     .await?)
@@ -296,122 +302,4 @@ pub async fn trim_finished(pool: &PgPool, older_than: Duration, limit: i64) -> R
     .execute(pool)
     .await?;
     Ok(done.rows_affected())
-}
-
-#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
-pub struct JobCounts {
-    /// Jobs waiting (also between attempts).
-    pub queued: i64,
-    /// Jobs running now.
-    pub running: i64,
-    /// Jobs that failed for good.
-    pub failed: i64,
-    /// Jobs that succeeded.
-    pub succeeded: i64,
-}
-
-/// A company's jobs by state (failed and succeeded: those still kept).
-pub async fn company_counts(pool: &PgPool, company_id: Uuid) -> Result<JobCounts> {
-    let rows = sqlx::query!(
-        r#"SELECT status AS "status!", count(*) AS "n!" FROM job_runs WHERE company_id = $1 GROUP BY status"#,
-        company_id
-    )
-    .fetch_all(pool)
-    .await?;
-    let mut c = JobCounts::default();
-    for r in rows {
-        match r.status.as_str() {
-            "queued" => c.queued = r.n,
-            "running" => c.running = r.n,
-            "failed" => c.failed = r.n,
-            "succeeded" => c.succeeded = r.n,
-            _ => {}
-        }
-    }
-    Ok(c)
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = RecentJobFailure)]
-pub struct RecentFailure {
-    /// Id of the job.
-    pub id: Uuid,
-    /// Kind of job.
-    pub kind: String,
-    /// Attempts made.
-    pub attempts: i32,
-    /// Why the last attempt failed.
-    pub last_error: Option<String>,
-    /// When it failed for good.
-    pub finished_at: Option<DateTime<Utc>>,
-}
-
-pub async fn recent_failures(
-    pool: &PgPool,
-    company_id: Uuid,
-    limit: i64,
-) -> Result<Vec<RecentFailure>> {
-    Ok(sqlx::query_as!(
-        RecentFailure,
-        "SELECT id, kind, attempts, last_error, finished_at FROM job_runs
-         WHERE company_id = $1 AND status = 'failed' ORDER BY finished_at DESC LIMIT $2",
-        company_id,
-        limit
-    )
-    .fetch_all(pool)
-    .await?)
-}
-
-/// One job as the company that caused it sees it (`GET /api/v1/jobs/:id`). The payload stays
-/// internal; `error` is the last attempt's error and `result` what a finished job reported.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = Job)]
-pub struct JobView {
-    /// Id of the job.
-    pub id: Uuid,
-    /// `ingest`, `pricing_run`, `webhook_delivery` or `crm_pull`.
-    pub kind: String,
-    /// `queued` (also between attempts), `running`, `succeeded` or `failed`.
-    pub status: String,
-    /// Attempts made.
-    pub attempts: i32,
-    /// Attempts allowed.
-    pub max_attempts: i32,
-    /// When the job was recorded.
-    pub created_at: DateTime<Utc>,
-    /// When a queued job runs next (its first run or its next attempt); null otherwise.
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    /// When it succeeded or finally failed.
-    pub finished_at: Option<DateTime<Utc>>,
-    /// Why the last attempt failed, when it did.
-    pub error: Option<String>,
-    /// What the job produced, when it succeeded (its shape depends on the kind).
-    pub result: Option<Value>,
-}
-
-/// A job of the company, or `None` when it does not exist, belongs to another company or was
-/// already removed by retention.
-pub async fn company_job(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<Option<JobView>> {
-    Ok(sqlx::query_as!(
-        JobView,
-        r#"SELECT id, kind, status, attempts, max_attempts, created_at,
-                  CASE WHEN status = 'queued' THEN run_at END AS next_attempt_at,
-                  finished_at, last_error AS error, result
-           FROM job_runs WHERE id = $1 AND company_id = $2"#,
-        id,
-        company_id
-    )
-    .fetch_optional(pool)
-    .await?)
-}
-
-/// Unfinished jobs per kind and state across all companies, for metrics.
-pub async fn open_counts(pool: &PgPool) -> Result<Vec<(String, String, i64)>> {
-    let rows = sqlx::query!(
-        r#"SELECT kind AS "kind!", status AS "status!", count(*) AS "n!" FROM job_runs
-           WHERE status IN ('queued', 'running') GROUP BY kind, status"#
-    )
-    .fetch_all(pool)
-    .await?;
-    Ok(rows.into_iter().map(|r| (r.kind, r.status, r.n)).collect())
 }

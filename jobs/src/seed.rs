@@ -6,15 +6,15 @@ use crate::error::Result;
 use crate::sync::write::{write_snapshots, Day};
 use crate::sync::{self, Source};
 use chrono::{Datelike, Duration, NaiveDate};
+use domain::ids::CompanyId;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use serde::Serialize;
 use serde_json::{json, Value};
 use sqlx::PgPool;
-use uuid::Uuid;
 
 #[derive(Debug, Serialize)]
 pub struct SeedReport {
-    pub company_id: Uuid,
+    pub company_id: CompanyId,
     pub facilities: u32,
     pub days: u32,
     pub records: u64,
@@ -177,7 +177,7 @@ impl FacilityState {
 /// Seeds `facilities` x `days` snapshots ending at `last_date`.
 pub async fn seed(
     pool: &PgPool,
-    company_id: Uuid,
+    company_id: CompanyId,
     facilities: u32,
     days: u32,
     last_date: NaiveDate,
@@ -189,7 +189,11 @@ pub async fn seed(
     for f in 0..facilities {
         let mut rng = StdRng::seed_from_u64(
             u64::from(f)
-                ^ u64::from_le_bytes(company_id.as_bytes()[..8].try_into().unwrap_or_default()),
+                ^ u64::from_le_bytes(
+                    company_id.uuid().as_bytes()[..8]
+                        .try_into()
+                        .unwrap_or_default(),
+                ),
         );
         let mut state = FacilityState::new(f, &mut rng);
         for day in 0..days {
@@ -219,7 +223,7 @@ pub async fn seed(
 /// has are replaced.
 pub async fn seed_bulk(
     pool: &PgPool,
-    company_id: Uuid,
+    company_id: CompanyId,
     facilities: u32,
     days: u32,
     last_date: NaiveDate,
@@ -266,7 +270,7 @@ pub async fn seed_bulk(
 
 async fn seed_facility_bulk(
     pool: &PgPool,
-    company_id: Uuid,
+    company_id: CompanyId,
     f: u32,
     days: u32,
     first_date: NaiveDate,
@@ -274,7 +278,11 @@ async fn seed_facility_bulk(
 ) -> Result<u64> {
     let mut rng = StdRng::seed_from_u64(
         u64::from(f)
-            ^ u64::from_le_bytes(company_id.as_bytes()[..8].try_into().unwrap_or_default()),
+            ^ u64::from_le_bytes(
+                company_id.uuid().as_bytes()[..8]
+                    .try_into()
+                    .unwrap_or_default(),
+            ),
     );
     let mut state = FacilityState::new(f, &mut rng);
     let mut payloads = Vec::with_capacity(days as usize);
@@ -282,20 +290,20 @@ async fn seed_facility_bulk(
         let date = first_date + Duration::days(i64::from(day));
         let body = snapshot(f, day, date, &mut rng, &mut state).to_string();
         let p = domain::sync::parse(body.as_bytes(), last_date)?.payload;
-        payloads.push((date, p, body));
+        payloads.push((p, body));
     }
     let facility_ref = payloads
         .first()
-        .and_then(|p| p.1.facility.clone())
+        .and_then(|(p, _)| p.facility.clone())
         .unwrap_or_default();
     let mut tx = pool.begin().await?;
     let facility = crate::facilities::resolve_for_sync(&mut tx, company_id, &facility_ref).await?;
     let days: Vec<Day> = payloads
         .iter()
-        .map(|(_, payload, raw_json)| Day { payload, raw_json })
+        .map(|(payload, raw_json)| Day { payload, raw_json })
         .collect();
     write_snapshots(&mut tx, company_id, &facility, &days, Source::Push).await?;
-    crate::lease_up::record(&mut tx, company_id, facility.id).await?;
+    crate::lease_up::record(&mut tx, company_id, facility.id.into()).await?;
     tx.commit().await?;
     Ok(days.len() as u64)
 }

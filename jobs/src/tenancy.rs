@@ -7,6 +7,7 @@ pub use api_keys::{
     authenticate, create_api_key, generate_key, list_api_keys, revoke_api_key, well_formed,
     ApiKeyInfo, CreatedKey, KeyHasher, Principal, KEY_PREFIX,
 };
+use domain::ids::CompanyId;
 
 use crate::error::{conflict_on_unique, Error, Result};
 use argon2::password_hash::{rand_core::OsRng, PasswordHasher, SaltString};
@@ -63,7 +64,7 @@ pub struct NewCompany<'a> {
 
 #[derive(Debug, Serialize)]
 pub struct CreatedCompany {
-    pub company_id: Uuid,
+    pub company_id: CompanyId,
     pub user_id: Uuid,
     pub api_key: String,
 }
@@ -195,10 +196,10 @@ pub async fn create_company(
     .execute(&mut *tx)
     .await
     .map_err(|e| conflict_on_unique(e, |_| "a user with this e-mail already exists".to_owned()))?;
-    let key = insert_key(&mut tx, hasher, company_id, "default").await?;
+    let key = insert_key(&mut tx, hasher, company_id.into(), "default").await?;
     tx.commit().await?;
     Ok(CreatedCompany {
-        company_id,
+        company_id: company_id.into(),
         user_id,
         api_key: key.api_key,
     })
@@ -207,7 +208,7 @@ pub async fn create_company(
 /// Sets a company's subscription state (and optionally its trial end).
 pub async fn set_subscription(
     pool: &PgPool,
-    company_id: Uuid,
+    company_id: CompanyId,
     state: &str,
     trial_ends_at: Option<DateTime<Utc>>,
 ) -> Result<()> {
@@ -220,7 +221,7 @@ pub async fn set_subscription(
     }
     let updated = sqlx::query!(
         "UPDATE companies SET subscription_state = $2, trial_ends_at = coalesce($3, trial_ends_at) WHERE id = $1",
-        company_id,
+        company_id.uuid(),
         state,
         trial_ends_at
     )
@@ -243,11 +244,11 @@ pub struct CompanyInfo {
     pub created_at: DateTime<Utc>,
 }
 
-pub async fn company(pool: &PgPool, company_id: Uuid) -> Result<CompanyInfo> {
+pub async fn company(pool: &PgPool, company_id: CompanyId) -> Result<CompanyInfo> {
     sqlx::query_as!(
         CompanyInfo,
         "SELECT id, name, plan, subscription_state, trial_ends_at, time_zone, created_at FROM companies WHERE id = $1",
-        company_id
+        company_id.uuid()
     )
     .fetch_optional(pool)
     .await?
@@ -265,7 +266,7 @@ pub struct UsageCounts {
 /// Usage counts for the status page; `month_start` is the first day of the current UTC month.
 pub async fn usage(
     pool: &PgPool,
-    company_id: Uuid,
+    company_id: CompanyId,
     month_start: chrono::NaiveDate,
 ) -> Result<UsageCounts> {
     let r = sqlx::query!(
@@ -275,7 +276,7 @@ pub async fn usage(
              (SELECT coalesce(sum(snapshots), 0)::int8 FROM company_days WHERE company_id = $1) AS "sync_records!",
              (SELECT count(*) FROM sync_records WHERE company_id = $1 AND created_at >= $2::date) AS "sync_records_this_month!",
              (SELECT count(*) FROM api_keys WHERE company_id = $1 AND revoked_at IS NULL) AS "active_api_keys!""#,
-        company_id,
+        company_id.uuid(),
         month_start
     )
     .fetch_one(pool)
@@ -290,10 +291,10 @@ pub async fn usage(
 
 /// Locks the company's row until the caller's transaction ends: creations that must respect a
 /// per-company cap take it first, so two concurrent ones cannot both pass the count.
-pub async fn lock_company(conn: &mut sqlx::PgConnection, company_id: Uuid) -> Result<()> {
+pub async fn lock_company(conn: &mut sqlx::PgConnection, company_id: CompanyId) -> Result<()> {
     sqlx::query!(
         "SELECT id FROM companies WHERE id = $1 FOR UPDATE",
-        company_id
+        company_id.uuid()
     )
     .fetch_one(conn)
     .await?;

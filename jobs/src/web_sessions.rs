@@ -7,6 +7,7 @@
 use crate::error::Result;
 use base64::Engine as _;
 use chrono::{DateTime, Duration, Utc};
+use domain::ids::CompanyId;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use sqlx::PgPool;
@@ -63,7 +64,7 @@ pub struct Session {
     pub id: Uuid,
     pub user_id: Uuid,
     pub email: String,
-    pub company_id: Uuid,
+    pub company_id: CompanyId,
     pub company_name: String,
     pub subscription_state: String,
     pub trial_ends_at: Option<DateTime<Utc>>,
@@ -117,7 +118,7 @@ pub async fn lookup(pool: &PgPool, token: &str) -> Result<Option<Session>> {
         id: r.id,
         user_id: r.user_id,
         email: r.email,
-        company_id: r.company_id,
+        company_id: r.company_id.into(),
         company_name: r.company_name,
         subscription_state: r.subscription_state,
         trial_ends_at: r.trial_ends_at,

@@ -290,7 +290,7 @@ impl TestApp {
         .await
         .expect("company is created");
         Tenant {
-            company_id: created.company_id,
+            company_id: created.company_id.uuid(),
             api_key: created.api_key,
             email,
         }

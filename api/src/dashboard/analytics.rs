@@ -26,7 +26,6 @@ use jobs::analytics::reports;
 use jobs::web_sessions::Session;
 use maud::{html, Markup};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 /// The pages: address, title.
 const PAGES: [(&str, &str); 5] = [
@@ -49,7 +48,7 @@ pub struct Params {
 }
 
 impl Params {
-    fn facility(&self) -> Result<Option<Uuid>, ApiError> {
+    fn facility(&self) -> Result<Option<domain::ids::FacilityId>, ApiError> {
         crate::routes::analytics::facility_id(
             self.facility_id.as_deref().filter(|s| !s.trim().is_empty()),
         )
@@ -99,7 +98,7 @@ async fn scope_form(
     state: &AppState,
     s: &Session,
     action: &str,
-    chosen: Option<Uuid>,
+    chosen: Option<domain::ids::FacilityId>,
     extra: Markup,
 ) -> Result<Markup, ApiError> {
     let facilities = jobs::facilities::list(&state.db, s.company_id).await?;
@@ -109,7 +108,7 @@ async fn scope_form(
                 select name="facility_id" {
                     option value="" { "All facilities" }
                     @for f in &facilities {
-                        @if Some(f.id) == chosen { option value=(f.id) selected { (f.name) } }
+                        @if chosen.is_some_and(|c| c.uuid() == f.id) { option value=(f.id) selected { (f.name) } }
                         @else { option value=(f.id) { (f.name) } }
                     }
                 }

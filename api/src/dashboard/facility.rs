@@ -8,6 +8,7 @@ mod charts;
 mod forms;
 mod tables;
 use charts::*;
+use domain::ids::FacilityId;
 use forms::*;
 use tables::*;
 
@@ -89,7 +90,12 @@ struct Loaded {
     settings: PricingSettings,
 }
 
-async fn load(state: &AppState, s: &Session, id: Uuid, days: i64) -> Result<Loaded, ApiError> {
+async fn load(
+    state: &AppState,
+    s: &Session,
+    id: FacilityId,
+    days: i64,
+) -> Result<Loaded, ApiError> {
     let f = jobs::facilities::get(&state.db, s.company_id, id).await?;
     let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
     let latest = store::latest(&mut conn, s.company_id, id).await?;
@@ -136,7 +142,7 @@ fn days_of(days: Option<i64>) -> i64 {
 async fn render(
     state: &AppState,
     s: &Session,
-    id: Uuid,
+    id: FacilityId,
     days: Option<i64>,
     csv: Option<&str>,
     notice: Option<&'static str>,
@@ -264,15 +270,22 @@ pub async fn run_now(
     // As `GET /api/v1/facilities/:id/recommendations` does: run, store, then queue the
     // webhook deliveries once committed.
     let mut tx = state.db.begin().await.map_err(jobs::Error::from)?;
-    let stored =
-        match store::run_and_store(&mut tx, s.company_id, id, Uuid::now_v7(), Trigger::Api).await {
-            Ok(stored) => stored,
-            Err(jobs::Error::Invalid(v)) => {
-                let r = Refused::new("run", BTreeMap::new(), v.to_string());
-                return render(&state, &s, id, None, None, None, Some(r)).await;
-            }
-            Err(e) => return Err(e.into()),
-        };
+    let stored = match store::run_and_store(
+        &mut tx,
+        s.company_id,
+        id,
+        Uuid::now_v7().into(),
+        Trigger::Api,
+    )
+    .await
+    {
+        Ok(stored) => stored,
+        Err(jobs::Error::Invalid(v)) => {
+            let r = Refused::new("run", BTreeMap::new(), v.to_string());
+            return render(&state, &s, id, None, None, None, Some(r)).await;
+        }
+        Err(e) => return Err(e.into()),
+    };
     tx.commit().await.map_err(jobs::Error::from)?;
     state
         .push_after_commit(jobs::queue::Kind::WebhookDelivery, &stored.delivery_jobs)
@@ -290,7 +303,7 @@ pub async fn add_rate(
     require_access(&s)?;
     jobs::facilities::ensure_owned(&state.db, s.company_id, id).await?;
     let body = form_json(&values, &["rate"], false);
-    let rates = match competitors::parse_body(&body, Utc::now().date_naive()) {
+    let rates = match domain::competitors::parse_body(&body, Utc::now().date_naive()) {
         Ok(rates) => rates,
         Err(e) => {
             let r = Refused::new("rate", values, e.to_string());

@@ -102,7 +102,7 @@ pub async fn confirm_revoke(
     SignedIn(s): SignedIn,
     Path(id): Path<String>,
 ) -> PageResult {
-    let id = path_id(&id, "API key")?;
+    let id: uuid::Uuid = path_id(&id, "API key")?;
     let keys = tenancy::list_api_keys(&state.db, s.company_id).await?;
     let key = keys
         .iter()
@@ -129,7 +129,7 @@ pub async fn revoke(
     SignedIn(s): SignedIn,
     Path(id): Path<String>,
 ) -> PageResult {
-    let id = path_id(&id, "API key")?;
+    let id: uuid::Uuid = path_id(&id, "API key")?;
     tenancy::revoke_api_key(&state.db, Some(s.company_id), id).await?;
     Ok(Redirect::to("/app/keys?notice=revoked").into_response())
 }

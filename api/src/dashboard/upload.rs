@@ -249,7 +249,12 @@ pub async fn submit(
         )
         .await;
     }
-    let Ok(facility_id) = uuid::Uuid::parse_str(sent.choice.facility.trim()) else {
+    let Ok(facility_id) = sent
+        .choice
+        .facility
+        .trim()
+        .parse::<domain::ids::FacilityId>()
+    else {
         return Err(
             ApiError::NotFound(format!("no facility with id {}", sent.choice.facility)).into(),
         );

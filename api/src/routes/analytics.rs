@@ -9,13 +9,13 @@ use crate::state::AppState;
 use axum::extract::State;
 use axum::Json;
 use domain::analytics::AnalyticsSettings;
+use domain::ids::FacilityId;
 use domain::values::UnitSize;
 use jobs::analytics::reports;
 use serde::Deserialize;
 use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use uuid::Uuid;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -28,9 +28,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// Parses `facility_id`: absent means every facility of the company.
-pub(crate) fn facility_id(raw: Option<&str>) -> ApiResult<Option<Uuid>> {
+pub(crate) fn facility_id(raw: Option<&str>) -> ApiResult<Option<FacilityId>> {
     raw.map(|s| {
-        Uuid::parse_str(s.trim()).map_err(|_| {
+        s.trim().parse().map_err(|_| {
             let shown: String = s.chars().take(60).collect();
             ApiError::Invalid(format!(
                 "query parameter facility_id: must be a facility id (UUID), got '{shown}'"

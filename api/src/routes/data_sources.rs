@@ -224,6 +224,6 @@ async fn pulls(
     Path(id): Path<String>,
 ) -> ApiResult<axum::Json<PullList>> {
     let id = path_id(&id, "data source")?;
-    let pulls = data_sources::pulls(&state.db, who.company_id, id).await?;
+    let pulls = data_sources::pulls::list(&state.db, who.company_id, id).await?;
     Ok(axum::Json(PullList { pulls }))
 }

@@ -9,6 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{NaiveDate, Utc};
+use domain::ids::{FacilityId, RunId};
 use domain::pricing::PricingSettings;
 use domain::values::UnitSize;
 use jobs::competitors::{self, ListQuery};
@@ -82,7 +83,7 @@ async fn recommendations(
         &mut tx,
         who.company_id,
         facility_id,
-        Uuid::now_v7(),
+        Uuid::now_v7().into(),
         Trigger::Api,
     )
     .await?;
@@ -134,7 +135,7 @@ async fn list_runs(
     let limit = bounded("limit", q.limit, 50, MAX_RUNS)?;
     let after = q
         .after
-        .map(|a| Uuid::parse_str(&a))
+        .map(|a| a.parse::<RunId>())
         .transpose()
         .map_err(|_| {
             ApiError::Invalid(
@@ -145,7 +146,7 @@ async fn list_runs(
     let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
     let runs = store::list_runs(&mut conn, who.company_id, facility_id, limit, after).await?;
     Ok(Json(RunList {
-        facility_id,
+        facility_id: facility_id.uuid(),
         count: runs.len(),
         runs,
     }))
@@ -270,9 +271,13 @@ struct SettingsBody {
     defaults: PricingSettings,
 }
 
-fn settings_body(facility_id: Uuid, settings: PricingSettings, overrides: Value) -> SettingsBody {
+fn settings_body(
+    facility_id: FacilityId,
+    settings: PricingSettings,
+    overrides: Value,
+) -> SettingsBody {
     SettingsBody {
-        facility_id,
+        facility_id: facility_id.uuid(),
         settings,
         overrides,
         defaults: PricingSettings::default(),
@@ -307,15 +312,15 @@ struct RatesStored {
 /// single record.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(untagged)]
-#[allow(dead_code)] // read by `competitors::parse_body`, which forgives more; this is its schema
+#[allow(dead_code)] // read by `domain::competitors::parse_body`, which forgives more; this is its schema
 enum RatesBody {
     Wrapped {
         /// The records (at most 1,000).
         #[schema(max_items = 1000)]
-        competitor_rates: Vec<competitors::NewRate>,
+        competitor_rates: Vec<domain::competitors::NewRate>,
     },
-    List(Vec<competitors::NewRate>),
-    One(competitors::NewRate),
+    List(Vec<domain::competitors::NewRate>),
+    One(domain::competitors::NewRate),
 }
 
 /// Largest page of competitor rates.
@@ -368,7 +373,7 @@ async fn add_rates(
 ) -> ApiResult<(StatusCode, Json<RatesStored>)> {
     let facility_id = path_id(&id, "facility")?;
     jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
-    let rates = competitors::parse_body(&body, Utc::now().date_naive())?;
+    let rates = domain::competitors::parse_body(&body, Utc::now().date_naive())?;
     let mut tx = state.db.begin().await.map_err(jobs::Error::from)?;
     let (inserted, updated) =
         competitors::upsert(&mut tx, who.company_id, facility_id, "api", &rates).await?;

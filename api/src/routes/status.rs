@@ -7,6 +7,7 @@ use crate::state::AppState;
 use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use domain::ids::CompanyId;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
@@ -106,12 +107,12 @@ async fn status(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Jso
 }
 
 /// The status of a company, as the dashboard's overview shows it.
-pub(crate) async fn report(state: &AppState, company_id: Uuid) -> ApiResult<Value> {
+pub(crate) async fn report(state: &AppState, company_id: CompanyId) -> ApiResult<Value> {
     let status = status_of(state, company_id).await?;
     serde_json::to_value(status).map_err(|e| crate::error::ApiError::Internal(e.into()))
 }
 
-async fn status_of(state: &AppState, company_id: Uuid) -> ApiResult<Status> {
+async fn status_of(state: &AppState, company_id: CompanyId) -> ApiResult<Status> {
     let now = Utc::now();
     let month_start =
         NaiveDate::from_ymd_opt(now.year(), now.month(), 1).unwrap_or_else(|| now.date_naive());
@@ -120,7 +121,7 @@ async fn status_of(state: &AppState, company_id: Uuid) -> ApiResult<Status> {
     let api_calls = crate::ratelimit::api_calls_this_month(
         &state.redis,
         &state.config.redis_key_prefix,
-        company_id,
+        company_id.uuid(),
         &now.format("%Y%m").to_string(),
     )
     .await

@@ -17,6 +17,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::{NaiveDate, Utc};
+use domain::ids::{CompanyId, FacilityId};
 use domain::upload::{self, RowError, UploadKind};
 use jobs::competitors;
 use read::Collected;
@@ -197,8 +198,8 @@ async fn upload(
 
 /// One upload, as the API and the dashboard's upload page both describe it.
 pub(crate) struct Request<'a> {
-    pub company_id: Uuid,
-    pub facility_id: Uuid,
+    pub company_id: CompanyId,
+    pub facility_id: FacilityId,
     /// `unit_rates`, `competitor_rates`, or `None` to detect it from the columns.
     pub kind: Option<&'a str>,
     /// The date of rows that carry none.
@@ -320,8 +321,8 @@ pub(crate) fn rejection(c: &Collected) -> Response {
 
 async fn store_competitor_rates(
     state: &AppState,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
     collected: Collected,
 ) -> ApiResult<Stored> {
     let mut tx = state.db.begin().await?;
@@ -349,8 +350,8 @@ async fn store_competitor_rates(
 /// once it committed.
 async fn store_unit_rates(
     state: &AppState,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
     collected: Collected,
     today: chrono::NaiveDate,
 ) -> ApiResult<Stored> {

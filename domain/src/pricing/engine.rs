@@ -10,7 +10,7 @@ use chrono::{Datelike, NaiveDate};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever the maths changes, and stored with every run.
-pub const ENGINE_VERSION: &str = "2026.11.3";
+pub const ENGINE_VERSION: &str = "2026.11.4";
 
 pub use crate::lease_up::Mode;
 

@@ -6,8 +6,8 @@
 //!
 //! The engine computes a target: an anchor (the competitor median; without competitors the
 //! rate of 28 days ago, here 100) times 1 + the offsets / 100; a run moves
-//! half the way (`target_approach_share` 0.5) when the target is at least 3 % away
-//! (`target_tolerance_pct`). Each factor's contribution is its share of that move in points
+//! half the way (`target_approach_share` 0.5) when the target is at least 5 % away
+//! (`target_tolerance_pct`, 3 % before engine 2026.11.4). Each factor's contribution is its share of that move in points
 //! of the current rate: half its offset x anchor / rate, and for the anchor half the gap
 //! between the anchor and the rate.
 
@@ -122,11 +122,23 @@ fn nothing_to_act_on_holds() {
 
 #[test]
 fn occupancy_above_the_band_raises_the_target() {
-    // (97 - 93) x 1 = +4 %: target 104, half the way: +2 pp, 102.
+    // (99 - 93) x 1 = +6 %: target 106, half the way: +3 pp, 103.
+    let r = one(&with_occ(base(), 99.0));
+    assert_eq!(factor(&r, "occupancy"), 3.0);
+    assert_eq!((r.recommended_rate, r.action), (103.0, Action::Raise));
+    assert_eq!(r.change_pct, 3.0);
+    // At 97 %: +4 %, target 104, inside the 5 % tolerance: it holds.
     let r = one(&with_occ(base(), 97.0));
-    assert_eq!(factor(&r, "occupancy"), 2.0);
-    assert_eq!((r.recommended_rate, r.action), (102.0, Action::Raise));
-    assert_eq!(r.change_pct, 2.0);
+    assert_eq!(
+        (r.recommended_rate, guardrails(&r)),
+        (100.0, vec!["tolerance"])
+    );
+    // With the tolerance of engines before 2026.11.4 (3 %) it moved half the way: 102.
+    let s = settings(json!({"target_tolerance_pct": 3}));
+    assert_eq!(
+        one_with(&with_occ(base(), 97.0), &s).recommended_rate,
+        102.0
+    );
 }
 
 #[test]
@@ -144,32 +156,33 @@ fn occupancy_below_the_band_lowers_the_target_up_to_its_cap() {
 fn facility_occupancy_stands_in_for_a_missing_type_occupancy() {
     let mut i = base();
     i.unit_types[0].occupancy_pct = None;
-    i.occupancy_pct = Some(97.0);
-    assert_eq!(one(&i).recommended_rate, 102.0);
+    i.occupancy_pct = Some(99.0);
+    assert_eq!(one(&i).recommended_rate, 103.0);
 }
 
 #[test]
 fn a_lasting_signal_gives_the_same_target_run_after_run() {
-    // Competitors at 100, occupancy 80: the target is 92 whatever the rate. From 100: 96. From
-    // 96: +2.08 pp (median) - 4.17 pp (occupancy) = -2.09 pp, 93.99, rounded 94. From 94 the
-    // last 2.1 % are inside the 3 % tolerance: it holds, where the old engine cut again.
-    let i = at_100(with_occ(base(), 80.0));
-    assert_eq!(one(&i).recommended_rate, 96.0);
-    let r = one(&with_rate(i.clone(), 96.0));
-    assert_eq!(factor(&r, "competitors"), 2.08);
-    assert_eq!(factor(&r, "occupancy"), -4.17);
-    assert_eq!(r.recommended_rate, 94.0);
-    let r = one(&with_rate(i, 94.0));
+    // Competitors at 100, occupancy 75: the target is 87 whatever the rate. From 100: 93.50,
+    // rounded 94. From 94: +3.19 pp (median) - 6.91 pp (occupancy) = -3.72 pp, 90.50, rounded
+    // 91. From 91 the last 4.4 % are inside the 5 % tolerance: it holds, where the old engine
+    // cut again.
+    let i = at_100(with_occ(base(), 75.0));
+    assert_eq!(one(&i).recommended_rate, 94.0);
+    let r = one(&with_rate(i.clone(), 94.0));
+    assert_eq!(factor(&r, "competitors"), 3.19);
+    assert_eq!(factor(&r, "occupancy"), -6.91);
+    assert_eq!(r.recommended_rate, 91.0);
+    let r = one(&with_rate(i, 91.0));
     assert_eq!(
         (r.recommended_rate, guardrails(&r)),
-        (94.0, vec!["tolerance"])
+        (91.0, vec!["tolerance"])
     );
 }
 
 #[test]
 fn occupancy_trend_moves_the_target() {
-    // 80 % now, 76 % 28 days ago: +1 point a week, x 0.5 = +0.5 %; with -8 % for occupancy the
-    // target is 92.5, half the way: -3.75 pp, 96.25, rounded 96.
+    // 80 % now, 76 % 28 days ago: +1 point a week, x 0.25 = +0.25 %; with -8 % for occupancy
+    // the target is 92.25, half the way: +0.125 pp (0.13) - 4 pp, 96.13, rounded 96.
     let mut i = with_occ(base(), 80.0);
     i.unit_types[0].earlier = Some(EarlierReading {
         days_ago: 28,
@@ -177,31 +190,32 @@ fn occupancy_trend_moves_the_target() {
         street_rate: 100.0,
     });
     let r = one(&i);
-    assert_eq!(factor(&r, "occupancy_trend"), 0.25);
+    assert_eq!(factor(&r, "occupancy_trend"), 0.13);
     assert_eq!(factor(&r, "occupancy"), -4.0);
     assert_eq!(r.recommended_rate, 96.0);
-    // Losing 2 points a week: -1 %, capped at -4 % only beyond 8 points a week.
+    // Losing 2 points a week: -0.5 %, half of it in the move; capped at -4 % only beyond 16
+    // points a week.
     i.unit_types[0].earlier.as_mut().unwrap().occupancy_pct = Some(88.0);
-    assert_eq!(factor(&one(&i), "occupancy_trend"), -0.5);
+    assert_eq!(factor(&one(&i), "occupancy_trend"), -0.25);
 }
 
 #[test]
 fn without_competitors_the_anchor_is_the_rate_of_a_few_weeks_ago() {
-    // Rate 96 now, 100 28 days ago, occupancy 80: target 100 x 0.92 = 92; anchor factor
-    // 0.5 x (100/96 - 1) x 100 = +2.08 pp, occupancy 0.5 x -8 x 100/96 = -4.17 pp:
-    // -2.09 pp, 93.99, rounded 94. Run again on the same snapshot from 94: the target is
-    // still 92, 2.1 % away: it holds.
-    let mut i = with_occ(with_rate(base(), 96.0), 80.0);
+    // Rate 96 now, 100 28 days ago, occupancy 75: target 100 x 0.87 = 87; anchor factor
+    // 0.5 x (100/96 - 1) x 100 = +2.08 pp, occupancy 0.5 x -13 x 100/96 = -6.77 pp:
+    // -4.69 pp, 91.50, rounded 91. Run again on the same snapshot from 91: the target is
+    // still 87, 4.4 % away: it holds.
+    let mut i = with_occ(with_rate(base(), 96.0), 75.0);
     i.unit_types[0].earlier = Some(EarlierReading {
         days_ago: 28,
-        occupancy_pct: Some(80.0),
+        occupancy_pct: Some(75.0),
         street_rate: 100.0,
     });
     let r = one(&i);
     assert_eq!(factor(&r, "competitors"), 2.08);
-    assert_eq!(factor(&r, "occupancy"), -4.17);
-    assert_eq!(r.recommended_rate, 94.0);
-    let r = one(&with_rate(i, 94.0));
+    assert_eq!(factor(&r, "occupancy"), -6.77);
+    assert_eq!(r.recommended_rate, 91.0);
+    let r = one(&with_rate(i, 91.0));
     assert_eq!(r.action, Action::Hold);
 }
 
@@ -307,7 +321,7 @@ fn an_active_promotion_offsets_downward_pressure() {
     i.promotions[0].applies_to = "5x5".into();
     assert!(one(&i).factors.iter().all(|f| f.name != "promotion"));
     // Without downward pressure a promotion offsets nothing.
-    let mut i = with_occ(base(), 97.0);
+    let mut i = with_occ(base(), 99.0);
     i.promotions = vec![PromotionInput {
         name: "Free month".into(),
         depth_pct: 100.0,
@@ -315,7 +329,7 @@ fn an_active_promotion_offsets_downward_pressure() {
     }];
     let r = one(&i);
     assert_eq!(factor(&r, "promotion"), 0.0);
-    assert_eq!(r.recommended_rate, 102.0);
+    assert_eq!(r.recommended_rate, 103.0);
 }
 
 #[test]
@@ -355,14 +369,14 @@ fn floor_stops_a_cut_below_the_competitor_p25() {
 
 #[test]
 fn cooldown_holds_after_a_recent_change() {
-    let mut i = with_occ(base(), 97.0);
+    let mut i = with_occ(base(), 99.0);
     i.unit_types[0].last_rate_change = Some(d("2026-11-12"));
     let r = one(&i);
     assert_eq!((r.recommended_rate, r.action), (100.0, Action::Hold));
     assert_eq!(guardrails(&r), ["cooldown"]);
     // Seven days on, the change goes through.
     i.unit_types[0].last_rate_change = Some(d("2026-11-08"));
-    assert_eq!(one(&i).recommended_rate, 102.0);
+    assert_eq!(one(&i).recommended_rate, 103.0);
 }
 
 #[test]
@@ -388,21 +402,21 @@ fn turning_back_on_the_last_change_needs_a_wider_gap() {
 
 #[test]
 fn tiny_changes_hold() {
-    // Closing a tenth of the gap: +4 % x 0.1 = +0.4 %, under the 0.5 % worth making.
-    let s = settings(json!({"target_approach_share": 0.1}));
-    let r = one_with(&with_occ(base(), 97.0), &s);
+    // Closing 8 % of the gap: +6 % x 0.08 = +0.48 %, under the 0.5 % worth making.
+    let s = settings(json!({"target_approach_share": 0.08}));
+    let r = one_with(&with_occ(base(), 99.0), &s);
     assert_eq!((r.recommended_rate, r.action), (100.0, Action::Hold));
     assert_eq!(guardrails(&r), ["min_change"]);
 }
 
 #[test]
 fn rounding_to_whole_currency_or_cents() {
-    // 96.3 %: +3.3 %, half the way +1.65 pp, 101.65: 102, or 101.65 without whole rounding.
-    assert_eq!(one(&with_occ(base(), 96.3)).recommended_rate, 102.0);
+    // 98.3 %: +5.3 %, half the way +2.65 pp, 102.65: 103, or 102.65 without whole rounding.
+    assert_eq!(one(&with_occ(base(), 98.3)).recommended_rate, 103.0);
     let s = settings(json!({"round_to_whole": false}));
     assert_eq!(
-        one_with(&with_occ(base(), 96.3), &s).recommended_rate,
-        101.65
+        one_with(&with_occ(base(), 98.3), &s).recommended_rate,
+        102.65
     );
 }
 
@@ -536,9 +550,13 @@ fn lease_up_targets_the_p25_and_climbs_toward_the_median_when_filling_fast() {
         street_rate: 125.0,
     });
     assert_eq!(one(&i).recommended_rate, 130.0);
-    // +1.5 points a week: half the climb, target 130, half the way: 127.50, rounded 128.
-    i.unit_types[0].earlier.as_mut().unwrap().occupancy_pct = Some(44.0);
+    // +2 points a week: two thirds of the climb, target 131.67, half the way: 128.33, rounded
+    // 128.
+    i.unit_types[0].earlier.as_mut().unwrap().occupancy_pct = Some(42.0);
     assert_eq!(one(&i).recommended_rate, 128.0);
+    // +1 point a week: a third of the climb, target 128.33, 2.7 % away: inside the tolerance.
+    i.unit_types[0].earlier.as_mut().unwrap().occupancy_pct = Some(46.0);
+    assert_eq!(one(&i).recommended_rate, 125.0);
 }
 
 #[test]

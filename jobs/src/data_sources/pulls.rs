@@ -6,6 +6,7 @@ use super::{MAX_PULL_DAYS, PULLS_LISTED};
 use crate::error::{Error, Result, ValidationError};
 use crate::payload::{self, Payload, PullTrigger};
 use chrono::{DateTime, NaiveDate, Utc};
+use domain::ids::CompanyId;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sqlx::{PgConnection, PgPool};
@@ -107,7 +108,7 @@ pub struct Pull {
 /// Records a pull request as a `crm_pull` job and its `crm_pulls` row, in one transaction.
 pub async fn request_pull(
     pool: &PgPool,
-    company_id: Uuid,
+    company_id: CompanyId,
     id: Uuid,
     range: &PullRange,
 ) -> Result<Pull> {
@@ -138,7 +139,7 @@ pub async fn request_pull(
                    finished_at, snapshots_created, snapshots_updated, facilities_created,
                    facilities_matched, warnings, error",
         Uuid::now_v7(),
-        company_id,
+        company_id.uuid(),
         id,
         job,
         from,
@@ -151,7 +152,7 @@ pub async fn request_pull(
 }
 
 /// The latest pulls of a source, newest first.
-pub async fn list(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<Vec<Pull>> {
+pub async fn list(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<Vec<Pull>> {
     super::get(pool, company_id, id).await?;
     Ok(sqlx::query_as!(
         Pull,
@@ -160,7 +161,7 @@ pub async fn list(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<Vec<Pull>
                 facilities_matched, warnings, error
          FROM crm_pulls WHERE company_id = $1 AND source_id = $2
          ORDER BY requested_at DESC, id DESC LIMIT $3",
-        company_id,
+        company_id.uuid(),
         id,
         PULLS_LISTED
     )
@@ -170,7 +171,7 @@ pub async fn list(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<Vec<Pull>
 
 /// What a pull is about to do: its job, source and dates.
 pub struct Start<'a> {
-    pub company_id: Uuid,
+    pub company_id: CompanyId,
     pub source_id: Uuid,
     pub job_id: Uuid,
     pub trigger: &'a str,
@@ -188,7 +189,7 @@ pub async fn start(pool: &PgPool, s: &Start<'_>) -> Result<Uuid> {
              date_from = EXCLUDED.date_from, date_to = EXCLUDED.date_to, error = NULL
          RETURNING id",
         Uuid::now_v7(),
-        s.company_id,
+        s.company_id.uuid(),
         s.source_id,
         s.job_id,
         s.trigger,

@@ -3,6 +3,7 @@
 
 use super::{name_conflict, not_found};
 use crate::error::{Error, Result, ValidationError};
+use domain::ids::CompanyId;
 use domain::values::{HttpUrl, Quantity, Text};
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -27,7 +28,7 @@ pub struct Resolved {
 /// transaction; a concurrent creation of the same facility is resolved by the unique indexes.
 pub async fn resolve_for_sync(
     conn: &mut PgConnection,
-    company_id: Uuid,
+    company_id: CompanyId,
     r: &domain::sync::payload::FacilityRef,
 ) -> Result<Resolved> {
     let ext = r.external_id.as_ref().map(Text::as_str);
@@ -65,7 +66,7 @@ pub async fn resolve_for_sync(
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
              ON CONFLICT DO NOTHING RETURNING id",
             id,
-            company_id,
+            company_id.uuid(),
             ext,
             ext.and(src),
             name,
@@ -92,7 +93,7 @@ pub async fn resolve_for_sync(
 
 async fn find_for_sync(
     conn: &mut PgConnection,
-    company_id: Uuid,
+    company_id: CompanyId,
     id: Option<Uuid>,
     ext: Option<&str>,
     src: Option<&str>,
@@ -101,7 +102,7 @@ async fn find_for_sync(
     if let Some(id) = id {
         let row = sqlx::query!(
             "SELECT id, name FROM facilities WHERE company_id = $1 AND id = $2",
-            company_id,
+            company_id.uuid(),
             id
         )
         .fetch_optional(&mut *conn)
@@ -117,7 +118,7 @@ async fn find_for_sync(
         let row = sqlx::query!(
             "SELECT id, name FROM facilities
              WHERE company_id = $1 AND coalesce(source_system, '') = coalesce($2, '') AND external_id = $3",
-            company_id,
+            company_id.uuid(),
             src,
             ext
         )
@@ -130,7 +131,7 @@ async fn find_for_sync(
     if let Some(name) = name {
         let row = sqlx::query!(
             "SELECT id, name FROM facilities WHERE company_id = $1 AND lower(name) = lower($2)",
-            company_id,
+            company_id.uuid(),
             name
         )
         .fetch_optional(&mut *conn)

@@ -50,7 +50,7 @@ pub async fn run(
     let pull_id = pulls::start(
         &ctx.db,
         &pulls::Start {
-            company_id: src.company_id,
+            company_id: src.company_id.into(),
             source_id,
             job_id: job.id,
             trigger: p.trigger.as_str(),
@@ -70,7 +70,7 @@ pub async fn run(
     }
     let Some(adapter) = provider::find(&src.provider).and_then(|p| p.adapter) else {
         let failure = format!("no adapter for provider {}", src.provider);
-        record_failure(ctx, source_id, pull_id, &failure).await?;
+        pulls::failed(&ctx.db, source_id, pull_id, &failure).await?;
         return Err(JobError::Permanent(failure));
     };
     let credential = match crate::data_sources::open_credential(
@@ -82,7 +82,7 @@ pub async fn run(
         Ok(c) => c,
         Err(e) => {
             let failure = "the stored credential could not be opened; enter it again";
-            record_failure(ctx, source_id, pull_id, failure).await?;
+            pulls::failed(&ctx.db, source_id, pull_id, failure).await?;
             return Err(JobError::Permanent(e));
         }
     };
@@ -113,7 +113,7 @@ pub async fn run(
     let mut facilities_created = HashSet::new();
     let mut facilities_matched = HashSet::new();
     for (index, (p, raw)) in parsed.iter().enumerate() {
-        match sync::store(&mut tx, src.company_id, &p.payload, raw, Source::Crm).await {
+        match sync::store(&mut tx, src.company_id.into(), &p.payload, raw, Source::Crm).await {
             Ok(outcome) => {
                 follow_ups.push((Kind::Ingest, outcome.job_id));
                 if outcome.idempotent == "created" {
@@ -204,22 +204,12 @@ async fn failed(
     failure: PullError,
 ) -> Result<JobError, JobError> {
     let message = failure.to_string();
-    record_failure(ctx, source_id, pull_id, &message).await?;
+    pulls::failed(&ctx.db, source_id, pull_id, &message).await?;
     Ok(if failure.retryable() {
         JobError::Retryable(anyhow::anyhow!(message))
     } else {
         JobError::Permanent(message)
     })
-}
-
-/// Writes a failure on the pull's row and on its source.
-async fn record_failure(
-    ctx: &JobContext,
-    source_id: Uuid,
-    pull_id: Uuid,
-    message: &str,
-) -> Result<(), JobError> {
-    Ok(pulls::failed(&ctx.db, source_id, pull_id, message).await?)
 }
 
 async fn skip(

@@ -38,9 +38,13 @@ pub async fn run(
     )
     .fetch_one(&mut *tx)
     .await?;
-    let recorded = crate::lease_up::record(&mut tx, record.company_id, record.facility_id).await?;
+    let recorded =
+        crate::lease_up::record(&mut tx, record.company_id.into(), record.facility_id.into())
+            .await?;
     // Request a pricing run unless one is already waiting for this facility.
-    let waiting = runs::waiting_pricing_run(&mut tx, record.company_id, record.facility_id).await?;
+    let waiting =
+        runs::waiting_pricing_run(&mut tx, record.company_id.into(), record.facility_id.into())
+            .await?;
     let mut follow_ups = Vec::new();
     let pricing_run = match waiting {
         Some(id) => id,
@@ -48,9 +52,9 @@ pub async fn run(
             let id = runs::insert(
                 &mut tx,
                 NewJob::new(
-                    Some(record.company_id),
+                    Some(record.company_id.into()),
                     Payload::PricingRun(payload::PricingRun {
-                        facility_id: record.facility_id,
+                        facility_id: record.facility_id.into(),
                         sync_id: Some(sync_id),
                     }),
                 ),

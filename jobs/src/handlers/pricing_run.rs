@@ -19,8 +19,14 @@ pub async fn run(
         .company_id
         .ok_or_else(|| JobError::Permanent("job has no company".to_owned()))?;
     let mut tx = ctx.db.begin().await?;
-    let stored =
-        store::run_and_store(&mut tx, company_id, facility_id, job.id, Trigger::Sync).await?;
+    let stored = store::run_and_store(
+        &mut tx,
+        company_id.into(),
+        facility_id,
+        job.id.into(),
+        Trigger::Sync,
+    )
+    .await?;
     let run = &stored.run;
     let result = json!({
         "recommendation_id": run.recommendation_id,

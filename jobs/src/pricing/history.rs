@@ -6,6 +6,7 @@
 use super::store::settings_of;
 use crate::error::Result;
 use chrono::{Datelike, NaiveDate};
+use domain::ids::{CompanyId, FacilityId};
 use domain::pricing::band::{competitor_band, BandSettings, CompetitorObservation};
 use domain::pricing::engine::days_in_month;
 use serde::Serialize;
@@ -103,21 +104,21 @@ pub struct BandPoint {
 /// facility that is not the company's; empty lists when it has no snapshot).
 pub async fn load(
     conn: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
     days: i64,
 ) -> Result<History> {
     let (settings, _) = settings_of(&mut *conn, company_id, facility_id).await?;
     let band_settings = settings.band();
     let to = sqlx::query_scalar!(
         "SELECT max(snapshot_date) FROM sync_records WHERE facility_id = $1",
-        facility_id
+        facility_id.uuid()
     )
     .fetch_one(&mut *conn)
     .await?;
     let Some(to) = to else {
         return Ok(History {
-            facility_id,
+            facility_id: facility_id.uuid(),
             from: None,
             to: None,
             days: Vec::new(),
@@ -130,7 +131,7 @@ pub async fn load(
         "SELECT snapshot_date, occupancy_pct, move_ins_daily, move_ins_mtd, move_ins_target_monthly
          FROM sync_records WHERE facility_id = $1 AND snapshot_date BETWEEN $2 AND $3
          ORDER BY snapshot_date",
-        facility_id,
+        facility_id.uuid(),
         from,
         to
     )
@@ -152,7 +153,7 @@ pub async fn load(
         "SELECT size, tier, snapshot_date, street_rate, occupancy_pct FROM sync_unit_types
          WHERE facility_id = $1 AND snapshot_date BETWEEN $2 AND $3
          ORDER BY width_ft * depth_ft, size, tier, snapshot_date",
-        facility_id,
+        facility_id.uuid(),
         from,
         to
     )
@@ -179,7 +180,7 @@ pub async fn load(
     for r in sqlx::query!(
         "SELECT size, competitor, rate, promo, observed_on FROM competitor_rates
          WHERE facility_id = $1 AND observed_on BETWEEN $2 AND $3",
-        facility_id,
+        facility_id.uuid(),
         oldest,
         to
     )
@@ -205,7 +206,7 @@ pub async fn load(
         })
         .collect();
     Ok(History {
-        facility_id,
+        facility_id: facility_id.uuid(),
         from: Some(from),
         to: Some(to),
         days,

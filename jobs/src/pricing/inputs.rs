@@ -3,13 +3,13 @@
 
 use crate::error::{Error, Result, ValidationError};
 use chrono::Datelike;
+use domain::ids::{CompanyId, FacilityId};
 use domain::pricing::band::CompetitorObservation;
 use domain::pricing::engine::{EarlierReading, FacilityInput, Mode, PromotionInput, UnitTypeInput};
 use domain::pricing::seasonality::{self, SeasonalIndex};
 use domain::pricing::settings::PricingSettings;
 use serde_json::{json, Value};
 use sqlx::PgConnection;
-use uuid::Uuid;
 
 /// Own months of move-in history needed before the seasonality profile is the facility's own.
 pub const SEASONALITY_MIN_OWN_MONTHS: usize = 6;
@@ -19,13 +19,13 @@ pub const SEASONALITY_MIN_DAYS_PER_MONTH: i64 = 20;
 /// The facility's settings: defaults with its overrides.
 pub async fn settings_of(
     conn: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
 ) -> Result<(PricingSettings, Value)> {
     let overrides = sqlx::query_scalar!(
         "SELECT pricing_settings FROM facilities WHERE company_id = $1 AND id = $2",
-        company_id,
-        facility_id
+        company_id.uuid(),
+        facility_id.uuid()
     )
     .fetch_optional(&mut *conn)
     .await?
@@ -37,8 +37,8 @@ pub async fn settings_of(
 /// Replaces the facility's overrides (checked first) and returns the settings in force.
 pub async fn set_overrides(
     conn: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
     overrides: &Value,
 ) -> Result<PricingSettings> {
     let settings = PricingSettings::with_overrides(overrides)?;
@@ -55,11 +55,15 @@ pub struct Loaded {
     pub summary: Value,
 }
 
-pub async fn load(conn: &mut PgConnection, company_id: Uuid, facility_id: Uuid) -> Result<Loaded> {
+pub async fn load(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+) -> Result<Loaded> {
     let facility = sqlx::query!(
         "SELECT name, mode, pricing_settings FROM facilities WHERE company_id = $1 AND id = $2",
-        company_id,
-        facility_id
+        company_id.uuid(),
+        facility_id.uuid()
     )
     .fetch_optional(&mut *conn)
     .await?
@@ -68,7 +72,7 @@ pub async fn load(conn: &mut PgConnection, company_id: Uuid, facility_id: Uuid) 
     let snap = sqlx::query!(
         "SELECT id, snapshot_date, occupancy_pct, move_ins_mtd, move_ins_target_monthly, promotions
          FROM sync_records WHERE facility_id = $1 ORDER BY snapshot_date DESC LIMIT 1",
-        facility_id
+        facility_id.uuid()
     )
     .fetch_optional(&mut *conn)
     .await?
@@ -92,7 +96,7 @@ pub async fn load(conn: &mut PgConnection, company_id: Uuid, facility_id: Uuid) 
                  WHERE facility_id = $1 AND snapshot_date BETWEEN $2::date - $3::int AND $2::date) t
            WHERE prev IS NOT NULL AND prev <> street_rate
            ORDER BY size, tier, snapshot_date DESC"#,
-        facility_id,
+        facility_id.uuid(),
         as_of,
         i32::try_from(change_window).unwrap_or(i32::MAX)
     )
@@ -110,7 +114,7 @@ pub async fn load(conn: &mut PgConnection, company_id: Uuid, facility_id: Uuid) 
            ORDER BY size, tier, (snapshot_date <= $2::date - $3::int) DESC,
                     CASE WHEN snapshot_date <= $2::date - $3::int THEN snapshot_date END DESC,
                     snapshot_date"#,
-        facility_id,
+        facility_id.uuid(),
         as_of,
         trend_days
     )
@@ -155,7 +159,7 @@ pub async fn load(conn: &mut PgConnection, company_id: Uuid, facility_id: Uuid) 
          FROM competitor_rates
          WHERE facility_id = $1 AND observed_on BETWEEN $2::date - $3::int AND $2::date
          ORDER BY size, lower(btrim(competitor)), observed_on DESC, id DESC",
-        facility_id,
+        facility_id.uuid(),
         as_of,
         i32::try_from(settings.competitor_max_age_days).unwrap_or(i32::MAX)
     )
@@ -178,7 +182,7 @@ pub async fn load(conn: &mut PgConnection, company_id: Uuid, facility_id: Uuid) 
     let history = sqlx::query!(
         r#"SELECT count(*) AS "days!", min(snapshot_date) AS first FROM sync_records
            WHERE facility_id = $1 AND snapshot_date <= $2"#,
-        facility_id,
+        facility_id.uuid(),
         as_of
     )
     .fetch_one(&mut *conn)
@@ -194,7 +198,7 @@ pub async fn load(conn: &mut PgConnection, company_id: Uuid, facility_id: Uuid) 
                    AND snapshot_date >= date_trunc('month', $2::date) - interval '36 months'
                  GROUP BY 1 HAVING count(*) >= $3) t
            GROUP BY 1"#,
-        facility_id,
+        facility_id.uuid(),
         as_of,
         SEASONALITY_MIN_DAYS_PER_MONTH
     )

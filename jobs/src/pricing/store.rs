@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use chrono::{DateTime, NaiveDate, Utc};
+use domain::ids::{CompanyId, FacilityId, RunId};
 use domain::pricing::engine;
 use serde::Serialize;
 use serde_json::Value;
@@ -72,9 +73,9 @@ pub struct Stored {
 /// deliveries once).
 pub async fn run_and_store(
     conn: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
-    id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+    id: RunId,
     trigger: Trigger,
 ) -> Result<Stored> {
     let loaded = load(conn, company_id, facility_id).await?;
@@ -91,9 +92,9 @@ pub async fn run_and_store(
          VALUES ($1, $2, $3, date_trunc('milliseconds', now()), $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id
          RETURNING generated_at",
-        id,
-        company_id,
-        facility_id,
+        id.uuid(),
+        company_id.uuid(),
+        facility_id.uuid(),
         engine::ENGINE_VERSION,
         loaded.input.as_of,
         trigger.as_str(),
@@ -111,15 +112,15 @@ pub async fn run_and_store(
             company_id,
             facility_id,
             facility_name: loaded.facility_name.clone(),
-            recommendation_id: id,
+            recommendation_id: id.uuid(),
             generated_at,
             per_size_count,
         },
     )
     .await?;
     let run = Run {
-        recommendation_id: id,
-        facility_id,
+        recommendation_id: id.uuid(),
+        facility_id: facility_id.uuid(),
         facility_name: loaded.facility_name,
         generated_at,
         engine_version: engine::ENGINE_VERSION.to_owned(),
@@ -137,8 +138,8 @@ pub async fn run_and_store(
 /// The latest stored run of a facility; `None` when it has none.
 pub async fn latest(
     conn: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
 ) -> Result<Option<Run>> {
     fetch_run(conn, company_id, facility_id, None).await
 }
@@ -146,9 +147,9 @@ pub async fn latest(
 /// One run of a facility of the company (the latest when `run_id` is `None`).
 async fn fetch_run(
     conn: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
-    run_id: Option<Uuid>,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+    run_id: Option<RunId>,
 ) -> Result<Option<Run>> {
     Ok(sqlx::query_as!(
         Run,
@@ -158,9 +159,9 @@ async fn fetch_run(
            FROM recommendation_runs r JOIN facilities f ON f.id = r.facility_id
            WHERE r.company_id = $1 AND r.facility_id = $2 AND ($3::uuid IS NULL OR r.id = $3)
            ORDER BY r.generated_at DESC, r.id DESC LIMIT 1"#,
-        company_id,
-        facility_id,
-        run_id
+        company_id.uuid(),
+        facility_id.uuid(),
+        run_id.map(RunId::uuid)
     )
     .fetch_optional(&mut *conn)
     .await?)
@@ -199,10 +200,10 @@ pub struct RunSummary {
 /// company's.
 pub async fn list_runs(
     conn: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
     limit: i64,
-    after_run: Option<Uuid>,
+    after_run: Option<RunId>,
 ) -> Result<Vec<RunSummary>> {
     Ok(sqlx::query_as!(
         RunSummary,
@@ -216,9 +217,9 @@ pub async fn list_runs(
                    WHERE c.id = $3 AND c.facility_id = $2))
            ORDER BY r.generated_at DESC, r.id DESC
            LIMIT $4"#,
-        company_id,
-        facility_id,
-        after_run,
+        company_id.uuid(),
+        facility_id.uuid(),
+        after_run.map(RunId::uuid),
         limit
     )
     .fetch_all(&mut *conn)
@@ -235,7 +236,7 @@ pub struct LatestRun {
 
 /// The latest run of every facility of the company (facilities without a run are left out),
 /// in one statement: the portfolio's recommendation summary.
-pub async fn latest_runs(conn: &mut PgConnection, company_id: Uuid) -> Result<Vec<LatestRun>> {
+pub async fn latest_runs(conn: &mut PgConnection, company_id: CompanyId) -> Result<Vec<LatestRun>> {
     let rows = sqlx::query!(
         r#"SELECT f.id AS "facility_id!", r.id AS "recommendation_id!", r.generated_at AS "generated_at!",
                   r.engine_version AS "engine_version!", r.snapshot_date AS "snapshot_date!",
@@ -251,7 +252,7 @@ pub async fn latest_runs(conn: &mut PgConnection, company_id: Uuid) -> Result<Ve
                ORDER BY x.generated_at DESC, x.id DESC LIMIT 1) r
            WHERE f.company_id = $1
            ORDER BY f.id"#,
-        company_id
+        company_id.uuid()
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -278,9 +279,9 @@ pub async fn latest_runs(conn: &mut PgConnection, company_id: Uuid) -> Result<Ve
 /// One stored run of a facility of the company; `None` when there is no such run.
 pub async fn run(
     conn: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
-    run_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+    run_id: RunId,
 ) -> Result<Option<Run>> {
     fetch_run(conn, company_id, facility_id, Some(run_id)).await
 }

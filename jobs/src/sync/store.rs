@@ -5,6 +5,7 @@ use crate::error::{Result, ValidationError};
 use crate::facilities;
 use crate::payload::Payload;
 use chrono::NaiveDate;
+use domain::ids::CompanyId;
 use domain::sync::payload::SyncPayload;
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
@@ -105,7 +106,7 @@ pub fn check_storable(raw_json: &str) -> Result<(), ValidationError> {
 /// Stores one snapshot in its own transaction; see [`store`].
 pub async fn ingest(
     pool: &PgPool,
-    company_id: Uuid,
+    company_id: CompanyId,
     p: &SyncPayload,
     raw_json: &str,
     source: Source,
@@ -123,7 +124,7 @@ pub async fn ingest(
 /// facility and date serialise on the record's row.
 pub async fn store(
     tx: &mut PgConnection,
-    company_id: Uuid,
+    company_id: CompanyId,
     p: &SyncPayload,
     raw_json: &str,
     source: Source,
@@ -148,7 +149,7 @@ pub async fn store(
             Some(company_id),
             Payload::Ingest(crate::payload::Ingest {
                 sync_id,
-                facility_id: facility.id,
+                facility_id: facility.id.into(),
                 date: Some(p.date.0),
             }),
         ),

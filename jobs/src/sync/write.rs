@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::facilities::Resolved;
 use crate::sync::store::Source;
 use chrono::NaiveDate;
+use domain::ids::CompanyId;
 use domain::sync::derive::derive;
 use domain::sync::payload::SyncPayload;
 use domain::values::Count;
@@ -159,7 +160,7 @@ impl Columns {
 /// record's row.
 pub async fn write_snapshots(
     conn: &mut PgConnection,
-    company_id: Uuid,
+    company_id: CompanyId,
     facility: &Resolved,
     days: &[Day<'_>],
     source: Source,
@@ -206,7 +207,7 @@ pub async fn write_snapshots(
                promotions = EXCLUDED.promotions, tenant_rents = EXCLUDED.tenant_rents,
                raw_payload = EXCLUDED.raw_payload, updated_at = now()
            RETURNING id, snapshot_date, (xmax = 0) AS "created!""#,
-        company_id,
+        company_id.uuid(),
         fid,
         source.as_str(),
         &cols.ids,
@@ -310,7 +311,7 @@ pub async fn write_snapshots(
          SELECT $1, $2, u.s, u.d, 'sync', u.c, u.size, u.rate, u.promo, u.url
          FROM UNNEST($3::uuid[], $4::date[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::text[])
               AS u(s, d, c, size, rate, promo, url)",
-            company_id,
+            company_id.uuid(),
             fid,
             &ids(&cols.c_date),
             &cols.c_date,

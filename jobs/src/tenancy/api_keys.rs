@@ -6,6 +6,7 @@ use crate::config::MasterKey;
 use crate::error::{Error, Result};
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
+use domain::ids::CompanyId;
 use hmac::{Hmac, Mac};
 use rand::RngCore;
 use serde::Serialize;
@@ -94,7 +95,7 @@ pub struct CreatedKey {
 pub(super) async fn insert_key(
     conn: &mut sqlx::PgConnection,
     hasher: &KeyHasher,
-    company_id: Uuid,
+    company_id: CompanyId,
     name: &str,
 ) -> Result<CreatedKey> {
     let api_key = generate_key();
@@ -104,7 +105,7 @@ pub(super) async fn insert_key(
         "INSERT INTO api_keys (id, company_id, name, prefix, key_hash) VALUES ($1, $2, $3, $4, $5)
          RETURNING created_at",
         id,
-        company_id,
+        company_id.uuid(),
         name,
         prefix,
         hasher.hash(&api_key)
@@ -124,7 +125,7 @@ pub(super) async fn insert_key(
 pub async fn create_api_key(
     pool: &PgPool,
     hasher: &KeyHasher,
-    company_id: Uuid,
+    company_id: CompanyId,
     name: &str,
 ) -> Result<CreatedKey> {
     let name = domain::values::Text::<100>::parse(name)
@@ -132,7 +133,7 @@ pub async fn create_api_key(
     let mut tx = pool.begin().await?;
     let exists = sqlx::query_scalar!(
         "SELECT id FROM companies WHERE id = $1 FOR SHARE",
-        company_id
+        company_id.uuid()
     )
     .fetch_optional(&mut *tx)
     .await?;
@@ -161,12 +162,12 @@ pub struct ApiKeyInfo {
     pub revoked_at: Option<DateTime<Utc>>,
 }
 
-pub async fn list_api_keys(pool: &PgPool, company_id: Uuid) -> Result<Vec<ApiKeyInfo>> {
+pub async fn list_api_keys(pool: &PgPool, company_id: CompanyId) -> Result<Vec<ApiKeyInfo>> {
     Ok(sqlx::query_as!(
         ApiKeyInfo,
         "SELECT id, name, prefix, created_at, last_used_at, revoked_at FROM api_keys
          WHERE company_id = $1 ORDER BY created_at, id",
-        company_id
+        company_id.uuid()
     )
     .fetch_all(pool)
     .await?)
@@ -176,7 +177,7 @@ pub async fn list_api_keys(pool: &PgPool, company_id: Uuid) -> Result<Vec<ApiKey
 /// harmless; the first revocation time is kept.
 pub async fn revoke_api_key(
     pool: &PgPool,
-    company_id: Option<Uuid>,
+    company_id: Option<CompanyId>,
     id: Uuid,
 ) -> Result<ApiKeyInfo> {
     sqlx::query_as!(
@@ -185,7 +186,7 @@ pub async fn revoke_api_key(
          WHERE id = $1 AND ($2::uuid IS NULL OR company_id = $2)
          RETURNING id, name, prefix, created_at, last_used_at, revoked_at",
         id,
-        company_id
+        company_id.map(CompanyId::uuid)
     )
     .fetch_optional(pool)
     .await?
@@ -195,7 +196,7 @@ pub async fn revoke_api_key(
 /// Who a request acts for.
 #[derive(Clone, Debug)]
 pub struct Principal {
-    pub company_id: Uuid,
+    pub company_id: CompanyId,
     pub key_id: Uuid,
     pub subscription_state: String,
     pub trial_ends_at: Option<DateTime<Utc>>,
@@ -237,7 +238,7 @@ pub async fn authenticate(
     Ok(row
         .filter(|r| hasher.verify(key, &r.key_hash))
         .map(|r| Principal {
-            company_id: r.company_id,
+            company_id: r.company_id.into(),
             key_id: r.key_id,
             subscription_state: r.subscription_state,
             trial_ends_at: r.trial_ends_at,

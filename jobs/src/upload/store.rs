@@ -6,6 +6,7 @@ use super::merge::{self, MergeReport};
 use crate::error::{Error, Result, ValidationError};
 use crate::sync::{self, Source};
 use chrono::NaiveDate;
+use domain::ids::{CompanyId, FacilityId};
 use domain::upload::UnitRateRow;
 use serde::Serialize;
 use sqlx::PgConnection;
@@ -31,8 +32,8 @@ pub struct DayOutcome {
 /// in date order (the analytics triggers lock per company and day in that order too).
 pub async fn unit_rates(
     tx: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
     days: &BTreeMap<NaiveDate, Vec<UnitRateRow>>,
     today: NaiveDate,
 ) -> Result<Vec<DayOutcome>> {
@@ -45,8 +46,8 @@ pub async fn unit_rates(
 
 async fn one_day(
     tx: &mut PgConnection,
-    company_id: Uuid,
-    facility_id: Uuid,
+    company_id: CompanyId,
+    facility_id: FacilityId,
     date: NaiveDate,
     rows: &[UnitRateRow],
     today: NaiveDate,
@@ -57,7 +58,7 @@ async fn one_day(
             e.to_string(),
         ))
     };
-    let uploaded_raw = domain::upload::unit_rates_payload(facility_id, date, rows);
+    let uploaded_raw = domain::upload::unit_rates_payload(facility_id.uuid(), date, rows);
     let uploaded = domain::sync::parse_exact(uploaded_raw.to_string().as_bytes(), today)
         .map_err(in_rows)?
         .payload;
@@ -65,8 +66,8 @@ async fn one_day(
     let stored_raw = sqlx::query_scalar!(
         r#"SELECT raw_payload AS "raw!" FROM sync_records
            WHERE company_id = $1 AND facility_id = $2 AND snapshot_date = $3 FOR UPDATE"#,
-        company_id,
-        facility_id,
+        company_id.uuid(),
+        facility_id.uuid(),
         date
     )
     .fetch_optional(&mut *tx)
@@ -103,7 +104,7 @@ async fn one_day(
     // The day belongs to the facility of the upload's path, whatever the stored payload named
     // it by (a name may have changed since); the raw payload keeps what was sent.
     payload.facility = Some(domain::sync::payload::FacilityRef {
-        id: Some(facility_id),
+        id: Some(facility_id.uuid()),
         ..Default::default()
     });
     let outcome = sync::store(&mut *tx, company_id, &payload, &raw, Source::Upload).await?;

@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result, ValidationError};
 use chrono::{DateTime, Utc};
+use domain::ids::CompanyId;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -110,7 +111,7 @@ pub struct DeliveryPage {
 /// The company's deliveries, newest first.
 pub async fn deliveries(
     pool: &PgPool,
-    company_id: Uuid,
+    company_id: CompanyId,
     filter: DeliveryFilter,
 ) -> Result<DeliveryPage> {
     let limit = filter.limit.unwrap_or(20);
@@ -123,7 +124,7 @@ pub async fn deliveries(
             r#"SELECT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE company_id = $1 AND id = $2)
                    OR EXISTS (SELECT 1 FROM webhook_deliveries WHERE company_id = $1 AND subscription_id = $2)
                AS "known!""#,
-            company_id,
+            company_id.uuid(),
             sub
         )
         .fetch_one(pool)
@@ -144,7 +145,7 @@ pub async fn deliveries(
            AND ($3::text IS NULL OR status = $3)
            AND ($4::uuid IS NULL OR id < $4)
          ORDER BY id DESC LIMIT $5",
-        company_id,
+        company_id.uuid(),
         filter.subscription_id,
         status,
         filter.cursor,

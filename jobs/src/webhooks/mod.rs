@@ -12,14 +12,16 @@ mod delivery_log;
 pub use delivery_log::{
     deliveries, AttemptLog, Delivery, DeliveryFilter, DeliveryPage, DeliveryStatus,
 };
+mod record;
+pub use record::{payload_body, record_recommendations_ready, RecommendationsReady};
 
 use crate::config::MasterKey;
 use crate::crypto;
 use crate::error::{Error, Result, ValidationError};
 use crate::outbound::guard::PrivateTargets;
-use crate::runs::{self, NewJob};
 use base64::Engine as _;
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
+use domain::ids::CompanyId;
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sqlx::{PgConnection, PgPool};
@@ -37,126 +39,6 @@ pub const MAX_ATTEMPTS: i32 = crate::config::WebhookSettings::MAX_ATTEMPTS as i3
 /// claim; the margin is for claims that find nothing to do (an early wake-up) or that end in
 /// an infrastructure error (the database unreachable), which the platform retries itself.
 const JOB_MAX_CLAIMS: i32 = 25;
-
-/// A stored recommendation run, as the `recommendations.ready` payload describes it.
-#[derive(Clone, Debug)]
-pub struct RecommendationsReady {
-    pub company_id: Uuid,
-    pub facility_id: Uuid,
-    pub facility_name: String,
-    pub recommendation_id: Uuid,
-    pub generated_at: DateTime<Utc>,
-    pub per_size_count: i32,
-}
-
-/// The body sent (and signed), in the interface's field order.
-#[derive(Serialize)]
-struct Payload<'a> {
-    event: &'a str,
-    company_id: Uuid,
-    facility_id: Uuid,
-    facility_name: &'a str,
-    recommendation_id: Uuid,
-    /// ISO 8601 UTC with milliseconds.
-    generated_at: String,
-    per_size_count: i32,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    test: bool,
-}
-
-/// The exact body of a `recommendations.ready` delivery.
-pub fn payload_body(event: &RecommendationsReady, test: bool) -> String {
-    serde_json::to_string(&Payload {
-        event: RECOMMENDATIONS_READY,
-        company_id: event.company_id,
-        facility_id: event.facility_id,
-        facility_name: &event.facility_name,
-        recommendation_id: event.recommendation_id,
-        generated_at: event
-            .generated_at
-            .to_rfc3339_opts(SecondsFormat::Millis, true),
-        per_size_count: event.per_size_count,
-        test,
-    })
-    .expect("a payload of plain fields serialises")
-}
-
-/// Records one delivery (and its webhook_delivery job row) per subscription of the company that
-/// takes `recommendations.ready`; returns the job ids to push after commit.
-///
-/// Call it in the transaction that stores the run. Recording the same run twice records
-/// nothing more (one delivery per subscription and run).
-pub async fn record_recommendations_ready(
-    conn: &mut PgConnection,
-    event: &RecommendationsReady,
-) -> Result<Vec<Uuid>> {
-    let subscriptions: Vec<Uuid> = sqlx::query_scalar!(
-        "SELECT id FROM webhook_subscriptions
-         WHERE company_id = $1 AND (events IS NULL OR $2 = ANY(events))
-         ORDER BY created_at, id",
-        event.company_id,
-        RECOMMENDATIONS_READY
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    let body = payload_body(event, false);
-    let mut jobs = Vec::with_capacity(subscriptions.len());
-    for subscription_id in subscriptions {
-        if let Some((_, job)) = record_delivery(conn, event, subscription_id, &body, false).await? {
-            jobs.push(job);
-        }
-    }
-    Ok(jobs)
-}
-
-/// Records a delivery of `body` to one subscription with its job; `None` when this run was
-/// recorded for the subscription already. Returns (delivery id, job id).
-async fn record_delivery(
-    conn: &mut PgConnection,
-    event: &RecommendationsReady,
-    subscription_id: Uuid,
-    body: &str,
-    test: bool,
-) -> Result<Option<(Uuid, Uuid)>> {
-    let delivery_id = Uuid::now_v7();
-    let inserted = sqlx::query_scalar!(
-        "INSERT INTO webhook_deliveries
-             (id, company_id, subscription_id, event, url, body, test, recommendation_id, max_attempts)
-         SELECT $1, s.company_id, s.id, $3, s.url, $4, $5, $6, $7
-         FROM webhook_subscriptions s WHERE s.id = $2 AND s.company_id = $8
-         ON CONFLICT (subscription_id, event, recommendation_id) DO NOTHING
-         RETURNING id",
-        delivery_id,
-        subscription_id,
-        RECOMMENDATIONS_READY,
-        body,
-        test,
-        event.recommendation_id,
-        MAX_ATTEMPTS,
-        event.company_id
-    )
-    .fetch_optional(&mut *conn)
-    .await?;
-    if inserted.is_none() {
-        return Ok(None);
-    }
-    let mut job = NewJob::new(
-        Some(event.company_id),
-        crate::payload::Payload::WebhookDelivery(crate::payload::WebhookDelivery { delivery_id }),
-    );
-    job.max_attempts = JOB_MAX_CLAIMS;
-    let job_id = runs::insert(&mut *conn, job)
-        .await?
-        .ok_or_else(|| Error::Conflict("the delivery's job exists already".to_owned()))?;
-    sqlx::query!(
-        "UPDATE webhook_deliveries SET job_id = $2 WHERE id = $1",
-        delivery_id,
-        job_id
-    )
-    .execute(&mut *conn)
-    .await?;
-    Ok(Some((delivery_id, job_id)))
-}
 
 /// A subscription as listed (never its secret).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -245,7 +127,7 @@ pub async fn create(
     pool: &PgPool,
     key: &MasterKey,
     policy: &PrivateTargets,
-    company_id: Uuid,
+    company_id: CompanyId,
     new: NewSubscription,
 ) -> Result<CreatedSubscription> {
     let url = parse_target_url(&new.url, policy)?;
@@ -255,7 +137,7 @@ pub async fn create(
     crate::tenancy::lock_company(&mut tx, company_id).await?;
     let count = sqlx::query_scalar!(
         r#"SELECT count(*) AS "n!" FROM webhook_subscriptions WHERE company_id = $1"#,
-        company_id
+        company_id.uuid()
     )
     .fetch_one(&mut *tx)
     .await?;
@@ -275,7 +157,7 @@ pub async fn create(
         "INSERT INTO webhook_subscriptions (id, company_id, url, events, secret_sealed, secret_hint)
          VALUES ($1, $2, $3, $4, $5, $6)",
         id,
-        company_id,
+        company_id.uuid(),
         url,
         events.as_deref(),
         sealed,
@@ -313,12 +195,12 @@ impl From<SubscriptionRow> for Subscription {
     }
 }
 
-pub async fn list(pool: &PgPool, company_id: Uuid) -> Result<Vec<Subscription>> {
+pub async fn list(pool: &PgPool, company_id: CompanyId) -> Result<Vec<Subscription>> {
     Ok(sqlx::query_as!(
         SubscriptionRow,
         "SELECT id, url, events, secret_hint, created_at FROM webhook_subscriptions
          WHERE company_id = $1 ORDER BY created_at, id",
-        company_id
+        company_id.uuid()
     )
     .fetch_all(pool)
     .await?
@@ -327,12 +209,12 @@ pub async fn list(pool: &PgPool, company_id: Uuid) -> Result<Vec<Subscription>> 
     .collect())
 }
 
-pub async fn get(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<Subscription> {
+pub async fn get(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<Subscription> {
     sqlx::query_as!(
         SubscriptionRow,
         "SELECT id, url, events, secret_hint, created_at FROM webhook_subscriptions
          WHERE company_id = $1 AND id = $2",
-        company_id,
+        company_id.uuid(),
         id
     )
     .fetch_optional(pool)
@@ -343,11 +225,11 @@ pub async fn get(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<Subscripti
 
 /// Deletes a subscription. Its unfinished deliveries are closed as failed and their waiting
 /// jobs finished in the same transaction, so nothing more is sent to it; its log stays.
-pub async fn delete(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<()> {
+pub async fn delete(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<()> {
     let mut tx = pool.begin().await?;
     let done = sqlx::query!(
         "DELETE FROM webhook_subscriptions WHERE company_id = $1 AND id = $2",
-        company_id,
+        company_id.uuid(),
         id
     )
     .execute(&mut *tx)
@@ -385,11 +267,11 @@ pub struct TestPing {
 /// Records a `recommendations.ready` delivery marked `test: true` to one subscription. It
 /// describes the company's first facility by name when it has one (a nil id and "Example
 /// facility" otherwise), a fresh recommendation id and no per-size recommendations.
-pub async fn record_test_ping(pool: &PgPool, company_id: Uuid, id: Uuid) -> Result<TestPing> {
+pub async fn record_test_ping(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<TestPing> {
     let mut tx = pool.begin().await?;
     let exists = sqlx::query_scalar!(
         "SELECT id FROM webhook_subscriptions WHERE company_id = $1 AND id = $2",
-        company_id,
+        company_id.uuid(),
         id
     )
     .fetch_optional(&mut *tx)
@@ -401,7 +283,7 @@ pub async fn record_test_ping(pool: &PgPool, company_id: Uuid, id: Uuid) -> Resu
     }
     let facility = sqlx::query!(
         "SELECT id, name FROM facilities WHERE company_id = $1 ORDER BY lower(name), id LIMIT 1",
-        company_id
+        company_id.uuid()
     )
     .fetch_optional(&mut *tx)
     .await?;
@@ -410,14 +292,14 @@ pub async fn record_test_ping(pool: &PgPool, company_id: Uuid, id: Uuid) -> Resu
         .unwrap_or_else(|| (Uuid::nil(), "Example facility".to_owned()));
     let event = RecommendationsReady {
         company_id,
-        facility_id,
+        facility_id: facility_id.into(),
         facility_name,
         recommendation_id: Uuid::now_v7(),
         generated_at: Utc::now(),
         per_size_count: 0,
     };
     let body = payload_body(&event, true);
-    let (delivery_id, job_id) = record_delivery(&mut tx, &event, id, &body, true)
+    let (delivery_id, job_id) = record::record_delivery(&mut tx, &event, id, &body, true)
         .await?
         .ok_or_else(|| Error::Conflict("a test ping with this id exists".to_owned()))?;
     tx.commit().await?;

@@ -3,8 +3,8 @@ use super::*;
 #[test]
 fn the_payload_has_the_interface_fields_with_milliseconds() {
     let event = RecommendationsReady {
-        company_id: Uuid::nil(),
-        facility_id: Uuid::nil(),
+        company_id: Uuid::nil().into(),
+        facility_id: Uuid::nil().into(),
         facility_name: "Elm \"Street\"".to_owned(),
         recommendation_id: Uuid::nil(),
         generated_at: DateTime::parse_from_rfc3339("2026-11-22T05:06:07Z")

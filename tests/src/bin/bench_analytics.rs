@@ -91,13 +91,14 @@ async fn main() -> anyhow::Result<()> {
         let t = Instant::now();
         sqlx::query("VACUUM ANALYZE").execute(&state.db).await?;
         (
-            c.company_id,
+            c.company_id.uuid(),
             json!({ "records": report.records, "seconds": (seconds * 10.0).round() / 10.0,
                     "records_per_second": (report.records as f64 / seconds).round(),
                     "vacuum_analyze_seconds": (t.elapsed().as_secs_f64() * 10.0).round() / 10.0 }),
         )
     };
-    let key = jobs::tenancy::create_api_key(&state.db, &state.hasher, company_id, "bench").await?;
+    let key =
+        jobs::tenancy::create_api_key(&state.db, &state.hasher, company_id.into(), "bench").await?;
     // One facility for the per-facility reads: one in lease-up when there is one.
     let facility: uuid::Uuid = sqlx::query_scalar(
         "SELECT id FROM facilities WHERE company_id = $1 ORDER BY mode = 'lease_up' DESC, name LIMIT 1",

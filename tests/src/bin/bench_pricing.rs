@@ -186,7 +186,7 @@ async fn main() -> anyhow::Result<()> {
     );
     let ids: Vec<uuid::Uuid> =
         sqlx::query_scalar("SELECT id FROM facilities WHERE company_id = $1")
-            .bind(company.company_id)
+            .bind(company.company_id.uuid())
             .fetch_all(&world.db)
             .await?;
     let http = reqwest::Client::builder().no_proxy().build()?;

@@ -192,7 +192,8 @@ async fn main() -> anyhow::Result<()> {
         args.db_connections,
         jobs::db::API_APPLICATION,
     )?;
-    let ids: Arc<Vec<uuid::Uuid>> = Arc::new(tenants.iter().map(|t| t.company_id).collect());
+    let ids: Arc<Vec<domain::ids::CompanyId>> =
+        Arc::new(tenants.iter().map(|t| t.company_id).collect());
     let t2 = template.clone();
     let direct = run_phase(&args, move |_, n| {
         let (company, mut b) = body(&t2, (n as usize) % ids.len(), n / ids.len() as u64);

@@ -53,8 +53,8 @@ async fn record(server: &Server, company: Uuid, facility: Uuid, n: usize) -> any
     let mut recorded = 0;
     for i in 0..n {
         let event = RecommendationsReady {
-            company_id: company,
-            facility_id: facility,
+            company_id: company.into(),
+            facility_id: facility.into(),
             facility_name: "Bench facility".to_owned(),
             recommendation_id: Uuid::now_v7(),
             generated_at: chrono::Utc::now(),
@@ -122,10 +122,10 @@ async fn run(args: &Args, workers: usize) -> anyhow::Result<Value> {
         let facility: Uuid = sqlx::query_scalar(
             "INSERT INTO facilities (id, company_id, name) VALUES (gen_random_uuid(), $1, 'Bench facility') RETURNING id",
         )
-        .bind(c.company_id)
+        .bind(c.company_id.uuid())
         .fetch_one(&server.state.db)
         .await?;
-        companies.push((c.company_id, facility));
+        companies.push((c.company_id.uuid(), facility));
     }
     let concurrency = args.concurrency.to_string();
     let mut worker_env = env_ref.clone();

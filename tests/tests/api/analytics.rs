@@ -475,11 +475,11 @@ async fn analytics_bulk_seed_matches_the_ingest_path() {
     // The generator is deterministic per company: first through the ingest path (one
     // transaction per day), then in bulk over the same days, which replaces them. Every stored
     // figure is the same whichever path wrote it.
-    let per_day = jobs::seed::seed(app.db(), company, 10, 45, last)
+    let per_day = jobs::seed::seed(app.db(), company.into(), 10, 45, last)
         .await
         .unwrap();
     let before = figures().await;
-    let bulk = jobs::seed::seed_bulk(app.db(), company, 10, 45, last, 2)
+    let bulk = jobs::seed::seed_bulk(app.db(), company.into(), 10, 45, last, 2)
         .await
         .unwrap();
     assert_eq!((per_day.records, bulk.records), (450, 450));

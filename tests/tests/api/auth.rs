@@ -94,7 +94,7 @@ async fn an_expired_trial_gets_402_except_on_status() {
     let app = spawn_app().await;
     jobs::tenancy::set_subscription(
         app.db(),
-        app.tenant.company_id,
+        app.tenant.company_id.into(),
         "trialing",
         Some(Utc::now() - Duration::minutes(1)),
     )
@@ -127,11 +127,11 @@ async fn an_expired_trial_gets_402_except_on_status() {
     assert_eq!(body["subscription"]["api_access"], false);
 
     // Paying restores access at once; cancelling takes it away.
-    jobs::tenancy::set_subscription(app.db(), app.tenant.company_id, "active", None)
+    jobs::tenancy::set_subscription(app.db(), app.tenant.company_id.into(), "active", None)
         .await
         .unwrap();
     assert_eq!(app.get("/api/v1/facilities").await.status(), 200);
-    jobs::tenancy::set_subscription(app.db(), app.tenant.company_id, "canceled", None)
+    jobs::tenancy::set_subscription(app.db(), app.tenant.company_id.into(), "canceled", None)
         .await
         .unwrap();
     assert_eq!(app.get("/api/v1/facilities").await.status(), 402);
@@ -167,7 +167,7 @@ async fn a_lapsed_company_can_still_clean_up_keys_webhooks_and_data_sources() {
     .await;
     assert_eq!(s, 201, "{source}");
     for state in ["expired", "canceled"] {
-        jobs::tenancy::set_subscription(app.db(), app.tenant.company_id, state, None)
+        jobs::tenancy::set_subscription(app.db(), app.tenant.company_id.into(), state, None)
             .await
             .unwrap();
         for path in [

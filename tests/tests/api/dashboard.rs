@@ -735,7 +735,7 @@ async fn pages_carry_security_headers_and_fit_a_phone() {
 async fn screenshots_of_the_main_pages() {
     let app = spawn_app().await;
     let today = chrono::Utc::now().date_naive();
-    jobs::seed::seed_bulk(app.db(), app.tenant.company_id, 8, 30, today, 2)
+    jobs::seed::seed_bulk(app.db(), app.tenant.company_id.into(), 8, 30, today, 2)
         .await
         .unwrap();
     let (s, _) = status_json(
@@ -859,9 +859,14 @@ async fn screenshots_of_the_main_pages() {
 async fn an_expired_trial_still_logs_in_sees_a_banner_and_is_told_what_needs_a_plan() {
     let app = spawn_app().await;
     let ended = chrono::Utc::now() - chrono::Duration::days(1);
-    jobs::tenancy::set_subscription(app.db(), app.tenant.company_id, "trialing", Some(ended))
-        .await
-        .unwrap();
+    jobs::tenancy::set_subscription(
+        app.db(),
+        app.tenant.company_id.into(),
+        "trialing",
+        Some(ended),
+    )
+    .await
+    .unwrap();
     let b = signed_in(&app).await;
     assert_eq!(b.text("#subscription").await, "Subscription: expired");
     assert!(b

@@ -57,7 +57,7 @@ async fn rows(b: &Browser, table: &str) -> Vec<Vec<String>> {
 /// The demo data (`n` facilities x `days` days) and the id of its first facility.
 async fn demo(app: &TestApp, n: u32, days: u32) -> String {
     let today = chrono::Utc::now().date_naive();
-    jobs::seed::seed_bulk(app.db(), app.tenant.company_id, n, days, today, 2)
+    jobs::seed::seed_bulk(app.db(), app.tenant.company_id.into(), n, days, today, 2)
         .await
         .unwrap();
     let list = get_ok(app, "/api/v1/facilities").await;

@@ -89,7 +89,7 @@ async fn recommendations_run_the_engine_store_runs_and_regenerate_0_reads_the_la
         generated.len() == 24 && generated.ends_with('Z') && generated.as_bytes()[19] == b'.',
         "{generated}"
     );
-    assert_eq!(run["engine_version"], "2026.11.3");
+    assert_eq!(run["engine_version"], "2026.11.4");
     let small = by_size(&run, "5x5");
     assert_eq!(small["recommended_rate"], 50.0);
     assert_eq!(small["action"], "hold");
@@ -149,9 +149,9 @@ async fn the_engine_reads_the_trend_and_the_last_change_from_earlier_snapshots()
     // 5x5 history: 2026-10-13 at 50, 70 % occupied; 2026-11-01 raised to 52, 75 %; 2026-11-10
     // at 52, 82 %. The reading 28 days back (10-13) gives the trend, (82 - 70) / 4 = +3 points
     // a week, and the anchor without competitors, 50. Target 50 x (1 - 6 % for occupancy
-    // + 1.5 % for the trend) = 47.75, 8.2 % below 52. The move half-way would be the anchor
+    // + 0.75 % for the trend) = 47.375, 8.9 % below 52. The move half-way would be the anchor
     // 0.5 x (50/52 - 1) = -1.92 pp, occupancy 0.5 x -6 x 50/52 = -2.88 pp, trend
-    // 0.5 x 1.5 x 50/52 = +0.72 pp; but the last change (11-01, 9 days ago) was a raise, and a
+    // 0.5 x 0.75 x 50/52 = +0.36 pp; but the last change (11-01, 9 days ago) was a raise, and a
     // cut needs the target more than 20 % away: it holds at 52.
     let app = spawn_app().await;
     let mut id = String::new();
@@ -175,7 +175,7 @@ async fn the_engine_reads_the_trend_and_the_last_change_from_earlier_snapshots()
     .await;
     assert_eq!(s, 200, "{run}");
     let small = by_size(&run, "5x5");
-    assert_eq!(factor(small, "occupancy_trend"), 0.72);
+    assert_eq!(factor(small, "occupancy_trend"), 0.36);
     assert_eq!(factor(small, "occupancy"), -2.88);
     assert_eq!(factor(small, "competitors"), -1.92);
     assert!(small["factors"][0]["detail"]
@@ -188,7 +188,7 @@ async fn the_engine_reads_the_trend_and_the_last_change_from_earlier_snapshots()
         .as_str()
         .unwrap()
         .contains("went the other way"));
-    // Without the raise the same cut goes through: 52 x (1 - 4.08 %) = 49.88, rounded 50.
+    // Without the raise the same cut goes through: 52 x (1 - 4.44 %) = 49.69, rounded 50.
     let settings = format!("/api/v1/facilities/{id}/pricing-settings");
     let (s, body) = status_json(
         app.put(&settings, &json!({"reversal_window_days": 0}))

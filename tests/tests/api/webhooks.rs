@@ -58,8 +58,8 @@ async fn record_run(
     .await
     .unwrap();
     let event = RecommendationsReady {
-        company_id: app.tenant.company_id,
-        facility_id,
+        company_id: app.tenant.company_id.into(),
+        facility_id: facility_id.into(),
         facility_name: facility.to_owned(),
         recommendation_id: Uuid::now_v7(),
         generated_at: chrono::Utc::now(),

@@ -7,7 +7,6 @@ use axum::body::Body;
 use chrono::NaiveDate;
 use domain::upload::{self, Columns, DuplicateCheck, Row, RowError, UnitRateRow, UploadKind};
 use futures::{StreamExt as _, TryStreamExt as _};
-use jobs::competitors;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -55,7 +54,7 @@ pub struct Collected {
     pub errors: Vec<RowError>,
     pub warnings: Vec<String>,
     pub units: BTreeMap<NaiveDate, Vec<UnitRateRow>>,
-    pub competitors: Vec<competitors::Checked>,
+    pub competitors: Vec<domain::competitors::Checked>,
 }
 
 struct Checker {

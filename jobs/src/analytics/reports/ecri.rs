@@ -6,6 +6,7 @@ use crate::error::Result;
 use chrono::NaiveDate;
 use domain::analytics::ecri::{size_ecri, Cohort, EcriSettings, SizeEcri};
 use domain::analytics::revenue::round2;
+use domain::ids::{CompanyId, FacilityId};
 use serde::Serialize;
 use sqlx::PgPool;
 use std::collections::BTreeMap;
@@ -79,8 +80,8 @@ pub struct Report {
 
 pub async fn report(
     pool: &PgPool,
-    company_id: Uuid,
-    facility: Option<Uuid>,
+    company_id: CompanyId,
+    facility: Option<FacilityId>,
     settings: &EcriSettings,
 ) -> Result<Report> {
     let scope_rows = scope(pool, company_id, facility).await?;

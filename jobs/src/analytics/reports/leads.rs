@@ -7,6 +7,7 @@
 use crate::error::Result;
 use chrono::{Duration, NaiveDate};
 use domain::analytics::leads::{funnel, ChannelLeads, Funnel};
+use domain::ids::{CompanyId, FacilityId};
 use serde::Serialize;
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -30,16 +31,16 @@ pub struct Report {
 
 pub async fn report(
     pool: &PgPool,
-    company_id: Uuid,
-    facility: Option<Uuid>,
+    company_id: CompanyId,
+    facility: Option<FacilityId>,
     days: i64,
 ) -> Result<Report> {
     let facilities = super::scope(pool, company_id, facility).await?;
     let ids = super::ids(&facilities);
     let as_of: Option<NaiveDate> = sqlx::query_scalar!(
         "SELECT max(last_date) FROM facility_months WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)",
-        company_id,
-        facility
+        company_id.uuid(),
+        facility.map(FacilityId::uuid)
     )
     .fetch_one(pool)
     .await?;
@@ -48,7 +49,7 @@ pub async fn report(
         "per-channel conversion is not measured: a move-in does not record which lead it came from";
     let Some(as_of) = as_of else {
         return Ok(Report {
-            facility_id: facility,
+            facility_id: facility.map(FacilityId::uuid),
             period,
             as_of: None,
             period_start: None,
@@ -73,7 +74,7 @@ pub async fn report(
                    FROM company_lead_days
                    WHERE company_id = $1 AND snapshot_date >= $3 AND snapshot_date <= $4
                    GROUP BY channel HAVING sum(leads) > 0"#,
-                company_id,
+                company_id.uuid(),
                 start,
                 prev_start,
                 as_of
@@ -89,7 +90,7 @@ pub async fn report(
                           coalesce(sum(snapshots_with_move_ins), 0)::int8 AS "with_move_ins!"
                    FROM company_days
                    WHERE company_id = $1 AND snapshot_date >= $2 AND snapshot_date <= $3"#,
-                company_id,
+                company_id.uuid(),
                 start,
                 as_of
             )
@@ -120,7 +121,7 @@ pub async fn report(
                           count(move_ins_daily) AS "with_move_ins!"
                    FROM sync_records
                    WHERE company_id = $1 AND facility_id = ANY($2) AND snapshot_date >= $3 AND snapshot_date <= $4"#,
-                company_id,
+                company_id.uuid(),
                 &ids,
                 start,
                 as_of
@@ -144,7 +145,7 @@ pub async fn report(
             .to_owned()
     });
     Ok(Report {
-        facility_id: facility,
+        facility_id: facility.map(FacilityId::uuid),
         period,
         as_of: Some(as_of),
         period_start: Some(start),

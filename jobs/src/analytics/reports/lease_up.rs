@@ -7,6 +7,7 @@
 use super::{latest, scope, street_by_size, unit_types};
 use crate::error::Result;
 use chrono::{DateTime, NaiveDate, Utc};
+use domain::ids::{CompanyId, FacilityId};
 use domain::lease_up::{ENTER_BELOW_PCT, LEAVE_AT_PCT};
 use domain::pricing::band::{competitor_band, lease_up_fill};
 use serde::Serialize;
@@ -102,7 +103,11 @@ pub struct Report {
     pub facilities: Vec<FacilityOut>,
 }
 
-pub async fn report(pool: &PgPool, company_id: Uuid, facility: Option<Uuid>) -> Result<Report> {
+pub async fn report(
+    pool: &PgPool,
+    company_id: CompanyId,
+    facility: Option<FacilityId>,
+) -> Result<Report> {
     let facilities = scope(pool, company_id, facility).await?;
     let ids = super::ids(&facilities);
     let latest = latest(pool, &ids).await?;
@@ -111,7 +116,7 @@ pub async fn report(pool: &PgPool, company_id: Uuid, facility: Option<Uuid>) -> 
         "SELECT facility_id, snapshot_date, from_mode, to_mode, occupancy_pct, recorded_at
          FROM lease_up_events WHERE company_id = $1 AND facility_id = ANY($2)
          ORDER BY facility_id, snapshot_date",
-        company_id,
+        company_id.uuid(),
         &ids
     )
     .fetch_all(pool)

@@ -13,6 +13,7 @@ pub mod seasonality;
 use crate::error::{Error, Result};
 use chrono::NaiveDate;
 use domain::analytics::revenue::Figures;
+use domain::ids::{CompanyId, FacilityId};
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use std::collections::BTreeMap;
@@ -29,16 +30,16 @@ pub struct FacilityRow {
 /// The company's facilities, or the one asked for (404 when it is not the company's).
 pub async fn scope(
     pool: &PgPool,
-    company_id: Uuid,
-    facility: Option<Uuid>,
+    company_id: CompanyId,
+    facility: Option<FacilityId>,
 ) -> Result<Vec<FacilityRow>> {
     let rows = sqlx::query_as!(
         FacilityRow,
         "SELECT id, name, mode FROM facilities
          WHERE company_id = $1 AND ($2::uuid IS NULL OR id = $2)
          ORDER BY lower(name), id",
-        company_id,
-        facility
+        company_id.uuid(),
+        facility.map(FacilityId::uuid)
     )
     .fetch_all(pool)
     .await?;

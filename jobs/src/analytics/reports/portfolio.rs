@@ -12,6 +12,7 @@ use crate::error::Result;
 use chrono::{Datelike, NaiveDate};
 use domain::analytics::flags::{flags, Flag, FlagInputs, FlagSettings};
 use domain::analytics::revenue::{revenue, round2, sum, Revenue};
+use domain::ids::CompanyId;
 use domain::pricing::band::competitor_band;
 use serde::Serialize;
 use sqlx::PgPool;
@@ -108,7 +109,7 @@ async fn previous_month_occupancy(
 
 pub async fn report(
     pool: &PgPool,
-    company_id: Uuid,
+    company_id: CompanyId,
     today: NaiveDate,
     settings: &FlagSettings,
 ) -> Result<Report> {

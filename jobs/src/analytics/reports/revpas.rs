@@ -5,6 +5,7 @@
 use crate::error::Result;
 use chrono::{Datelike, Months, NaiveDate};
 use domain::analytics::revenue::{rank_key, revenue, sum, Figures, Revenue};
+use domain::ids::{CompanyId, FacilityId};
 use serde::Serialize;
 use sqlx::PgPool;
 use std::collections::BTreeMap;
@@ -50,7 +51,11 @@ pub struct Report {
     pub reason: Option<String>,
 }
 
-pub async fn report(pool: &PgPool, company_id: Uuid, facility: Option<Uuid>) -> Result<Report> {
+pub async fn report(
+    pool: &PgPool,
+    company_id: CompanyId,
+    facility: Option<FacilityId>,
+) -> Result<Report> {
     let scope = super::scope(pool, company_id, facility).await?;
     let ids = super::ids(&scope);
     // The latest snapshots and the rollup's last 12 months are read at once.
@@ -97,7 +102,7 @@ pub async fn report(pool: &PgPool, company_id: Uuid, facility: Option<Uuid>) -> 
         None => Vec::new(),
     };
     Ok(Report {
-        facility_id: facility,
+        facility_id: facility.map(FacilityId::uuid),
         basis: "street rates before concessions; promotions are not subtracted",
         as_of,
         portfolio: revenue(&sum(&all)),
@@ -112,8 +117,8 @@ pub async fn report(pool: &PgPool, company_id: Uuid, facility: Option<Uuid>) -> 
 /// Each facility's rollup rows of the 12 months ending with the latest month in scope.
 async fn trend_rows(
     pool: &PgPool,
-    company_id: Uuid,
-    facility: Option<Uuid>,
+    company_id: CompanyId,
+    facility: Option<FacilityId>,
 ) -> Result<BTreeMap<NaiveDate, Vec<Figures>>> {
     let rows = sqlx::query!(
         r#"SELECT month, total_units, occupied_units, units_estimated, rentable_sqft,
@@ -122,8 +127,8 @@ async fn trend_rows(
            WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
              AND month >= (SELECT (max(month) - interval '11 months')::date FROM facility_months
                            WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2))"#,
-        company_id,
-        facility,
+        company_id.uuid(),
+        facility.map(FacilityId::uuid),
     )
     .fetch_all(pool)
     .await?;

@@ -13,6 +13,7 @@ use chrono::{Datelike, NaiveDate};
 use domain::analytics::seasonality::{
     advisory, profile, reading, MonthIndex, MonthTotals, Reading,
 };
+use domain::ids::{CompanyId, FacilityId};
 use domain::values::UnitSize;
 use serde::Serialize;
 use sqlx::PgPool;
@@ -53,8 +54,8 @@ struct Row {
 
 pub async fn report(
     pool: &PgPool,
-    company_id: Uuid,
-    facility: Option<Uuid>,
+    company_id: CompanyId,
+    facility: Option<FacilityId>,
     size: Option<&UnitSize>,
     min_facility_days: f64,
 ) -> Result<Report> {
@@ -62,8 +63,8 @@ pub async fn report(
     super::scope(pool, company_id, facility).await?;
     let as_of: Option<NaiveDate> = sqlx::query_scalar!(
         "SELECT max(last_date) FROM facility_months WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)",
-        company_id,
-        facility
+        company_id.uuid(),
+        facility.map(FacilityId::uuid)
     )
     .fetch_one(pool)
     .await?;
@@ -75,8 +76,8 @@ pub async fn report(
                FROM facility_months
                WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
                  AND (move_ins_mtd IS NOT NULL OR move_ins_daily_sum IS NOT NULL)"#,
-            company_id,
-            facility
+            company_id.uuid(),
+            facility.map(FacilityId::uuid)
         )
         .fetch_all(pool)
         .await?
@@ -91,8 +92,8 @@ pub async fn report(
             r#"SELECT month, move_ins_mtd::float8 AS "move_ins!", extract(day FROM last_date)::float8 AS "facility_days!"
                FROM facility_size_months
                WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2) AND size = $3"#,
-            company_id,
-            facility,
+            company_id.uuid(),
+            facility.map(FacilityId::uuid),
             size.to_string()
         )
         .fetch_all(pool)
@@ -148,7 +149,7 @@ pub async fn report(
         None
     };
     Ok(Report {
-        facility_id: facility,
+        facility_id: facility.map(FacilityId::uuid),
         size: size.map(ToString::to_string),
         scope: match (facility, size) {
             (_, Some(_)) => "size",
