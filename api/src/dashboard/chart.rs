@@ -33,6 +33,17 @@ impl Table {
     /// The table with a link to its CSV beside it; `query` is the page's own query string
     /// (the CSV holds the same rows as the page).
     pub fn render(&self, query: &str) -> Markup {
+        self.render_cells(query, false)
+    }
+
+    /// Like [`Table::render`], for a table whose columns after the first hold figures (a
+    /// chart's table view): the right alignment comes from the table's class instead of one on
+    /// each cell, which keeps a year of days to a smaller page.
+    pub fn render_figures(&self, query: &str) -> Markup {
+        self.render_cells(query, true)
+    }
+
+    fn render_cells(&self, query: &str, figures: bool) -> Markup {
         let href = if query.is_empty() {
             format!("?csv={}", self.id)
         } else {
@@ -44,12 +55,12 @@ impl Table {
                 a class="csv" href=(href) download { "CSV" }
             }
             div class="table-wrap" {
-                table id=(self.id) {
+                table id=(self.id) class=[figures.then_some("num-cols")] {
                     thead { tr { @for h in &self.headers { th scope="col" { (h) } } } }
                     tbody {
                         @for r in &self.rows {
                             tr { @for c in r {
-                                @if numeric(c) { td class="num" { (c) } } @else { td { (c) } }
+                                @if !figures && numeric(c) { td class="num" { (c) } } @else { td { (c) } }
                             } }
                         }
                     }
@@ -409,7 +420,7 @@ pub fn with_table(chart: &Chart, table: &Table, query: &str) -> Markup {
         (chart.svg())
         details class="table-view" {
             summary { "Table view: " (chart.title) }
-            (table.render(query))
+            (table.render_figures(query))
         }
     }
 }

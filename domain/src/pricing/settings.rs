@@ -365,6 +365,16 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn no_overrides_are_the_defaults() {
+        // Readers of many facilities take the defaults for an empty override object without
+        // merging it.
+        assert_eq!(
+            PricingSettings::with_overrides(&json!({})).unwrap(),
+            PricingSettings::default()
+        );
+    }
+
+    #[test]
     fn the_ranges_are_the_ones_check_enforces() {
         let defaults = serde_json::to_value(PricingSettings::default()).unwrap();
         let names: Vec<&str> = defaults

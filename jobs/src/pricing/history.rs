@@ -228,17 +228,50 @@ fn bands_by_day(
     settings: &BandSettings,
 ) -> Vec<BandPoint> {
     // Sorted by day once, what had been seen by a date and is young enough to count is one
-    // slice of it (the band drops older observations itself): no copy per day, and a year of
-    // days reads each observation about `max_age_days` times instead of all of them each day.
+    // slice of it. The band keeps, per competitor (named as it compares them: trimmed,
+    // case-insensitive), the last observation of the slice, in the order of each competitor's
+    // first observation in it; so each day hands it just those, found by two binary searches
+    // per competitor, instead of the whole slice (a year of days would otherwise read each
+    // observation about `max_age_days` times, naming its competitor each time).
     let mut sorted = observations.to_vec();
     sorted.sort_by_key(|o| o.observed_on);
+    let mut names: Vec<String> = Vec::new();
+    let mut by_competitor: Vec<Vec<usize>> = Vec::new();
+    for (i, o) in sorted.iter().enumerate() {
+        // The observations the band skips whatever the day.
+        if !(o.rate.is_finite() && o.rate > 0.0) {
+            continue;
+        }
+        let name = o.competitor.trim().to_lowercase();
+        match names.iter().position(|n| *n == name) {
+            Some(k) => by_competitor[k].push(i),
+            None => {
+                names.push(name);
+                by_competitor.push(vec![i]);
+            }
+        }
+    }
+    let mut picked: Vec<(usize, usize)> = Vec::with_capacity(by_competitor.len());
+    let mut window: Vec<CompetitorObservation> = Vec::with_capacity(by_competitor.len());
     dates
         .iter()
         .filter_map(|&date| {
             let end = sorted.partition_point(|o| o.observed_on <= date);
             let oldest = date - chrono::Duration::days(settings.max_age_days.max(0));
             let start = sorted[..end].partition_point(|o| o.observed_on < oldest);
-            competitor_band(&sorted[start..end], date, settings).map(|b| BandPoint {
+            // Per competitor seen in the slice: its first and its last observation there.
+            picked.clear();
+            for seen in &by_competitor {
+                let first = seen.partition_point(|&i| i < start);
+                let past = seen.partition_point(|&i| i < end);
+                if first < past {
+                    picked.push((seen[first], seen[past - 1]));
+                }
+            }
+            picked.sort_unstable_by_key(|&(first, _)| first);
+            window.clear();
+            window.extend(picked.iter().map(|&(_, last)| sorted[last].clone()));
+            competitor_band(&window, date, settings).map(|b| BandPoint {
                 date,
                 p25: b.p25,
                 median: b.median,
@@ -315,6 +348,74 @@ mod tests {
                 (d("2026-11-25"), 120.0, 1)
             ]
         );
+    }
+
+    #[test]
+    fn each_day_has_the_band_of_everything_seen_by_then() {
+        // Irregular observations: names differing in case and spaces, several a day for one
+        // competitor, unusable rates, promotions, stale and too old ones, equal rates of
+        // different weights. Each day's band must be the band of every observation up to it, in day order.
+        let settings = BandSettings {
+            max_age_days: 20,
+            stale_after_days: 5,
+            ..BandSettings::default()
+        };
+        let names = ["A", " a", "B", "b ", "C", "D", "E"];
+        let promos = [
+            None,
+            Some("First month free"),
+            None,
+            Some("50% off 2 months"),
+        ];
+        let first = d("2026-01-01");
+        let mut seed: u64 = 7;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % n
+        };
+        let o: Vec<CompetitorObservation> = (0..600)
+            .map(|_| {
+                let rate = match next(10) {
+                    0 => 0.0,
+                    1 => f64::NAN,
+                    2..=4 => 100.0,
+                    _ => 80.0 + next(40) as f64,
+                };
+                CompetitorObservation {
+                    competitor: names[next(7) as usize].into(),
+                    rate,
+                    promo: promos[next(4) as usize].map(Into::into),
+                    observed_on: first + chrono::Days::new(next(150)),
+                }
+            })
+            .collect();
+        let dates: Vec<NaiveDate> = (0..170)
+            .filter(|i| i % 3 != 1)
+            .map(|i| first + chrono::Days::new(i))
+            .collect();
+        // What the band read before: the day-sorted observations up to the day.
+        let mut sorted = o.clone();
+        sorted.sort_by_key(|x| x.observed_on);
+        let expected: Vec<BandPoint> = dates
+            .iter()
+            .filter_map(|&date| {
+                let seen: Vec<CompetitorObservation> = sorted
+                    .iter()
+                    .filter(|x| x.observed_on <= date)
+                    .cloned()
+                    .collect();
+                competitor_band(&seen, date, &settings).map(|b| BandPoint {
+                    date,
+                    p25: b.p25,
+                    median: b.median,
+                    p75: b.p75,
+                    competitors: b.competitors,
+                    stale: b.stale,
+                })
+            })
+            .collect();
+        assert!(expected.len() > 100);
+        assert_eq!(bands_by_day(&o, &dates, &settings), expected);
     }
 
     #[test]

@@ -209,3 +209,58 @@ async fn the_portfolio_follows_a_repushed_older_day_and_an_upload() {
     assert_eq!(status["usage"]["sync_records"], 3);
     assert_eq!(status["usage"]["sync_records_this_month"], 3);
 }
+
+/// The portfolio reads the latest day's unit types, tenant rents and the previous month in one
+/// go: a re-push of the latest day with other unit types (or none) changes the street rate and
+/// the ECRI gap it reports.
+#[tokio::test]
+async fn the_portfolio_follows_the_latest_days_unit_types() {
+    let app = spawn_app().await;
+    push(
+        &app,
+        json!({ "facility": { "name": "East" }, "date": "2026-10-30", "occupancy_pct": 90 }),
+    )
+    .await;
+    let latest = |unit_types: Value| {
+        json!({
+            "facility": { "name": "East" }, "date": "2026-11-20", "occupancy_pct": 85,
+            "unit_types": unit_types,
+            "tenant_rents": [{ "size": "10x10", "avg_rent": 115, "tenant_count": 80 }]
+        })
+    };
+    let east = |body: &Value| body["facilities"][0].clone();
+    // 10x10 in two tiers, weighted by units: (150 x 60 + 120 x 40) / 100 = 138; gap against
+    // 80 tenants at 115: 138 / 115 - 1 = 20 %.
+    push(
+        &app,
+        latest(json!([
+            { "size": "10x10", "tier": "climate", "street_rate": 150, "total_units": 60, "occupied_units": 51 },
+            { "size": "10x10", "tier": "drive-up", "street_rate": 120, "total_units": 40, "occupied_units": 34 }
+        ])),
+    )
+    .await;
+    let body = get_ok(&app, "/api/v1/analytics/portfolio").await;
+    let e = east(&body);
+    assert_eq!(e["as_of"], "2026-11-20");
+    assert_eq!(e["previous_month_occupancy_pct"], 90.0);
+    assert_eq!(e["total_units"], 100);
+    assert_close(&e["ecri_gap_pct"], 20.0);
+    assert_close(&e["gross_potential_rent"], 13_800.0);
+
+    // The same day again without unit types: no street rate, so no gap and no units.
+    push(&app, latest(json!([]))).await;
+    let e = east(&get_ok(&app, "/api/v1/analytics/portfolio").await);
+    assert_eq!(e["ecri_gap_pct"], Value::Null);
+    assert_eq!(e["total_units"], Value::Null);
+    assert_eq!(e["previous_month_occupancy_pct"], 90.0);
+
+    // And with one tier at 130: 130 / 115 - 1 = 13.04 %.
+    push(
+        &app,
+        latest(json!([{ "size": "10x10", "street_rate": 130, "total_units": 100, "occupied_units": 85 }])),
+    )
+    .await;
+    let e = east(&get_ok(&app, "/api/v1/analytics/portfolio").await);
+    assert_close(&e["ecri_gap_pct"], 13.04);
+    assert_eq!(e["total_units"], 100);
+}

@@ -47,10 +47,16 @@ pub async fn pricing_settings(
     Ok(rows
         .into_iter()
         .map(|r| {
-            // Overrides are checked when they are written; one that no longer reads falls back
-            // to the defaults rather than failing the whole answer.
-            let s = domain::pricing::settings::PricingSettings::with_overrides(&r.pricing_settings)
-                .unwrap_or_default();
+            // No overrides (most facilities) are the defaults, without merging them into the
+            // defaults' JSON. Overrides are checked when they are written; one that no longer
+            // reads falls back to the defaults rather than failing the whole answer.
+            let s = match r.pricing_settings.as_object() {
+                Some(o) if o.is_empty() => domain::pricing::settings::PricingSettings::default(),
+                _ => {
+                    domain::pricing::settings::PricingSettings::with_overrides(&r.pricing_settings)
+                        .unwrap_or_default()
+                }
+            };
             (r.id, s)
         })
         .collect())

@@ -190,7 +190,7 @@ pub fn tenant_rents(v: &serde_json::Value) -> Vec<StoredTenantRent> {
     v.as_array()
         .map(|rows| {
             rows.iter()
-                .filter_map(|r| serde_json::from_value(r.clone()).ok())
+                .filter_map(|r| StoredTenantRent::deserialize(r).ok())
                 .collect()
         })
         .unwrap_or_default()
