@@ -1,0 +1,128 @@
+//! The tables every page shows, as HTML and as CSV (`?csv=<id>` on the page's address).
+
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use maud::{html, Markup};
+
+/// A table of a page: shown as HTML, exported as CSV (`?csv=<id>` on the page's address).
+pub struct Table {
+    pub id: String,
+    pub caption: String,
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(id: impl Into<String>, caption: impl Into<String>, headers: &[&str]) -> Self {
+        Self {
+            id: id.into(),
+            caption: caption.into(),
+            headers: headers.iter().map(|h| (*h).to_owned()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// The table with a link to its CSV beside it; `query` is the page's own query string
+    /// (the CSV holds the same rows as the page).
+    pub fn render(&self, query: &str) -> Markup {
+        self.render_cells(query, false)
+    }
+
+    /// Like [`Table::render`], for a table whose columns after the first hold figures (a
+    /// chart's table view): the right alignment comes from the table's class instead of one on
+    /// each cell, which keeps a year of days to a smaller page.
+    pub fn render_figures(&self, query: &str) -> Markup {
+        self.render_cells(query, true)
+    }
+
+    fn render_cells(&self, query: &str, figures: bool) -> Markup {
+        let href = if query.is_empty() {
+            format!("?csv={}", self.id)
+        } else {
+            format!("?{query}&csv={}", self.id)
+        };
+        html! {
+            div class="table-head" {
+                span class="muted" { (self.caption) }
+                a class="csv" href=(href) download { "CSV" }
+            }
+            div class="table-wrap" {
+                table id=(self.id) class=[figures.then_some("num-cols")] {
+                    thead { tr { @for h in &self.headers { th scope="col" { (h) } } } }
+                    tbody {
+                        @for r in &self.rows {
+                            tr { @for c in r {
+                                @if !figures && numeric(c) { td class="num" { (c) } } @else { td { (c) } }
+                            } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The table as a CSV file (`Content-Disposition: attachment`).
+    pub fn csv(&self, file_stem: &str) -> Response {
+        let bytes = self.csv_bytes();
+        let name: String = format!("{file_stem}-{}", self.id)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        (
+            [
+                (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
+                (
+                    header::CONTENT_DISPOSITION,
+                    format!("attachment; filename=\"{name}.csv\""),
+                ),
+            ],
+            bytes,
+        )
+            .into_response()
+    }
+}
+
+impl Table {
+    pub(super) fn csv_bytes(&self) -> Vec<u8> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let written = w
+            .write_record(&self.headers)
+            .and_then(|()| self.rows.iter().try_for_each(|r| w.write_record(r)));
+        match (written, w.into_inner()) {
+            (Ok(()), Ok(bytes)) => bytes,
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The CSV of the table a page was asked for (`?csv=<id>`), if it shows one by that id.
+pub fn export(tables: &[&Table], wanted: Option<&str>, file_stem: &str) -> Option<Response> {
+    let wanted = wanted?;
+    Some(match tables.iter().find(|t| t.id == wanted) {
+        Some(t) => t.csv(file_stem),
+        None => crate::dashboard::page::error_page(
+            axum::http::StatusCode::NOT_FOUND,
+            "This page has no table by that name.",
+        ),
+    })
+}
+
+fn numeric(cell: &str) -> bool {
+    !cell.is_empty()
+        && cell
+            .trim_end_matches('%')
+            .trim_start_matches(['-', '+'])
+            .replace(',', "")
+            .parse::<f64>()
+            .is_ok()
+}
