@@ -7,7 +7,7 @@ use super::store::settings_of;
 use crate::error::Result;
 use chrono::{Datelike, NaiveDate};
 use domain::ids::{CompanyId, FacilityId};
-use domain::pricing::band::{competitor_band, BandSettings, CompetitorObservation};
+use domain::pricing::band::{competitor_band, BandSettings, CompetitorBand, CompetitorObservation};
 use domain::pricing::engine::days_in_month;
 use serde::Serialize;
 use sqlx::PgConnection;
@@ -98,6 +98,20 @@ pub struct BandPoint {
     pub competitors: usize,
     /// Of which stale.
     pub stale: usize,
+}
+
+impl BandPoint {
+    /// The day's point of a band.
+    fn of(date: NaiveDate, b: &CompetitorBand) -> Self {
+        Self {
+            date,
+            p25: b.p25,
+            median: b.median,
+            p75: b.p75,
+            competitors: b.competitors,
+            stale: b.stale,
+        }
+    }
 }
 
 /// The last `days` days of a facility's history, ending at its latest snapshot (404 for a
@@ -271,14 +285,7 @@ fn bands_by_day(
             picked.sort_unstable_by_key(|&(first, _)| first);
             window.clear();
             window.extend(picked.iter().map(|&(_, last)| sorted[last].clone()));
-            competitor_band(&window, date, settings).map(|b| BandPoint {
-                date,
-                p25: b.p25,
-                median: b.median,
-                p75: b.p75,
-                competitors: b.competitors,
-                stale: b.stale,
-            })
+            competitor_band(&window, date, settings).map(|b| BandPoint::of(date, &b))
         })
         .collect()
 }

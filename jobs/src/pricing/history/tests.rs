@@ -117,14 +117,7 @@ fn each_day_has_the_band_of_everything_seen_by_then() {
                 .filter(|x| x.observed_on <= date)
                 .cloned()
                 .collect();
-            competitor_band(&seen, date, &settings).map(|b| BandPoint {
-                date,
-                p25: b.p25,
-                median: b.median,
-                p75: b.p75,
-                competitors: b.competitors,
-                stale: b.stale,
-            })
+            competitor_band(&seen, date, &settings).map(|b| BandPoint::of(date, &b))
         })
         .collect();
     assert!(expected.len() > 100);
