@@ -2,10 +2,11 @@
 //! to a static policy and the best fixed rate per size (docs/pricing.md, "Backtest").
 //!
 //! `cargo run -p e2e --bin backtest -- [--seeds 5] [--first-seed 1] [--scenario lease_up]
-//! [--settings '{"max_step_pct": 5}'] [--reference]`
+//! [--settings '{"max_step_pct": 5}'] [--reference] [--optimal]`
 
 use clap::Parser;
 use domain::pricing::backtest::market::SCENARIOS;
+use domain::pricing::backtest::optimal::reference_optimal;
 use domain::pricing::backtest::reference::{reference_rules, reference_schedules};
 use domain::pricing::backtest::report::{markdown, summarize};
 use domain::pricing::{PricingSettings, ENGINE_VERSION};
@@ -26,9 +27,13 @@ struct Args {
     settings: String,
     /// Also sweep the reference rules (`domain::pricing::backtest::Rule`) and print the best
     /// found with hindsight, per scenario and one for all, then each size's best monthly
-    /// schedule (`Policy::Schedule`), also found with hindsight.
+    /// schedule (`Policy::Schedule`), also found with hindsight, then the optimal policy with
+    /// the true demand (`Policy::Optimal`).
     #[arg(long)]
     reference: bool,
+    /// Of the references, only the optimal policy with the true demand.
+    #[arg(long)]
+    optimal: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -70,6 +75,15 @@ fn main() -> anyhow::Result<()> {
             "{}",
             reference_schedules(&scenarios, &seeds, &holdout, &settings)
         );
+    }
+    if args.reference || args.optimal {
+        println!(
+            "\nReference: the optimal policy with the true demand (dynamic programming per size), \
+             seeds {}-{}\n",
+            seeds[0],
+            seeds[seeds.len() - 1]
+        );
+        print!("{}", reference_optimal(&scenarios, &seeds, &summaries));
     }
     Ok(())
 }

@@ -156,6 +156,16 @@ impl SizeMarket {
         r[2]
     }
 
+    /// The median of the competitor rates last observed (to the cent, as the engine sees
+    /// them): what a policy that prices against the market can know of it.
+    pub fn observed_median(&self) -> f64 {
+        let mut seen = self
+            .observed
+            .map(|(_, rate)| (rate * 100.0).round() / 100.0);
+        seen.sort_by(f64::total_cmp);
+        seen[seen.len() / 2]
+    }
+
     /// The competitor observations the engine sees today.
     pub fn observations(&self) -> Vec<(String, CompetitorObservation)> {
         self.observed

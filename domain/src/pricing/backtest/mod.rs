@@ -5,6 +5,7 @@
 //! generators.
 
 pub mod market;
+pub mod optimal;
 pub mod reference;
 pub mod report;
 
@@ -42,6 +43,11 @@ pub enum Policy<'a> {
     /// with hindsight (`reference::best_schedules`), it bounds what knowing the season and the
     /// year's demand in advance can earn.
     Schedule(&'a [[f64; 12]]),
+    /// A reference, not a product: every day, each size's rate is the observed competitor
+    /// median times the multiple the optimal policy of `optimal` (dynamic programming with the
+    /// true demand, not the draws) picks for the day and the size's tenants. What the best
+    /// possible street-rate policy earns in this market.
+    Optimal(&'a optimal::OptimalPolicy),
 }
 
 /// The weekly occupancy-and-season rule of [`Policy::Rule`].
@@ -76,9 +82,14 @@ pub fn monthly_target(total_units: u32) -> f64 {
     (f64::from(total_units) * 0.9 * 30.4 / STAY_DAYS).round()
 }
 
+/// The first day simulated.
+pub fn start_date() -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 1, 1).expect("a valid date")
+}
+
 /// Runs one scenario on one seed under a policy; one result per size, in `SIZES` order.
 pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeResult> {
-    let start = NaiveDate::from_ymd_opt(2026, 1, 1).expect("a valid date");
+    let start = start_date();
     let mut markets: Vec<SizeMarket> = (0..SIZES.len())
         .map(|i| SizeMarket::new(scenario, seed, i, start))
         .collect();
@@ -140,13 +151,17 @@ pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeR
             if day % 7 == 0 {
                 let index = NATIONAL_PRIOR[date.month0() as usize];
                 for m in &mut markets {
-                    let mut seen: Vec<f64> = m.observations().iter().map(|o| o.1.rate).collect();
-                    seen.sort_by(f64::total_cmp);
                     let multiple = rule.base
                         + rule.per_point * (m.occupancy_pct() - rule.pivot) / 100.0
                         + rule.season * (index - 1.0);
-                    m.street_rate = (seen[seen.len() / 2] * multiple.max(0.1)).round();
+                    m.street_rate = (m.observed_median() * multiple.max(0.1)).round();
                 }
+            }
+        }
+        if let Policy::Optimal(table) = policy {
+            for (i, m) in markets.iter_mut().enumerate() {
+                let multiple = table.multiple(i, day, m.tenants.len());
+                m.street_rate = (m.observed_median() * multiple).round();
             }
         }
         if let Policy::Engine(settings) = policy {
