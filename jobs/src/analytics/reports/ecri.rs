@@ -1,7 +1,7 @@
 //! `GET /api/v1/analytics/ecri`: per facility and size, from the latest snapshot's tenant rents
 //! and street rates.
 
-use super::{latest, scope, street_by_size, tenant_rents, unit_types, FacilityRow};
+use super::{latest, scope, street_by_size, unit_types, FacilityRow};
 use crate::error::Result;
 use chrono::NaiveDate;
 use domain::analytics::ecri::{size_ecri, Cohort, EcriSettings, SizeEcri};
@@ -126,7 +126,7 @@ fn facility_out(
         out.reason = Some(super::no_sync_reason());
         return out;
     };
-    let rents = tenant_rents(&l.tenant_rents);
+    let rents = &l.tenant_rents;
     if rents.is_empty() {
         out.reason = Some(format!(
             "the latest snapshot ({}) carries no tenant rents",
@@ -137,7 +137,7 @@ fn facility_out(
     let street = street_by_size(units.get(&l.sync_id).map_or(&[][..], Vec::as_slice));
     let mut by_size: BTreeMap<String, Vec<Cohort>> = BTreeMap::new();
     for r in rents {
-        by_size.entry(r.size).or_default().push(Cohort {
+        by_size.entry(r.size.clone()).or_default().push(Cohort {
             tenant_count: r.tenant_count,
             avg_rent: r.avg_rent,
             months_since_last_increase: r.months_since_last_increase,

@@ -49,6 +49,16 @@ pub async fn scope(
     Ok(rows)
 }
 
+/// Runs a read on a task of its own: a report's independent reads then decode their rows on
+/// every core at once. A read that panicked is an internal error.
+pub async fn spawned<T: Send + 'static>(
+    read: impl std::future::Future<Output = Result<T>> + Send + 'static,
+) -> Result<T> {
+    tokio::spawn(read)
+        .await
+        .map_err(|e| Error::Internal(format!("a report read failed: {e}")))?
+}
+
 pub fn ids(rows: &[FacilityRow]) -> Vec<Uuid> {
     rows.iter().map(|f| f.id).collect()
 }
@@ -64,7 +74,7 @@ pub struct Latest {
     pub move_outs_mtd: Option<i32>,
     pub move_ins_target_monthly: Option<i32>,
     pub figures: Figures,
-    pub tenant_rents: serde_json::Value,
+    pub tenant_rents: Vec<StoredTenantRent>,
 }
 
 /// The latest snapshot of each facility that has one (one index probe per facility).
@@ -75,7 +85,7 @@ pub async fn latest(pool: &PgPool, facility_ids: &[Uuid]) -> Result<BTreeMap<Uui
                   s.total_units, s.occupied_units, s.units_estimated AS "units_estimated!",
                   s.rentable_sqft, s.rentable_sqft_estimated AS "rentable_sqft_estimated!",
                   s.gross_potential_rent, s.actual_rent, s.actual_rent_estimated AS "actual_rent_estimated!",
-                  s.tenant_rents AS "tenant_rents!"
+                  s.tenant_rents AS "tenant_rents!: sqlx::types::Json<TenantRents>"
            FROM unnest($1::uuid[]) AS f(id)
            CROSS JOIN LATERAL (
                SELECT * FROM sync_records r WHERE r.facility_id = f.id
@@ -108,7 +118,7 @@ pub async fn latest(pool: &PgPool, facility_ids: &[Uuid]) -> Result<BTreeMap<Uui
                         actual_rent: r.actual_rent,
                         actual_rent_estimated: r.actual_rent_estimated,
                     },
-                    tenant_rents: r.tenant_rents,
+                    tenant_rents: r.tenant_rents.0 .0,
                 },
             )
         })
@@ -126,10 +136,16 @@ pub struct UnitRow {
 }
 
 /// The unit types of the given snapshots, by snapshot.
+/// One index probe per snapshot, whatever the table's size (on a small table the planner
+/// would otherwise scan all of it for a long id list).
 pub async fn unit_types(pool: &PgPool, sync_ids: &[Uuid]) -> Result<BTreeMap<Uuid, Vec<UnitRow>>> {
     let rows = sqlx::query!(
-        "SELECT sync_id, size, tier, street_rate, occupancy_pct, total_units
-         FROM sync_unit_types WHERE sync_id = ANY($1) ORDER BY sync_id, size, tier",
+        r#"SELECT s.id AS "sync_id!", u.size, u.tier, u.street_rate, u.occupancy_pct, u.total_units
+           FROM unnest($1::uuid[]) AS s(id)
+           CROSS JOIN LATERAL (
+               SELECT x.size, x.tier, x.street_rate, x.occupancy_pct, x.total_units
+               FROM sync_unit_types x WHERE x.sync_id = s.id ORDER BY x.size, x.tier
+           ) u"#,
         sync_ids
     )
     .fetch_all(pool)
@@ -184,16 +200,26 @@ pub struct StoredTenantRent {
     pub months_since_last_increase: Option<f64>,
 }
 
-pub fn tenant_rents(v: &serde_json::Value) -> Vec<StoredTenantRent> {
-    // Written by the ingest from validated payloads; a row that does not read is skipped
-    // rather than failing the whole answer.
-    v.as_array()
-        .map(|rows| {
-            rows.iter()
-                .filter_map(|r| StoredTenantRent::deserialize(r).ok())
-                .collect()
-        })
-        .unwrap_or_default()
+/// The tenant-rent rows of a record, read from its JSON without building a document tree.
+/// Written by the ingest from validated payloads; a row that does not read is skipped (and
+/// anything but an array reads as none) rather than failing the whole answer.
+#[derive(Clone, Debug, Default)]
+pub struct TenantRents(pub Vec<StoredTenantRent>);
+
+impl<'de> Deserialize<'de> for TenantRents {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let raw = Box::<serde_json::value::RawValue>::deserialize(d)?;
+        Ok(Self(tenant_rents(raw.get())))
+    }
+}
+
+/// The rows of a stored tenant-rent array (see [`TenantRents`]).
+pub fn tenant_rents(json: &str) -> Vec<StoredTenantRent> {
+    let rows: Vec<Box<serde_json::value::RawValue>> =
+        serde_json::from_str(json).unwrap_or_default();
+    rows.iter()
+        .filter_map(|r| serde_json::from_str(r.get()).ok())
+        .collect()
 }
 
 /// Tenant-weighted street / in-place rent - 1, percent, over the sizes with a street rate.
@@ -212,4 +238,48 @@ pub fn ecri_gap_pct(rents: &[StoredTenantRent], street: &BTreeMap<String, f64>) 
 /// A reason to show instead of figures.
 pub fn no_sync_reason() -> String {
     "no sync has been received for this facility yet".to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tenant_rents_keep_the_rows_that_read_and_skip_the_rest() {
+        let json = r#"[
+            {"size": "10x10", "avg_rent": 120.5, "tenant_count": 40, "months_since_last_increase": 14},
+            {"size": "5x5", "avg_rent": 60},
+            {"size": "10x20", "avg_rent": "high", "tenant_count": 3},
+            7,
+            {"size": "5x10", "avg_rent": 80, "tenant_count": 12, "extra": true}
+        ]"#;
+        let rows = tenant_rents(json);
+        let read: Vec<(&str, f64, u32, Option<f64>)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.size.as_str(),
+                    r.avg_rent,
+                    r.tenant_count,
+                    r.months_since_last_increase,
+                )
+            })
+            .collect();
+        assert_eq!(
+            read,
+            vec![("10x10", 120.5, 40, Some(14.0)), ("5x10", 80.0, 12, None)]
+        );
+        // Through the column's decoder, as the reports read it.
+        let decoded: TenantRents = serde_json::from_str(json).unwrap();
+        assert_eq!(decoded.0.len(), 2);
+    }
+
+    #[test]
+    fn tenant_rents_that_are_not_an_array_read_as_none() {
+        for json in ["{}", "null", "\"rents\"", "{\"size\": \"10x10\"}"] {
+            assert!(tenant_rents(json).is_empty(), "{json}");
+            let decoded: TenantRents = serde_json::from_str(json).unwrap();
+            assert!(decoded.0.is_empty(), "{json}");
+        }
+    }
 }

@@ -7,7 +7,7 @@
 //! (`pricing::band::competitor_band`) with the facility's pricing settings, as of the
 //! facility's latest snapshot.
 
-use super::{ecri_gap_pct, latest, scope, street_by_size, tenant_rents, unit_types};
+use super::{ecri_gap_pct, latest, scope, street_by_size, unit_types};
 use crate::error::Result;
 use chrono::{Datelike, NaiveDate};
 use domain::analytics::flags::{flags, Flag, FlagInputs, FlagSettings};
@@ -115,17 +115,29 @@ pub async fn report(
 ) -> Result<Report> {
     let facilities = scope(pool, company_id, None).await?;
     let ids = super::ids(&facilities);
-    // Four independent reads, each on a connection of its own.
-    let latest_and_units = async {
-        let latest = latest(pool, &ids).await?;
-        let sync_ids: Vec<Uuid> = latest.values().map(|l| l.sync_id).collect();
-        let units = unit_types(pool, &sync_ids).await?;
-        Ok::<_, crate::Error>((latest, units))
-    };
+    // Four independent reads, each on a connection and a task of its own, so their rows are
+    // decoded on every core at once rather than one after another on the request's.
+    let latest_and_units = super::spawned({
+        let (pool, ids) = (pool.clone(), ids.clone());
+        async move {
+            let latest = latest(&pool, &ids).await?;
+            let sync_ids: Vec<Uuid> = latest.values().map(|l| l.sync_id).collect();
+            let units = unit_types(&pool, &sync_ids).await?;
+            Ok((latest, units))
+        }
+    });
+    let previous = super::spawned({
+        let (pool, ids) = (pool.clone(), ids.clone());
+        async move { previous_month_occupancy(&pool, &ids).await }
+    });
+    let observations = super::spawned({
+        let (pool, ids) = (pool.clone(), ids.clone());
+        async move { super::competitors::competitor_observations(&pool, &ids).await }
+    });
     let ((latest, units), previous, observations, pricing) = tokio::try_join!(
         latest_and_units,
-        previous_month_occupancy(pool, &ids),
-        super::competitors::competitor_observations(pool, &ids),
+        previous,
+        observations,
         super::competitors::pricing_settings(pool, &ids),
     )?;
     let as_of = latest.values().map(|l| l.snapshot_date).max();
@@ -169,7 +181,7 @@ pub async fn report(
                 (*rate > band.p75).then(|| (size.clone(), *rate, round2(band.p75)))
             })
             .collect();
-        let gap = ecri_gap_pct(&tenant_rents(&l.tenant_rents), &street);
+        let gap = ecri_gap_pct(&l.tenant_rents, &street);
         let prev = previous.get(&f.id).copied().flatten();
         let days_since = (today - l.snapshot_date).num_days().max(0);
         let inputs = FlagInputs {
