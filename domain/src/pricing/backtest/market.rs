@@ -97,6 +97,12 @@ pub fn poisson(rng: &mut StdRng, mean: f64) -> u32 {
     }
 }
 
+/// The median of five rates: the third once sorted.
+fn middle(mut rates: [f64; 5]) -> f64 {
+    rates.sort_by(f64::total_cmp);
+    rates[2]
+}
+
 /// One size's market and the facility's tenants of that size.
 #[derive(Debug, Clone)]
 pub struct SizeMarket {
@@ -151,19 +157,16 @@ impl SizeMarket {
 
     /// The competitors' median today (of five: the third).
     pub fn market_median(&self) -> f64 {
-        let mut r = self.competitors;
-        r.sort_by(f64::total_cmp);
-        r[2]
+        middle(self.competitors)
     }
 
     /// The median of the competitor rates last observed (to the cent, as the engine sees
     /// them): what a policy that prices against the market can know of it.
     pub fn observed_median(&self) -> f64 {
-        let mut seen = self
-            .observed
-            .map(|(_, rate)| (rate * 100.0).round() / 100.0);
-        seen.sort_by(f64::total_cmp);
-        seen[seen.len() / 2]
+        middle(
+            self.observed
+                .map(|(_, rate)| (rate * 100.0).round() / 100.0),
+        )
     }
 
     /// The competitor observations the engine sees today.

@@ -314,7 +314,8 @@ fn shape(scenario: &str, solution: &Solution) -> String {
         let tenants = (units * occupancy + 50) / 100;
         let _ = write!(out, "| {occupancy} % |");
         for month in 1..=12 {
-            let date = chrono::NaiveDate::from_ymd_opt(2026, month, 15).expect("a valid date");
+            let date = chrono::NaiveDate::from_ymd_opt(start_date().year(), month, 15)
+                .expect("a valid date");
             let day = (date - start_date()).num_days() as usize;
             let _ = write!(out, " {:.2} |", solution.multiple(day, tenants));
         }

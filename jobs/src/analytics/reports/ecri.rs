@@ -1,7 +1,7 @@
 //! `GET /api/v1/analytics/ecri`: per facility and size, from the latest snapshot's tenant rents
 //! and street rates.
 
-use super::{latest, scope, street_by_size, unit_types, FacilityRow};
+use super::{latest_with_units, scope, street_by_size, FacilityRow};
 use crate::error::Result;
 use chrono::NaiveDate;
 use domain::analytics::ecri::{size_ecri, Cohort, EcriSettings, SizeEcri};
@@ -85,9 +85,7 @@ pub async fn report(
     settings: &EcriSettings,
 ) -> Result<Report> {
     let scope_rows = scope(pool, company_id, facility).await?;
-    let latest = latest(pool, &super::ids(&scope_rows)).await?;
-    let sync_ids: Vec<Uuid> = latest.values().map(|l| l.sync_id).collect();
-    let units = unit_types(pool, &sync_ids).await?;
+    let (latest, units) = latest_with_units(pool, &super::ids(&scope_rows)).await?;
     let mut totals = Totals::default();
     let facilities = scope_rows
         .iter()

@@ -125,6 +125,18 @@ pub async fn latest(pool: &PgPool, facility_ids: &[Uuid]) -> Result<BTreeMap<Uui
         .collect())
 }
 
+/// The latest snapshot of each facility that has one, and the unit types of those snapshots
+/// (by snapshot id).
+pub async fn latest_with_units(
+    pool: &PgPool,
+    facility_ids: &[Uuid],
+) -> Result<(BTreeMap<Uuid, Latest>, BTreeMap<Uuid, Vec<UnitRow>>)> {
+    let latest = latest(pool, facility_ids).await?;
+    let sync_ids: Vec<Uuid> = latest.values().map(|l| l.sync_id).collect();
+    let units = unit_types(pool, &sync_ids).await?;
+    Ok((latest, units))
+}
+
 /// One unit type of a snapshot.
 #[derive(Clone, Debug)]
 pub struct UnitRow {

@@ -7,7 +7,7 @@
 //! (`pricing::band::competitor_band`) with the facility's pricing settings, as of the
 //! facility's latest snapshot.
 
-use super::{ecri_gap_pct, latest, scope, street_by_size, unit_types};
+use super::{ecri_gap_pct, latest_with_units, scope, street_by_size};
 use crate::error::Result;
 use chrono::{Datelike, NaiveDate};
 use domain::analytics::flags::{flags, Flag, FlagInputs, FlagSettings};
@@ -119,12 +119,7 @@ pub async fn report(
     // decoded on every core at once rather than one after another on the request's.
     let latest_and_units = super::spawned({
         let (pool, ids) = (pool.clone(), ids.clone());
-        async move {
-            let latest = latest(&pool, &ids).await?;
-            let sync_ids: Vec<Uuid> = latest.values().map(|l| l.sync_id).collect();
-            let units = unit_types(&pool, &sync_ids).await?;
-            Ok((latest, units))
-        }
+        async move { latest_with_units(&pool, &ids).await }
     });
     let previous = super::spawned({
         let (pool, ids) = (pool.clone(), ids.clone());
