@@ -8,7 +8,7 @@ use super::target::{self, Anchor};
 use chrono::{Datelike, NaiveDate};
 
 /// Bumped whenever the maths changes, and stored with every run.
-pub const ENGINE_VERSION: &str = "2026.11.4";
+pub const ENGINE_VERSION: &str = "2026.11.5";
 
 pub use crate::lease_up::Mode;
 
@@ -251,6 +251,29 @@ fn recommend_one(
                 "a size at or above the top of its band ({}%) is not cut unless its rate is more \
                  than {}% above the competitor P75",
                 s.occupancy_target_high_pct, s.full_cut_above_p75_pct
+            ),
+        });
+        proposed = current;
+    }
+    // The mirror of `full_no_cut`: a size under its band fills before it is raised, unless it
+    // fills fast; lease-up has its own climb with the fill pace.
+    let room = occupancy.is_some_and(|o| o < s.occupancy_target_low_pct);
+    let filling =
+        target::trend_pp_per_week(ut, occupancy).is_some_and(|t| t >= s.fill_first_pp_per_week);
+    if proposed > current
+        && room
+        && !filling
+        && s.fill_first_pp_per_week > 0.0
+        && input.mode != Mode::LeaseUp
+    {
+        rec.guardrails.push(Guardrail {
+            name: "fill_first".into(),
+            before: round2(proposed),
+            after: current,
+            detail: format!(
+                "a size below the low end of its band ({}%) is not raised unless it gains at \
+                 least {} points of occupancy a week",
+                s.occupancy_target_low_pct, s.fill_first_pp_per_week
             ),
         });
         proposed = current;

@@ -67,6 +67,9 @@ pub struct PricingSettings {
     /// Lease-up: occupancy gained per week (points) at which the target reaches the competitor
     /// median (less gain climbs part of the way from the P25; 0 keeps it at the P25).
     pub lease_up_climb_pp_per_week: f64,
+    /// Outside lease-up, a size below the band's low end is not raised unless it gains at least
+    /// this many points of occupancy a week (0 turns the `fill_first` guardrail off).
+    pub fill_first_pp_per_week: f64,
     /// Share (0..=1) of the learned price response's position that moves the target (0 turns
     /// the `price_response` factor off).
     pub response_weight: f64,
@@ -117,7 +120,7 @@ const fn whole(name: &'static str, min: f64, max: f64) -> Range {
 }
 
 /// Every numeric setting with its range, in the order of the struct.
-pub const RANGES: [Range; 34] = [
+pub const RANGES: [Range; 35] = [
     r("occupancy_target_low_pct", 0.0, 100.0),
     r("occupancy_target_high_pct", 0.0, 100.0),
     r("occupancy_pp_per_point", 0.0, 10.0),
@@ -144,6 +147,7 @@ pub const RANGES: [Range; 34] = [
     r("lease_up_discount_pct", 0.0, 100.0),
     r("lease_up_floor_share", 0.0, 1.0),
     r("lease_up_climb_pp_per_week", 0.0, 20.0),
+    r("fill_first_pp_per_week", 0.0, 20.0),
     r("response_weight", 0.0, 1.0),
     r("price_elasticity", 0.5, 10.0),
     r("response_fill_pct", 50.0, 100.0),
@@ -185,6 +189,7 @@ impl Default for PricingSettings {
             lease_up_discount_pct: 0.0,
             lease_up_floor_share: 0.70,
             lease_up_climb_pp_per_week: 3.0,
+            fill_first_pp_per_week: 3.0,
             response_weight: 0.75,
             price_elasticity: 3.0,
             response_fill_pct: 95.0,
@@ -319,6 +324,7 @@ impl PricingSettings {
             self.lease_up_climb_pp_per_week,
             20.0,
         )?;
+        nonneg("fill_first_pp_per_week", self.fill_first_pp_per_week, 20.0)?;
         nonneg("response_weight", self.response_weight, 1.0)?;
         for (name, v, min, max) in [
             ("price_elasticity", self.price_elasticity, 0.5, 10.0),

@@ -1,4 +1,5 @@
-//! Hand-worked cases of the guardrails: step, ceiling, floor, cooldown, reversal, tolerance, rounding.
+//! Hand-worked cases of the guardrails: step, ceiling, floor, cooldown, reversal, tolerance,
+//! no raise below the band, rounding.
 
 use super::*;
 
@@ -35,6 +36,48 @@ fn floor_stops_a_cut_below_the_competitor_p25() {
     let r = one_with(&at_100(with_occ(with_rate(base(), 98.0), 60.0)), &s);
     assert_eq!(r.recommended_rate, 95.0);
     assert_eq!(guardrails(&r), ["floor"]);
+}
+
+#[test]
+fn a_size_below_its_band_is_raised_only_while_it_fills_fast() {
+    // Competitors all at 100, rate 80 at 85 % (3 points under the band), no earlier
+    // occupancy: target 100 x (1 - 3 %) = 97; +12.50 pp (median) - 1.88 pp (occupancy) =
+    // +10.62 pp, 88.50, stepped to 86.40; the size has room, so it holds.
+    let i = at_100(with_occ(with_rate(base(), 80.0), 85.0));
+    let r = one(&i);
+    assert_eq!((r.recommended_rate, r.action), (80.0, Action::Hold));
+    assert_eq!(guardrails(&r), ["max_step", "fill_first"]);
+    assert_eq!(
+        (r.guardrails[1].before, r.guardrails[1].after),
+        (86.4, 80.0)
+    );
+    // The guardrail turned off (0): the raise goes through, 86.40 rounded to 86.
+    let off = settings(json!({"fill_first_pp_per_week": 0}));
+    assert_eq!(one_with(&i, &off).recommended_rate, 86.0);
+    // 71 % four weeks ago at 80: 3.5 points a week, at least the 3 of
+    // `fill_first_pp_per_week`, so it may climb: the trend adds 3.5 x 0.25 = 0.875 %
+    // (+0.55 pp), the fill at 80 shows no reason to cut (price response 0): +11.17 pp, 88.94,
+    // stepped to 86.40, rounded to 86.
+    let mut filling = i.clone();
+    filling.unit_types[0].earlier = Some(EarlierReading {
+        days_ago: 28,
+        occupancy_pct: Some(71.0),
+        street_rate: 80.0,
+    });
+    let r = one(&filling);
+    assert_eq!(
+        (factor(&r, "occupancy_trend"), factor(&r, "price_response")),
+        (0.55, 0.0)
+    );
+    assert_eq!(
+        (r.recommended_rate, guardrails(&r)),
+        (86.0, vec!["max_step"])
+    );
+    // In lease-up the target climbs with the fill pace instead: the guardrail does not apply.
+    let mut lease_up = i;
+    lease_up.mode = Mode::LeaseUp;
+    let r = one(&lease_up);
+    assert!(!guardrails(&r).contains(&"fill_first"), "{r:#?}");
 }
 
 #[test]

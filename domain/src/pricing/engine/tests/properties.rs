@@ -181,6 +181,17 @@ proptest! {
                     "{r:?}"
                 );
             }
+            // Outside lease-up, a size below its band is raised only while it fills fast.
+            if r.recommended_rate > cur
+                && r.mode != Mode::LeaseUp
+                && r.occupancy_pct.is_some_and(|o| o < s.occupancy_target_low_pct)
+            {
+                let trend = crate::pricing::target::trend_pp_per_week(ut, r.occupancy_pct);
+                prop_assert!(
+                    trend.is_some_and(|t| t >= s.fill_first_pp_per_week),
+                    "{r:?}"
+                );
+            }
             // Inside the cooldown the rate holds.
             if ut.last_rate_change.is_some_and(|c| (input.as_of - c).num_days() < s.cooldown_days) {
                 prop_assert_eq!(r.recommended_rate, cur);
