@@ -256,15 +256,12 @@ fn recommend_one(
         proposed = current;
     }
     // The mirror of `full_no_cut`: a size under its band fills before it is raised, unless it
-    // fills fast; lease-up has its own climb with the fill pace.
-    let room = occupancy.is_some_and(|o| o < s.occupancy_target_low_pct);
-    let filling =
-        target::trend_pp_per_week(ut, occupancy).is_some_and(|t| t >= s.fill_first_pp_per_week);
+    // fills fast (the trend the target read); lease-up has its own climb with the fill pace.
     if proposed > current
-        && room
-        && !filling
         && s.fill_first_pp_per_week > 0.0
         && input.mode != Mode::LeaseUp
+        && occupancy.is_some_and(|o| o < s.occupancy_target_low_pct)
+        && !t.trend.is_some_and(|tr| tr >= s.fill_first_pp_per_week)
     {
         rec.guardrails.push(Guardrail {
             name: "fill_first".into(),

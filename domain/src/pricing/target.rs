@@ -29,6 +29,8 @@ pub struct Target {
     pub anchor_factor: Factor,
     pub offsets: Vec<Factor>,
     pub rate: f64,
+    /// Occupancy gained per week (points) since the earlier reading, as the target read it.
+    pub trend: Option<f64>,
 }
 
 /// Occupancy gained per week (points) since the earlier reading, when one is far enough back.
@@ -69,7 +71,14 @@ pub fn target(
             s.lease_up_climb_pp_per_week,
             climb * 100.0
         );
-        return finish(anchor, Anchor::LeaseUp, "lease_up_fill", detail, Vec::new());
+        return finish(
+            anchor,
+            Anchor::LeaseUp,
+            "lease_up_fill",
+            detail,
+            Vec::new(),
+            trend,
+        );
     }
     let (anchor, kind, name, detail) = match band {
         Some(b) => (
@@ -106,6 +115,7 @@ pub fn target(
                     },
                     offsets: Vec::new(),
                     rate: ut.street_rate,
+                    trend,
                 };
             };
             (
@@ -142,10 +152,17 @@ pub fn target(
                 .into(),
         });
     }
-    finish(anchor, kind, name, detail, offsets)
+    finish(anchor, kind, name, detail, offsets, trend)
 }
 
-fn finish(anchor: f64, kind: Anchor, name: &str, detail: String, offsets: Vec<Factor>) -> Target {
+fn finish(
+    anchor: f64,
+    kind: Anchor,
+    name: &str,
+    detail: String,
+    offsets: Vec<Factor>,
+    trend: Option<f64>,
+) -> Target {
     let mut offsets = offsets;
     for f in &mut offsets {
         if !f.contribution_pct.is_finite() {
@@ -163,6 +180,7 @@ fn finish(anchor: f64, kind: Anchor, name: &str, detail: String, offsets: Vec<Fa
         },
         offsets,
         rate: anchor * (1.0 + total / 100.0),
+        trend,
     }
 }
 

@@ -351,19 +351,15 @@ mod tests {
             fill_first_pp_per_week: 0.0,
             ..on
         };
+        // Revenue summed and the facility's end occupancy averaged over the seeds.
         let run = |s: &PricingSettings| {
-            let runs: Vec<SizeResult> = (1..=5)
-                .flat_map(|seed| simulate(weak, seed, Policy::Engine(s)))
-                .collect();
-            let revenue: f64 = runs.iter().map(|r| r.revenue).sum();
-            let units: f64 = SIZES.iter().map(|z| f64::from(z.1)).sum::<f64>() * 5.0;
-            let end: f64 = runs
-                .iter()
-                .zip(SIZES.iter().cycle())
-                .map(|(r, z)| r.end_occupancy_pct * f64::from(z.1))
-                .sum::<f64>()
-                / units;
-            (revenue, end)
+            (1..=5).fold((0.0, 0.0), |(revenue, end), seed| {
+                let runs = simulate(weak, seed, Policy::Engine(s));
+                (
+                    revenue + runs.iter().map(|r| r.revenue).sum::<f64>(),
+                    end + report::facility_occupancy(&runs) / 5.0,
+                )
+            })
         };
         let ((rev_on, end_on), (rev_off, end_off)) = (run(&on), run(&off));
         assert!(rev_on > rev_off * 1.005, "{rev_on} against {rev_off}");

@@ -32,7 +32,8 @@ pub struct Summary {
     pub max_ratio: f64,
 }
 
-fn facility_occupancy(results: &[SizeResult]) -> f64 {
+/// Facility occupancy (%) at the end of a run: the sizes' end occupancy weighed by units.
+pub(super) fn facility_occupancy(results: &[SizeResult]) -> f64 {
     let units: f64 = SIZES.iter().map(|s| f64::from(s.1)).sum();
     results
         .iter()
