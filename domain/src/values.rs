@@ -33,6 +33,12 @@ impl From<Percent> for f64 {
     }
 }
 
+/// Rounded to two decimals: cents of money, hundredths of a percent. Every figure the service
+/// reports to two decimals goes through here.
+pub fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
 /// The largest amount of money accepted for one monthly rate or rent.
 pub const MONEY_MAX: f64 = 1_000_000.0;
 
@@ -50,7 +56,7 @@ impl Money {
         if v > MONEY_MAX {
             return Err(format!("must be at most {MONEY_MAX}, got {v}"));
         }
-        Ok(Self((v * 100.0).round() / 100.0))
+        Ok(Self(round2(v)))
     }
     pub fn get(self) -> f64 {
         self.0

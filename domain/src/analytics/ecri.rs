@@ -19,6 +19,7 @@
 //! unit re-lets at the street rate, which is at or above their new rent; the vacancy between two
 //! tenants is not modelled.
 
+use crate::values::round2;
 use serde::Serialize;
 
 /// The guardrails, each a named setting (docs/analytics.md).
@@ -155,10 +156,6 @@ pub struct SizeEcri {
     pub net_monthly_uplift: f64,
     /// Guardrails that limited the increase, with the tenants they held back.
     pub guardrails: Vec<GuardrailUse>,
-}
-
-fn round2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
 }
 
 /// Aggregates the cohorts of one size against its street rate.

@@ -1,5 +1,6 @@
 //! Portfolio risk flags of one facility. Each flag names its threshold and the value seen.
 
+use crate::values::round2;
 use serde::Serialize;
 
 /// Thresholds (docs/analytics.md); defaults from the domain notes.
@@ -68,10 +69,6 @@ pub struct FlagInputs {
     pub sizes_above_p75: Vec<(String, f64, f64)>,
     /// Tenant-weighted street / in-place rent - 1, percent; None without tenant rents.
     pub ecri_gap_pct: Option<f64>,
-}
-
-fn round2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
 }
 
 pub fn flags(i: &FlagInputs, s: &FlagSettings) -> Vec<Flag> {

@@ -8,6 +8,7 @@
 //! - a channel is dead when it had leads in the preceding period of the same length and none
 //!   in this one.
 
+use crate::values::round2;
 use serde::Serialize;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -50,10 +51,6 @@ pub struct Funnel {
     pub channels: Vec<Channel>,
     /// Channels flagged dead.
     pub dead_channels: Vec<String>,
-}
-
-fn round2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
 }
 
 /// Channels come back ordered by leads (most first), then name.

@@ -8,6 +8,7 @@
 //!
 //! Each figure is null when an input is missing or zero, and says when an input was estimated.
 
+use crate::values::round2;
 use serde::Serialize;
 
 /// One snapshot's (or one month's latest snapshot's) stock figures.
@@ -49,10 +50,6 @@ pub struct Revenue {
     pub rentable_sqft_estimated: bool,
     /// True when the actual rent was estimated.
     pub actual_rent_estimated: bool,
-}
-
-pub fn round2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
 }
 
 fn round4(v: f64) -> f64 {

@@ -5,6 +5,7 @@
 use super::band::{competitor_band, round_within, CompetitorBand, CompetitorObservation};
 use super::settings::PricingSettings;
 use super::target::{self, Anchor};
+use crate::values::round2;
 use chrono::{Datelike, NaiveDate};
 
 /// Bumped whenever the maths changes, and stored with every run.
@@ -53,10 +54,6 @@ pub fn recommend(input: &FacilityInput, s: &PricingSettings) -> Vec<Recommendati
             recommend_one(input, ut, band, s)
         })
         .collect()
-}
-
-fn round2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
 }
 
 fn recommend_one(

@@ -9,6 +9,7 @@
 //!   (flagged as estimated).
 
 use super::payload::SyncPayload;
+use crate::values::round2;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypeCounts {
@@ -28,10 +29,6 @@ pub struct Derived {
     pub actual_rent: Option<f64>,
     pub actual_rent_estimated: bool,
     pub leads_total: Option<u32>,
-}
-
-fn round_cents(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
 }
 
 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -82,7 +79,7 @@ pub fn derive(p: &SyncPayload, facility_sqft: Option<f64>) -> Derived {
     let total_units = all(|t| t.total_units);
     let occupied_units = all(|t| t.occupied_units);
     let gross_potential_rent = total_units.map(|_| {
-        round_cents(
+        round2(
             p.unit_types
                 .iter()
                 .zip(&per_type)
@@ -105,7 +102,7 @@ pub fn derive(p: &SyncPayload, facility_sqft: Option<f64>) -> Derived {
     };
     let (actual_rent, actual_rent_estimated) = if p.tenant_rents.is_empty() {
         let est = occupied_units.map(|_| {
-            round_cents(
+            round2(
                 p.unit_types
                     .iter()
                     .zip(&per_type)
@@ -120,7 +117,7 @@ pub fn derive(p: &SyncPayload, facility_sqft: Option<f64>) -> Derived {
             .iter()
             .map(|r| f64::from(r.tenant_count.get()) * r.avg_rent.get())
             .sum();
-        (Some(round_cents(sum)), false)
+        (Some(round2(sum)), false)
     };
     let leads_total = (!p.leads.is_empty()).then(|| p.leads.iter().map(|l| l.count.get()).sum());
     Derived {

@@ -14,6 +14,7 @@
 use super::provider::{Adapter, Connection, Fetched};
 use super::{Auth, PullError, Session, MAX_SNAPSHOTS};
 use chrono::NaiveDate;
+use domain::values::round2;
 use futures::future::BoxFuture;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -142,10 +143,6 @@ fn clean_text(s: &str, max: usize) -> String {
 /// Feet as the sync payload writes them: `10`, `7.5`.
 fn feet(x: f64) -> String {
     format!("{}", (x * 100.0).round() / 100.0)
-}
-
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
 }
 
 #[derive(Default)]

@@ -16,6 +16,7 @@
 
 use super::super::band::CompetitorObservation;
 use super::super::seasonality::NATIONAL_PRIOR;
+use crate::values::round2;
 use chrono::{Datelike, NaiveDate};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -163,10 +164,7 @@ impl SizeMarket {
     /// The median of the competitor rates last observed (to the cent, as the engine sees
     /// them): what a policy that prices against the market can know of it.
     pub fn observed_median(&self) -> f64 {
-        middle(
-            self.observed
-                .map(|(_, rate)| (rate * 100.0).round() / 100.0),
-        )
+        middle(self.observed.map(|(_, rate)| round2(rate)))
     }
 
     /// The competitor observations the engine sees today.
@@ -179,7 +177,7 @@ impl SizeMarket {
                     self.size.to_owned(),
                     CompetitorObservation {
                         competitor: format!("Competitor {}", i + 1),
-                        rate: (rate * 100.0).round() / 100.0,
+                        rate: round2(*rate),
                         promo: None,
                         observed_on: *on,
                     },

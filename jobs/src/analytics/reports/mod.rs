@@ -198,7 +198,7 @@ pub fn street_by_size(units: &[UnitRow]) -> BTreeMap<String, f64> {
             } else {
                 rows.iter().map(|r| r.street_rate).sum::<f64>() / rows.len() as f64
             };
-            (size, domain::analytics::revenue::round2(rate))
+            (size, domain::values::round2(rate))
         })
         .collect()
 }
