@@ -34,9 +34,15 @@ impl From<Percent> for f64 {
 }
 
 /// Rounded to two decimals: cents of money, hundredths of a percent. Every figure the service
-/// reports to two decimals goes through here.
+/// reports to two decimals goes through here. A small negative rounds to 0, not -0 (JSON would
+/// carry `-0.0`, and the dashboard shows it as 0).
 pub fn round2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
+    let r = (v * 100.0).round() / 100.0;
+    if r == 0.0 {
+        0.0
+    } else {
+        r
+    }
 }
 
 /// The largest amount of money accepted for one monthly rate or rent.

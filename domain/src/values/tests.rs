@@ -66,3 +66,15 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn two_decimals_never_give_a_negative_zero() {
+    assert_eq!(round2(12.345_6), 12.35);
+    assert_eq!(round2(-1.234), -1.23);
+    for tiny in [-0.001, -0.004_99, -0.0] {
+        let r = round2(tiny);
+        assert_eq!(r, 0.0);
+        assert!(r.is_sign_positive(), "{tiny} rounded to {r}");
+        assert_eq!(serde_json::json!(r).to_string(), "0.0");
+    }
+}
