@@ -1,11 +1,15 @@
 //! Prometheus text metrics on a port of the worker's own: job outcomes counted in this process,
 //! open jobs per kind and state from PostgreSQL, and queue depth in Redis.
 
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
 use jobs::handlers::{JobContext, Outcome};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tower::ServiceExt as _;
 
 #[derive(Default)]
 pub struct Metrics {
@@ -66,6 +70,14 @@ impl Metrics {
     }
 }
 
+/// How long one metrics connection may last, request and answer together. A scrape is one
+/// request answered in milliseconds; a client that sends its headers slowly or keeps the
+/// connection open is cut off here, so it neither holds a socket nor delays shutdown.
+const CONNECTION_LIMIT: Duration = Duration::from_secs(10);
+
+/// Serves `/metrics` until `stop`, one request per connection, each connection within
+/// [`CONNECTION_LIMIT`]. Unlike `axum::serve`, it does not wait on open connections when it
+/// stops: a half-sent request cannot hold the worker's shutdown.
 pub async fn serve(port: u16, metrics: Arc<Metrics>, ctx: JobContext, stop: CancellationToken) {
     let app = axum::Router::new().route(
         "/metrics",
@@ -82,7 +94,33 @@ pub async fn serve(port: u16, metrics: Arc<Metrics>, ctx: JobContext, stop: Canc
         }
     };
     tracing::info!(port, "metrics on /metrics");
-    let _ = axum::serve(listener, app)
-        .with_graceful_shutdown(stop.cancelled_owned())
-        .await;
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait a little rather than spin.
+                    tracing::warn!(error = %e, "metrics accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = stop.cancelled() => return,
+        };
+        let app = app.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+                app.clone().oneshot(req.map(axum::body::Body::new))
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .keep_alive(false)
+                .serve_connection(TokioIo::new(stream), service);
+            if tokio::time::timeout(CONNECTION_LIMIT, connection)
+                .await
+                .is_err()
+            {
+                tracing::debug!("metrics connection closed: over its time limit");
+            }
+        });
+    }
 }

@@ -366,6 +366,33 @@ async fn worker_metrics_show_outcomes_and_open_jobs() {
 }
 
 #[tokio::test]
+async fn a_half_sent_metrics_request_does_not_hold_the_workers_shutdown() {
+    let app = spawn_app().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut worker = WorkerProcess::start(&app.world, &[("METRICS_PORT", &port.to_string())]);
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    wait_until("metrics answer", LIMIT, || async {
+        reqwest::get(&url).await.is_ok_and(|r| r.status() == 200)
+    })
+    .await;
+    // A client that starts a request and never finishes its headers.
+    let mut slow = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut slow, b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    worker.sigterm();
+    let status = worker.wait(LIMIT).await;
+    assert!(status.success(), "{status:?}: {}", worker.log_text());
+    drop(slow);
+}
+
+#[tokio::test]
 async fn a_real_flushall_and_a_redis_restart_lose_nothing() {
     // A Redis of this test's own, so FLUSHALL and a restart are real and touch no other test.
     let mut redis = e2e::PrivateRedis::start().await;
