@@ -238,9 +238,16 @@ impl reqwest::dns::Resolve for GuardedResolver {
                 let err: Box<dyn std::error::Error + Send + Sync> = match refused.first() {
                     Some(addr) => {
                         let why = policy.check(addr.ip()).err().map(|r| r.reason);
+                        // The customer reads this text (a delivery's attempt log): it names the
+                        // kind of address, never the address, so internal hosts do not show
+                        // where they live. The operator's log has it.
+                        tracing::warn!(host = %name, address = %addr.ip(), "outbound request refused: the host resolves to an internal address");
                         Box::new(Refused {
-                            target: format!("{name} ({})", addr.ip()),
-                            reason: why.unwrap_or_else(|| "an internal address".to_owned()),
+                            target: name.clone(),
+                            reason: why.map_or_else(
+                                || "it resolves to an internal address".to_owned(),
+                                |r| format!("it resolves to {r}"),
+                            ),
                         })
                     }
                     None => format!("{name} did not resolve to any address").into(),
