@@ -78,8 +78,9 @@ pub fn parse_row(
         message,
     };
     let mut get: HashMap<Field, &str> = HashMap::new();
-    for (i, f) in cols.fields.iter().enumerate() {
-        if let (Some(f), Some(cell)) = (f, cells.get(i)) {
+    // Over the row's own cells only: a short row under a wide header costs its length.
+    for (f, cell) in cols.fields.iter().zip(cells) {
+        if let Some(f) = f {
             let cell = cell.trim();
             if !cell.is_empty() {
                 get.insert(*f, cell);

@@ -1,8 +1,9 @@
 //! Merging uploaded unit rates into a day that already has a record (from a push, a CRM pull or
 //! an earlier upload). An upload carries unit types only, so it must not take the rest of the
 //! day with it: the stored payload is kept whole and only its `unit_types` change. An uploaded
-//! unit type replaces the stored one of the same size and tier; new ones are added; the others
-//! stay.
+//! unit type updates the stored one of the same size and tier, field by field: what the upload
+//! carries replaces the stored value, what it does not carry (occupancy, move-ins, unit counts
+//! of a rate-only file) stays. New ones are added; the others stay.
 
 use crate::error::ValidationError;
 use domain::sync::SyncPayload;
@@ -32,7 +33,7 @@ impl UnitKey {
 /// What an upload did to one day's unit types.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct MergeReport {
-    /// Stored unit types that an uploaded one replaced.
+    /// Stored unit types that an uploaded one updated (the fields it carried).
     pub replaced: Vec<UnitKey>,
     /// Uploaded unit types the day did not have.
     pub added: Vec<UnitKey>,
@@ -72,7 +73,7 @@ pub fn merge_day(
         match upload_index.get(&key) {
             Some(&i) => {
                 used[i] = true;
-                merged.push(uploaded_items[i].clone());
+                merged.push(overlay(item, &uploaded_items[i]));
                 report.replaced.push(key);
             }
             None => {
@@ -90,6 +91,20 @@ pub fn merge_day(
     let mut out = stored_obj.clone();
     out.insert("unit_types".to_owned(), Value::Array(merged));
     Ok((Value::Object(out), report))
+}
+
+/// The stored unit type with each field the uploaded one carries put over it.
+fn overlay(stored: &Value, uploaded: &Value) -> Value {
+    match (stored.as_object(), uploaded.as_object()) {
+        (Some(stored), Some(uploaded)) => {
+            let mut out = stored.clone();
+            for (k, v) in uploaded.iter().filter(|(_, v)| !v.is_null()) {
+                out.insert(k.clone(), v.clone());
+            }
+            Value::Object(out)
+        }
+        _ => uploaded.clone(),
+    }
 }
 
 /// A new day: every uploaded unit type is an addition.
@@ -136,14 +151,15 @@ mod tests {
     }
 
     #[test]
-    fn uploaded_sizes_replace_their_own_and_everything_else_stays() {
+    fn uploaded_sizes_update_their_own_and_everything_else_stays() {
         let stored = json!({
             "facility": {"name": "Elm St", "external_id": "F-1"},
             "date": "2026-11-20",
             "occupancy_pct": 91.5,
             "move_ins": {"daily": 2, "mtd": 21},
             "unit_types": [
-                {"size": "10X10", "tier": "Climate", "street_rate": 100, "total_units": 50},
+                {"size": "10X10", "tier": "Climate", "street_rate": 100, "total_units": 50,
+                 "occupancy_pct": 90, "move_ins_mtd": 3},
                 {"size": "5x5", "street_rate": 40}
             ],
             "tenant_rents": [{"size": "10x10", "avg_rent": 90, "tenant_count": 40}],
@@ -155,7 +171,7 @@ mod tests {
             "date": "2026-11-20",
             "unit_types": [
                 {"size": "10x20", "street_rate": 180},
-                {"size": "10x10", "tier": "climate", "street_rate": 120}
+                {"size": "10x10", "tier": "climate", "street_rate": 120, "move_ins_mtd": 4}
             ]
         });
         let (merged, report) =
@@ -165,8 +181,11 @@ mod tests {
         assert_eq!(report.added, vec![key("10x20", "")]);
         assert_eq!(
             merged["unit_types"],
+            // The rate and move-ins the upload carried, in its spelling; the units and the
+            // occupancy it did not carry, as pushed.
             json!([
-                {"size": "10x10", "tier": "climate", "street_rate": 120},
+                {"size": "10x10", "tier": "climate", "street_rate": 120, "total_units": 50,
+                 "occupancy_pct": 90, "move_ins_mtd": 4},
                 {"size": "5x5", "street_rate": 40},
                 {"size": "10x20", "street_rate": 180}
             ])

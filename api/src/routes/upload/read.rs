@@ -10,6 +10,7 @@ use futures::{StreamExt as _, TryStreamExt as _};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::io::{BufRead as _, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -184,17 +185,61 @@ pub async fn csv(
 
 fn fatal_io(e: &csv::Error) -> Option<Fatal> {
     match e.kind() {
-        csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::FileTooLarge => {
-            Some(Fatal::TooLarge(format!(
-                "a CSV upload may be at most {} MiB",
-                CSV_MAX_BYTES / (1024 * 1024)
-            )))
-        }
-        csv::ErrorKind::Io(io) => Some(Fatal::Invalid(format!(
-            "the body could not be read to its end: {io}"
-        ))),
+        csv::ErrorKind::Io(io) => Some(fatal_read(io)),
         _ => None,
     }
+}
+
+fn fatal_read(io: &std::io::Error) -> Fatal {
+    if io.kind() == std::io::ErrorKind::FileTooLarge {
+        Fatal::TooLarge(format!(
+            "a CSV upload may be at most {} MiB",
+            CSV_MAX_BYTES / (1024 * 1024)
+        ))
+    } else {
+        Fatal::Invalid(format!("the body could not be read to its end: {io}"))
+    }
+}
+
+/// The longest header row read, in bytes up to its first newline outside quotes. Column names
+/// take a few KiB; a longer row is refused before it is split into columns (a 64 MiB row of
+/// commas would be 64 million of them, gigabytes once split and named).
+const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// The input with its header row checked against [`MAX_HEADER_BYTES`]: the row is read ahead
+/// and put back in front of the rest.
+fn bounded_header(input: impl Read) -> Result<impl Read, Fatal> {
+    let mut input = std::io::BufReader::new(input);
+    let mut head = Vec::with_capacity(1024);
+    let mut quoted = false;
+    loop {
+        let buf = input.fill_buf().map_err(|e| fatal_read(&e))?;
+        if buf.is_empty() {
+            break;
+        }
+        let mut end = None;
+        for (i, &b) in buf.iter().enumerate() {
+            if b == b'"' {
+                quoted = !quoted;
+            } else if b == b'\n' && !quoted {
+                end = Some(i + 1);
+                break;
+            }
+        }
+        let take = end.unwrap_or(buf.len());
+        head.extend_from_slice(&buf[..take]);
+        input.consume(take);
+        if head.len() > MAX_HEADER_BYTES {
+            return Err(Fatal::Invalid(format!(
+                "the header row is longer than {} KiB",
+                MAX_HEADER_BYTES / 1024
+            )));
+        }
+        if end.is_some() {
+            break;
+        }
+    }
+    Ok(std::io::Cursor::new(head).chain(input))
 }
 
 fn read_csv_rows(
@@ -204,6 +249,7 @@ fn read_csv_rows(
     today: NaiveDate,
     cancelled: &AtomicBool,
 ) -> Result<Collected, Fatal> {
+    let input = bounded_header(input)?;
     let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(input);
     let headers: Vec<String> = match rdr.headers() {
         Ok(h) => h.iter().map(str::to_owned).collect(),
