@@ -127,13 +127,20 @@ pub async fn api_calls_this_month(
     Ok(n.unwrap_or(0))
 }
 
-/// The count of a [`count_in_window`] key, without counting (0 when the window has closed).
-pub async fn current_count(redis: &ConnectionManager, key: &str) -> redis::RedisResult<u64> {
-    let n: Option<u64> = redis::cmd("GET")
-        .arg(key)
-        .query_async(&mut redis.clone())
-        .await?;
-    Ok(n.unwrap_or(0))
+/// The key of an address's failed dashboard logins (the address as the login form
+/// lower-cases it); a password reset clears it.
+pub fn login_account_key(prefix: &str, email: &str) -> String {
+    format!("{prefix}:login:account:{}", email.trim().to_lowercase())
+}
+
+/// Takes one back from a [`count_in_window`] count, while its window lasts (a key that has
+/// expired is not brought back without an expiry).
+pub async fn uncount(redis: &ConnectionManager, key: &str) -> redis::RedisResult<()> {
+    let script = redis::Script::new(
+        "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('DECR', KEYS[1]) end return 0",
+    );
+    let _: i64 = script.key(key).invoke_async(&mut redis.clone()).await?;
+    Ok(())
 }
 
 /// Counts an event in a fixed window of `window_secs` that opens with its first event; returns

@@ -134,7 +134,8 @@ fn invalid_token() -> crate::Error {
 /// hashing (a wrong token costs one index probe), the password is hashed on a blocking thread
 /// (argon2 takes tens of milliseconds of CPU), and the token is used up in the same
 /// transaction as the new password; every other outstanding token of the user is voided too.
-pub async fn complete(pool: &PgPool, token: &str, new_password: &str) -> Result<()> {
+/// Returns the user's e-mail address.
+pub async fn complete(pool: &PgPool, token: &str, new_password: &str) -> Result<String> {
     crate::tenancy::check_password_rules(new_password)?;
     let hash = token_hash(token.trim());
     let live = sqlx::query_scalar!(
@@ -162,12 +163,12 @@ pub async fn complete(pool: &PgPool, token: &str, new_password: &str) -> Result<
     .fetch_optional(&mut *tx)
     .await?
     .ok_or_else(invalid_token)?;
-    sqlx::query!(
-        "UPDATE users SET password_hash = $2 WHERE id = $1",
+    let email = sqlx::query_scalar!(
+        "UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING email",
         user_id,
         password_hash
     )
-    .execute(&mut *tx)
+    .fetch_one(&mut *tx)
     .await?;
     sqlx::query!(
         "UPDATE password_reset_tokens SET used_at = now() WHERE user_id = $1 AND used_at IS NULL",
@@ -178,5 +179,5 @@ pub async fn complete(pool: &PgPool, token: &str, new_password: &str) -> Result<
     // Whoever knew the old password may be signed in: every session of the user ends.
     crate::web_sessions::end_all(&mut tx, user_id).await?;
     tx.commit().await?;
-    Ok(())
+    Ok(email)
 }

@@ -96,6 +96,15 @@ pub fn hash_password(password: &str) -> Result<String> {
         .map_err(|e| crate::Error::Internal(format!("password hashing failed: {e}")))
 }
 
+/// A user whose password checked out, and the hash it was checked against: a session is
+/// started only while that hash is still the user's ([`crate::web_sessions::start`]).
+#[derive(Debug, Clone)]
+pub struct Verified {
+    pub user_id: Uuid,
+    pub company_id: Uuid,
+    pub password_hash: String,
+}
+
 /// Checks a user's e-mail and password; the user's id and company when they match. The argon2
 /// check (tens of milliseconds of CPU) runs on a blocking thread, so a burst of logins does not
 /// stall the async workers.
@@ -103,7 +112,7 @@ pub async fn verify_password(
     pool: &PgPool,
     email: &str,
     password: &str,
-) -> Result<Option<(Uuid, Uuid)>> {
+) -> Result<Option<Verified>> {
     use argon2::password_hash::{PasswordHash, PasswordVerifier};
     let row = sqlx::query!(
         "SELECT id, company_id, password_hash FROM users WHERE lower(email) = lower($1)",
@@ -116,7 +125,14 @@ pub async fn verify_password(
     // addresses have an account.
     let (user, stored) = match row {
         Some(r) => match r.password_hash {
-            Some(hash) => (Some((r.id, r.company_id)), hash),
+            Some(hash) => (
+                Some(Verified {
+                    user_id: r.id,
+                    company_id: r.company_id,
+                    password_hash: hash.clone(),
+                }),
+                hash,
+            ),
             None => (None, STAND_IN_HASH.clone()),
         },
         None => (None, STAND_IN_HASH.clone()),

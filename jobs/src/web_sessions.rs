@@ -35,27 +35,49 @@ pub struct NewSession {
     pub expires_at: DateTime<Utc>,
 }
 
-/// Starts a session for `user_id`.
-pub async fn start(pool: &PgPool, user_id: Uuid) -> Result<NewSession> {
+/// Starts a session for a user whose password was just checked.
+///
+/// Only while the user's password is still the one checked: a reset that commits between the
+/// check and this insert (which ends every session of the user) leaves no session behind
+/// (`None`). The user's row is share-locked by the insert, so a reset either waits for the new
+/// session and then ends it, or has already changed the hash and the insert finds no row.
+pub async fn start(
+    pool: &PgPool,
+    verified: &crate::tenancy::Verified,
+) -> Result<Option<NewSession>> {
+    insert(pool, verified.user_id, Some(&verified.password_hash)).await
+}
+
+/// Inserts a session for `user_id`, when `password_hash` is given only while it is still the
+/// user's (see [`start`]); `None` when no such user row was there.
+async fn insert(
+    pool: &PgPool,
+    user_id: Uuid,
+    password_hash: Option<&str>,
+) -> Result<Option<NewSession>> {
     let token = random_token();
     let now = Utc::now();
     let absolute = now + ABSOLUTE_LIFETIME;
-    sqlx::query!(
+    let inserted = sqlx::query!(
         "INSERT INTO web_sessions (id, token_hash, user_id, csrf_token, idle_expires_at, absolute_expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6)",
+         SELECT $1, $2, u.id, $4, $5, $6 FROM users u
+         WHERE u.id = $3 AND ($7::text IS NULL OR u.password_hash = $7)
+         FOR SHARE",
         Uuid::now_v7(),
         token_hash(&token),
         user_id,
         random_token(),
         now + IDLE_LIFETIME,
-        absolute
+        absolute,
+        password_hash
     )
     .execute(pool)
-    .await?;
-    Ok(NewSession {
+    .await?
+    .rows_affected();
+    Ok((inserted == 1).then_some(NewSession {
         token,
         expires_at: absolute,
-    })
+    }))
 }
 
 /// The signed-in user behind a live session, with what every page of the dashboard shows.
@@ -175,5 +197,8 @@ pub async fn sign_up(
         },
     )
     .await?;
-    start(pool, created.user_id).await
+    // The user was created just now with this password: nothing to check it against.
+    insert(pool, created.user_id, None)
+        .await?
+        .ok_or_else(|| crate::Error::Internal("the new user was gone before its session".into()))
 }

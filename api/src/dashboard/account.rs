@@ -82,9 +82,12 @@ fn prefix(state: &AppState) -> &str {
     &state.config.redis_key_prefix
 }
 
-/// Current count of a throttle key (0 when Redis is away: the limits fail open).
-async fn failures(state: &AppState, key: &str) -> u64 {
-    crate::ratelimit::current_count(&state.redis, key)
+/// Counts a login attempt against a throttle key before its password is checked, and returns
+/// the count including it (0 when Redis is away: the limits fail open). Counting first, not
+/// after a failed check, is what holds the limit against attempts sent all at once: each
+/// one's count is its own, so only the first ones in a window reach the check.
+async fn count_attempt(state: &AppState, key: &str, window: u64) -> u64 {
+    crate::ratelimit::count_in_window(&state.redis, key, window)
         .await
         .unwrap_or_else(|e| {
             tracing::warn!(error = %e, "login throttle unavailable");
@@ -92,8 +95,9 @@ async fn failures(state: &AppState, key: &str) -> u64 {
         })
 }
 
-async fn count_failure(state: &AppState, key: &str, window: u64) {
-    if let Err(e) = crate::ratelimit::count_in_window(&state.redis, key, window).await {
+/// Takes back an attempt that turned out not to be a failure.
+async fn uncount_attempt(state: &AppState, key: &str) {
+    if let Err(e) = crate::ratelimit::uncount(&state.redis, key).await {
         tracing::warn!(error = %e, "login throttle unavailable");
     }
 }
@@ -107,11 +111,11 @@ pub async fn login(
 ) -> PageResult {
     let client = client_address(&headers, peer, state.config.trusted_proxies);
     let email = form.email.trim().to_lowercase();
-    let account_key = format!("{}:login:account:{email}", prefix(&state));
+    let account_key = crate::ratelimit::login_account_key(prefix(&state), &email);
     let client_key = format!("{}:login:client:{client}", prefix(&state));
-    if failures(&state, &account_key).await >= FAILURES_PER_ACCOUNT
-        || failures(&state, &client_key).await >= FAILURES_PER_CLIENT
-    {
+    let account_n = count_attempt(&state, &account_key, ACCOUNT_WINDOW_SECS).await;
+    let client_n = count_attempt(&state, &client_key, 3600).await;
+    if account_n > FAILURES_PER_ACCOUNT || client_n > FAILURES_PER_CLIENT {
         return Ok(page::render_status(
             StatusCode::TOO_MANY_REQUESTS,
             page::public(
@@ -123,9 +127,13 @@ pub async fn login(
         ));
     }
     let verified = jobs::tenancy::verify_password(&state.db, &email, &form.password).await?;
-    let Some((user_id, _company)) = verified else {
-        count_failure(&state, &account_key, ACCOUNT_WINDOW_SECS).await;
-        count_failure(&state, &client_key, 3600).await;
+    // No session when the password was wrong, or was changed by a reset since it was checked.
+    let started = match &verified {
+        Some(v) => jobs::web_sessions::start(&state.db, v).await?,
+        None => None,
+    };
+    let Some(started) = started else {
+        // Counted already, before the check.
         return Ok(page::render_status(
             StatusCode::UNAUTHORIZED,
             page::public(
@@ -136,7 +144,8 @@ pub async fn login(
             ),
         ));
     };
-    let started = jobs::web_sessions::start(&state.db, user_id).await?;
+    uncount_attempt(&state, &account_key).await;
+    uncount_attempt(&state, &client_key).await;
     Ok((
         jar.add(session::session_cookie(&state, started.token)),
         Redirect::to("/app"),

@@ -78,6 +78,8 @@ pub async fn create(
     SignedIn(s): SignedIn,
     Form(f): Form<NewKey>,
 ) -> PageResult {
+    // As `POST /api/v1/api-keys`: a new key needs a plan (listing and revoking do not).
+    super::require_access(&s)?;
     match tenancy::create_api_key(&state.db, &state.hasher, s.company_id, &f.name).await {
         Ok(k) => {
             list_page(

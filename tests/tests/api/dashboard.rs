@@ -149,6 +149,28 @@ async fn login_is_throttled_per_account() {
     assert!(r.text().await.unwrap().contains("Too many failed attempts"));
 }
 
+#[tokio::test]
+async fn login_attempts_sent_at_once_stay_within_the_per_account_limit() {
+    // Each attempt is counted before its password is checked, so thirty sent together get
+    // ten checks between them, not thirty.
+    let app = spawn_app().await;
+    let http = reqwest::Client::new();
+    let attempts = (0..30).map(|_| {
+        http.post(app.url("/login"))
+            .form(&[("email", app.tenant.email.as_str()), ("password", "wrong")])
+            .send()
+    });
+    let mut statuses: Vec<u16> = futures::future::join_all(attempts)
+        .await
+        .into_iter()
+        .map(|r| r.unwrap().status().as_u16())
+        .collect();
+    statuses.sort_unstable();
+    let checked = statuses.iter().filter(|s| **s == 401).count();
+    let refused = statuses.iter().filter(|s| **s == 429).count();
+    assert_eq!((checked, refused), (10, 20), "{statuses:?}");
+}
+
 /// The link of the reset mail the worker wrote to `dir` (quoted-printable soft breaks undone).
 fn reset_link(dir: &std::path::Path) -> Option<String> {
     let file = std::fs::read_dir(dir).ok()?.next()?.ok()?.path();
@@ -877,6 +899,14 @@ async fn an_expired_trial_still_logs_in_sees_a_banner_and_is_told_what_needs_a_p
     // Keys can still be listed and revoked, as through the API.
     b.click("nav a[href='/app/keys']").await;
     assert!(b.text("#keys").await.contains("default"));
+    // Creating one needs a plan, as through the API (402).
+    let keys_before = app.count("api_keys").await;
+    b.fill("form[action='/app/keys'] input[name=name]", "lapsed")
+        .await;
+    b.click("form[action='/app/keys'] button[type=submit]")
+        .await;
+    b.wait_text("choose a plan to do this").await;
+    assert_eq!(app.count("api_keys").await, keys_before);
     // Creating a facility needs a plan: the page says so, and nothing is written.
     b.goto(&format!("{}/app/facilities/new", app.server.base))
         .await;

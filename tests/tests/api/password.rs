@@ -335,3 +335,66 @@ async fn sent_mail_is_purged_after_retention() {
     );
     assert_eq!(app.count("mail_outbox").await, 0);
 }
+
+/// A stranger's failed logins lock an address's dashboard login for 15 minutes; the lockout
+/// page says a reset lets the owner back in, and it does.
+#[tokio::test]
+async fn a_reset_lifts_the_login_lockout_a_stranger_ran_up() {
+    let app = spawn_app().await;
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let login = |password: &'static str| {
+        http.post(app.url("/login"))
+            .form(&[("email", app.tenant.email.as_str()), ("password", password)])
+            .send()
+    };
+    for _ in 0..10 {
+        assert_eq!(login("a wrong guess").await.unwrap().status(), 401);
+    }
+    assert_eq!(login("a wrong guess").await.unwrap().status(), 429);
+    forgot_email(&app, &app.tenant.email).await;
+    assert_eq!(worker_pass(&app).await, 1);
+    let token = queued_tokens(&app).await.pop().unwrap();
+    let (s, body) = reset(&app, &token, "the owner's new password").await;
+    assert_eq!((s, body), (200, json!({ "ok": true })));
+    // Signed in with the new password (a 303 to /app), not throttled.
+    let r = login("the owner's new password").await.unwrap();
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers()["location"], "/app");
+}
+
+/// A login that checked the old password just before a reset commits gets no session: the
+/// reset ends every session of the user, including one that would start after it.
+#[tokio::test]
+async fn a_login_checked_before_a_reset_gets_no_session_after_it() {
+    let app = spawn_app().await;
+    let checked =
+        jobs::tenancy::verify_password(app.db(), &app.tenant.email, "correct horse battery")
+            .await
+            .unwrap()
+            .expect("the old password checks out");
+    forgot_email(&app, &app.tenant.email).await;
+    assert_eq!(worker_pass(&app).await, 1);
+    let token = queued_tokens(&app).await.pop().unwrap();
+    let (s, body) = reset(&app, &token, "the owner's new password").await;
+    assert_eq!((s, body), (200, json!({ "ok": true })));
+    let sessions = app.count("web_sessions").await;
+    assert!(jobs::web_sessions::start(app.db(), &checked)
+        .await
+        .unwrap()
+        .is_none());
+    assert_eq!(app.count("web_sessions").await, sessions);
+    // With the new password's check, a session starts.
+    let fresh =
+        jobs::tenancy::verify_password(app.db(), &app.tenant.email, "the owner's new password")
+            .await
+            .unwrap()
+            .unwrap();
+    assert!(jobs::web_sessions::start(app.db(), &fresh)
+        .await
+        .unwrap()
+        .is_some());
+    assert_eq!(app.count("web_sessions").await, sessions + 1);
+}
