@@ -73,6 +73,12 @@ impl From<jobs::Error> for ApiError {
                     )
                 } else if jobs::error::is_unavailable(&db) {
                     Self::Unavailable(db.into())
+                } else if jobs::error::is_out_of_range(&db) {
+                    tracing::warn!(error = %db, "a value out of the range the database stores");
+                    Self::Invalid(
+                        "a number or date in the request is outside the range the service stores"
+                            .to_owned(),
+                    )
                 } else {
                     Self::Internal(db.into())
                 }

@@ -46,10 +46,16 @@ pub async fn upsert(
         let promos: Vec<Option<String>> = chunk.iter().map(|r| r.promo.clone()).collect();
         let urls: Vec<Option<String>> = chunk.iter().map(|r| r.source_url.clone()).collect();
         let flags = sqlx::query_scalar!(
+            // DISTINCT ON with the index's own `lower()`: names that Rust's lowercase keeps
+            // apart but the database folds together ('İ' and 'i' under a UTF-8 locale) would
+            // otherwise reach the same row twice in one statement.
             r#"INSERT INTO competitor_rates (company_id, facility_id, source, observed_on, competitor,
                    size, rate, promo, source_url)
-               SELECT $1, $2, $3, * FROM UNNEST($4::date[], $5::text[], $6::text[], $7::float8[],
-                   $8::text[], $9::text[])
+               SELECT DISTINCT ON (lower(u.competitor), u.size, u.observed_on)
+                   $1, $2, $3, u.observed_on, u.competitor, u.size, u.rate, u.promo, u.source_url
+               FROM UNNEST($4::date[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::text[])
+                   WITH ORDINALITY AS u(observed_on, competitor, size, rate, promo, source_url, n)
+               ORDER BY lower(u.competitor), u.size, u.observed_on, u.n DESC
                ON CONFLICT (facility_id, lower(competitor), size, observed_on) WHERE sync_id IS NULL
                DO UPDATE SET rate = EXCLUDED.rate, promo = EXCLUDED.promo,
                    source_url = EXCLUDED.source_url, source = EXCLUDED.source,

@@ -55,4 +55,14 @@ pub fn is_unavailable(e: &sqlx::Error) -> bool {
     }
 }
 
+/// PostgreSQL refused a value it cannot hold (SQLSTATE `22003`, numeric value out of range, or
+/// `22008`, datetime field overflow): a number or date from the input that parses but lies
+/// outside what a column or `jsonb` stores, or a sum of inputs past a column's range. Nothing was
+/// written (the statement failed, and its transaction with it); the input is at fault, so the
+/// api answers 422, not 500.
+pub fn is_out_of_range(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db)
+        if db.code().is_some_and(|code| matches!(code.as_ref(), "22003" | "22008")))
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;

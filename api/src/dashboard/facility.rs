@@ -281,6 +281,9 @@ pub async fn run_now(
     {
         Ok(stored) => stored,
         Err(jobs::Error::Invalid(v)) => {
+            // Give the connection back before the page takes its own: holding one while
+            // waiting for another lets a few such requests starve the pool.
+            tx.rollback().await.map_err(jobs::Error::from)?;
             let r = Refused::new("run", BTreeMap::new(), v.to_string());
             return render(&state, &s, id, None, None, None, Some(r)).await;
         }

@@ -11,6 +11,7 @@ use axum::Json;
 use chrono::{NaiveDate, Utc};
 use domain::ids::{FacilityId, RunId};
 use domain::pricing::PricingSettings;
+use domain::sync::payload::EARLIEST_DATE;
 use domain::values::UnitSize;
 use jobs::competitors::{self, ListQuery};
 use jobs::pricing::store::{self, Trigger};
@@ -346,7 +347,10 @@ async fn list_rates(
         .since
         .map(|s| s.parse::<NaiveDate>())
         .transpose()
-        .map_err(|_| ApiError::Invalid("query parameter since: must be YYYY-MM-DD".into()))?;
+        .map_err(|_| ApiError::Invalid("query parameter since: must be YYYY-MM-DD".into()))?
+        // No rate is older than the earliest snapshot date; a date before it asks for them all
+        // (and years before 4713 BC are past what the database's dates hold).
+        .map(|d| d.max(EARLIEST_DATE));
     let limit = bounded("limit", q.limit, 500, MAX_LIMIT)?;
     let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
     let listing = competitors::list(

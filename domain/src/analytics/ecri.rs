@@ -168,20 +168,21 @@ pub fn size_ecri(cohorts: &[Cohort], street_rate: f64, s: &EcriSettings) -> Size
     let mut uplift = 0.0;
     let mut uses: Vec<GuardrailUse> = Vec::new();
     for c in cohorts {
-        tenants += c.tenant_count;
+        // Saturating: days stored before their tenant counts were bounded in total.
+        tenants = tenants.saturating_add(c.tenant_count);
         rent_sum += f64::from(c.tenant_count) * c.avg_rent;
         if c.avg_rent < street_rate {
-            below += c.tenant_count;
+            below = below.saturating_add(c.tenant_count);
         }
         let sug = suggest(c, street_rate, s);
         if sug.increase > 0.0 {
-            affected += c.tenant_count;
+            affected = affected.saturating_add(c.tenant_count);
             affected_rent += f64::from(c.tenant_count) * c.avg_rent;
             uplift += f64::from(c.tenant_count) * sug.increase;
         }
         for g in sug.guardrails {
             match uses.iter_mut().find(|u| u.guardrail == g) {
-                Some(u) => u.tenants += c.tenant_count,
+                Some(u) => u.tenants = u.tenants.saturating_add(c.tenant_count),
                 None => uses.push(GuardrailUse {
                     guardrail: g,
                     tenants: c.tenant_count,

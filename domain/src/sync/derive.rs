@@ -9,7 +9,7 @@
 //!   (flagged as estimated).
 
 use super::payload::SyncPayload;
-use crate::values::round2;
+use crate::values::{round2, COUNT_MAX};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypeCounts {
@@ -42,7 +42,12 @@ pub fn derive(p: &SyncPayload, facility_sqft: Option<f64>) -> Derived {
     let mut estimated = false;
     let type_area_sum: f64 = p.unit_types.iter().map(|u| u.size.area_sqft()).sum();
     let even_split = match facility_sqft {
-        Some(sqft) if sqft > 0.0 && type_area_sum > 0.0 => Some(whole(sqft / type_area_sum)),
+        // An estimate, so it is capped where the facility's estimated units would pass the
+        // largest count (an area far beyond the sizes sent, or sizes of a fraction of a foot).
+        Some(sqft) if sqft > 0.0 && type_area_sum > 0.0 => Some(
+            whole(sqft / type_area_sum)
+                .min(COUNT_MAX / u32::try_from(p.unit_types.len()).unwrap_or(u32::MAX).max(1)),
+        ),
         _ => None,
     };
     let per_type: Vec<TypeCounts> = p
@@ -74,7 +79,12 @@ pub fn derive(p: &SyncPayload, facility_sqft: Option<f64>) -> Derived {
         if per_type.is_empty() {
             return None;
         }
-        per_type.iter().map(f).sum()
+        // Parsing keeps the counts sent under COUNT_MAX in total and the estimates are capped
+        // as much; saturating all the same, for payloads stored before those checks.
+        per_type
+            .iter()
+            .map(f)
+            .try_fold(0u32, |sum, n| n.map(|n| sum.saturating_add(n)))
     };
     let total_units = all(|t| t.total_units);
     let occupied_units = all(|t| t.occupied_units);
@@ -119,7 +129,11 @@ pub fn derive(p: &SyncPayload, facility_sqft: Option<f64>) -> Derived {
             .sum();
         (Some(round2(sum)), false)
     };
-    let leads_total = (!p.leads.is_empty()).then(|| p.leads.iter().map(|l| l.count.get()).sum());
+    let leads_total = (!p.leads.is_empty()).then(|| {
+        p.leads
+            .iter()
+            .fold(0u32, |sum, l| sum.saturating_add(l.count.get()))
+    });
     Derived {
         per_type,
         total_units,
@@ -214,5 +228,32 @@ mod tests {
         assert_eq!(d.gross_potential_rent, None);
         assert_eq!(d.actual_rent, None);
         assert_eq!(d.leads_total, Some(5));
+    }
+
+    #[test]
+    fn facility_totals_stay_counts_however_large_the_inputs() {
+        // Each count at the limit: parsing leaves out whatever takes a total past it, so the
+        // totals are the limit, not a sum that wraps.
+        let p = payload(
+            r#"{"date":"2026-11-01","unit_types":[
+                {"size":"10x10","street_rate":100,"total_units":10000000,"move_ins_mtd":10000000},
+                {"size":"10x10","tier":"cc","street_rate":100,"total_units":1,"move_ins_mtd":1}],
+              "leads":[{"channel":"web","count":10000000},{"channel":"phone","count":1}]}"#,
+        );
+        assert_eq!(p.unit_types.len(), 1);
+        assert_eq!(p.leads.len(), 1);
+        let d = derive(&p, None);
+        assert_eq!(d.total_units, Some(COUNT_MAX));
+        assert_eq!(d.leads_total, Some(COUNT_MAX));
+        // Units estimated from a vast area over tiny sizes: capped so the facility's estimate
+        // is at most the limit (100,000,000 sq ft over 0.0003 sq ft of sizes is 3.3e11 each).
+        let p = payload(
+            r#"{"date":"2026-11-01","unit_types":[
+                {"size":"0.01x0.01","street_rate":100},{"size":"0.01x0.02","street_rate":100}]}"#,
+        );
+        let d = derive(&p, Some(100_000_000.0));
+        assert_eq!(d.per_type[0].total_units, Some(COUNT_MAX / 2));
+        assert_eq!(d.total_units, Some(COUNT_MAX));
+        assert!(d.units_estimated);
     }
 }

@@ -2,7 +2,7 @@
 //! (push, upload, CRM pull) produces.
 
 use crate::validation::ValidationError;
-use crate::values::Percent;
+use crate::values::{Percent, COUNT_MAX};
 use chrono::NaiveDate;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -128,6 +128,9 @@ pub fn parse(body: &[u8], today: NaiveDate) -> Result<Parsed, ValidationError> {
         match key {
             "unit_types" => {
                 let mut seen = HashSet::new();
+                // Facility totals of the counts so far: each must stay a count the service
+                // stores (per size and for the facility), whatever the number of tiers.
+                let mut sums = [0u64; 3];
                 payload.unit_types = r.items(list, key, |u: &UnitType| {
                     if let (Some(total), Some(occupied)) = (u.total_units, u.occupied_units) {
                         if occupied > total {
@@ -141,12 +144,23 @@ pub fn parse(body: &[u8], today: NaiveDate) -> Result<Parsed, ValidationError> {
                             ));
                         }
                     }
+                    let counts = [
+                        ("total_units", u.total_units),
+                        ("occupied_units", u.occupied_units),
+                        ("move_ins_mtd", u.move_ins_mtd),
+                    ];
+                    let mut next = sums;
+                    for ((name, count), sum) in counts.into_iter().zip(&mut next) {
+                        let count = count.map_or(0, |c| c.get());
+                        *sum = add_within(*sum, count, name, "unit types'")?;
+                    }
                     if !seen.insert((u.size.to_string(), u.tier_str().to_lowercase())) {
                         return Err(ValidationError::new(
                             "size",
                             format!("size {} with tier '{}' appears twice", u.size, u.tier_str()),
                         ));
                     }
+                    sums = next;
                     Ok(())
                 });
             }
@@ -154,11 +168,21 @@ pub fn parse(body: &[u8], today: NaiveDate) -> Result<Parsed, ValidationError> {
             "competitor_rates" => {
                 payload.competitor_rates = r.items(list, key, |_: &CompetitorRate| Ok(()));
             }
-            "tenant_rents" => payload.tenant_rents = r.items(list, key, |_: &TenantRent| Ok(())),
+            "tenant_rents" => {
+                let mut total = 0u64;
+                payload.tenant_rents = r.items(list, key, |t: &TenantRent| {
+                    total =
+                        add_within(total, t.tenant_count.get(), "tenant_count", "tenant rents'")?;
+                    Ok(())
+                });
+            }
             _ => {
                 let mut channels = HashSet::new();
+                let mut total = 0u64;
                 payload.leads = r.items(list, key, |l: &Lead| {
+                    let next = add_within(total, l.count.get(), "count", "leads'")?;
                     if channels.insert(l.channel.as_str().to_lowercase()) {
+                        total = next;
                         Ok(())
                     } else {
                         Err(ValidationError::new(
@@ -184,6 +208,19 @@ pub fn parse(body: &[u8], today: NaiveDate) -> Result<Parsed, ValidationError> {
         left_out: r.left_out,
         normalized: Value::Object(obj),
     })
+}
+
+/// A snapshot's running total of `field` with one more item's `count`, or the error that
+/// leaves that item out when it would take the total past [`COUNT_MAX`].
+fn add_within(total: u64, count: u32, field: &str, whose: &str) -> Result<u64, ValidationError> {
+    let next = total + u64::from(count);
+    if next > u64::from(COUNT_MAX) {
+        return Err(ValidationError::new(
+            field,
+            format!("the {whose} {field} would add up to more than {COUNT_MAX}"),
+        ));
+    }
+    Ok(next)
 }
 
 /// [`parse`] for payloads the service builds itself (from upload rows): anything left out is

@@ -7,6 +7,7 @@ use crate::error::{Error, Result, ValidationError};
 use crate::payload::{self, Payload, PullTrigger};
 use chrono::{DateTime, NaiveDate, Utc};
 use domain::ids::CompanyId;
+use domain::sync::payload::EARLIEST_DATE;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sqlx::{PgConnection, PgPool};
@@ -50,6 +51,12 @@ impl PullRange {
         };
         if range.1 < range.0 {
             return Err(ValidationError::new("to", "must not be before from"));
+        }
+        if range.0 < EARLIEST_DATE {
+            return Err(ValidationError::new(
+                if self.date.is_some() { "date" } else { "from" },
+                format!("must not be before {EARLIEST_DATE}, the earliest snapshot date"),
+            ));
         }
         if (range.1 - range.0).num_days() + 1 > MAX_PULL_DAYS {
             return Err(ValidationError::new(

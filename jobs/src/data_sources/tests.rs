@@ -53,4 +53,17 @@ fn pull_ranges_are_one_date_or_at_most_ninety_days() {
         "date"
     );
     assert!(range(d("2026-11-25"), None, None).is_err());
+    // Nothing before the earliest snapshot date: years before 4713 BC, which dates parse but
+    // PostgreSQL cannot hold, are refused here rather than by the database.
+    let early = range(d("1999-12-31"), None, None).unwrap_err();
+    assert_eq!(early.path, "date");
+    assert!(early.message.contains("2000-01-01"), "{early}");
+    let ancient = NaiveDate::from_ymd_opt(-5000, 1, 1);
+    assert_eq!(
+        range(None, ancient, ancient.map(|a| a + chrono::Days::new(1)))
+            .unwrap_err()
+            .path,
+        "from"
+    );
+    assert!(range(d("2000-01-01"), None, None).unwrap().is_some());
 }

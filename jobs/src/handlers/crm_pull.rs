@@ -127,11 +127,18 @@ pub async fn run(
                     facilities_matched.insert(outcome.facility.id);
                 }
             }
-            Err(crate::Error::Database(e)) => return Err(e.into()),
+            Err(crate::Error::Database(e)) if !crate::error::is_out_of_range(&e) => {
+                return Err(e.into())
+            }
             Err(other) => {
                 drop(tx);
                 let failure = match other {
                     crate::Error::Invalid(v) => crm::snapshot_error(index, &v),
+                    // The same data would fail again: the pull fails now rather than retry.
+                    crate::Error::Database(_) => PullError::Snapshot {
+                        index,
+                        reason: "has a value outside the range the service stores".to_owned(),
+                    },
                     _ => PullError::Snapshot {
                         index,
                         reason: "conflicts with stored data".to_owned(),

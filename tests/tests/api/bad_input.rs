@@ -259,6 +259,44 @@ fn cases() -> Vec<Case> {
             200,
             "leads[0].count",
         ),
+        // Counts each within the limit whose facility total is not: the item that takes the
+        // total past 10,000,000 is left out (the database's per-size and facility columns, and
+        // the monthly sums over them, hold such totals).
+        case(
+            "unit counts adding up past the limit",
+            with(
+                r#""unit_types": [{"size": "10x10", "street_rate": 100, "total_units": 6000000},
+                                 {"size": "10x10", "tier": "cc", "street_rate": 100, "total_units": 6000000}]"#,
+            ),
+            200,
+            "unit_types[1].total_units: the unit types' total_units would add up to more than 10000000",
+        ),
+        case(
+            "move-ins adding up past the limit across tiers",
+            with(
+                r#""unit_types": [{"size": "10x10", "street_rate": 100, "move_ins_mtd": 10000000},
+                                 {"size": "10x10", "tier": "cc", "street_rate": 100, "move_ins_mtd": 1}]"#,
+            ),
+            200,
+            "unit_types[1].move_ins_mtd",
+        ),
+        case(
+            "tenants adding up past the limit",
+            with(
+                r#""tenant_rents": [{"size": "10x10", "avg_rent": 100, "tenant_count": 6000000},
+                                   {"size": "5x5", "avg_rent": 50, "tenant_count": 6000000}]"#,
+            ),
+            200,
+            "tenant_rents[1].tenant_count: the tenant rents' tenant_count would add up to more than 10000000",
+        ),
+        case(
+            "leads adding up past the limit",
+            with(
+                r#""leads": [{"channel": "web", "count": 6000000}, {"channel": "phone", "count": 6000000}]"#,
+            ),
+            200,
+            "leads[1].count: the leads' count would add up to more than 10000000",
+        ),
         case(
             "duplicate lead channel",
             with(r#""leads": [{"channel": "web", "count": 1}, {"channel": "WEB", "count": 1}]"#),
@@ -310,6 +348,19 @@ fn cases() -> Vec<Case> {
             "trailing characters",
         ),
         case("NUL escape", with(r#""note": "a\u0000b""#), 422, "\\u0000"),
+        // Numbers JSON allows and serde reads (as 0) but PostgreSQL's jsonb cannot hold.
+        case(
+            "exponent past what jsonb holds",
+            with(r#""note": 1e-99999"#),
+            422,
+            "outside the range the service stores",
+        ),
+        case(
+            "decimals past what jsonb holds",
+            with(&format!(r#""note": 0.{}1"#, "0".repeat(17_000))),
+            422,
+            "outside the range the service stores",
+        ),
         case(
             "lone surrogate in an unknown field",
             with(r#""note": "\ud800""#),

@@ -421,6 +421,64 @@ async fn competitor_rates_are_added_listed_with_freshness_and_checked() {
         .unwrap();
     assert_eq!(r.status(), 404);
     assert_eq!(app.count("competitor_rates").await, before);
+
+    // `since` before the earliest snapshot date lists everything, even a year before 4713 BC
+    // (which PostgreSQL's dates cannot hold).
+    for since in ["1999-01-01", "-5000-01-01"] {
+        let (s, list) = status_json(app.get(&format!("{path}?since={since}")).await).await;
+        assert_eq!(s, 200, "{since}: {list}");
+        assert_eq!(list["count"], 3, "{since}");
+    }
+}
+
+/// The listed competitor rates as (competitor, rate), in the listing's order.
+fn listed_rates(list: &Value) -> Vec<(String, f64)> {
+    list["competitor_rates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["competitor"].as_str().unwrap().to_owned(),
+                r["rate"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn competitor_names_the_database_folds_together_are_one_rate() {
+    let app = spawn_app().await;
+    let (_, f) = status_json(
+        app.post("/api/v1/facilities", &json!({"name": "Main"}))
+            .await,
+    )
+    .await;
+    let path = format!(
+        "/api/v1/facilities/{}/competitor-rates",
+        f["id"].as_str().unwrap()
+    );
+    // Rust lowercases 'İ' to 'i' and a combining dot; PostgreSQL's lower() under a UTF-8
+    // locale to 'i'. The rates are one competitor, size and day to the database: the last wins.
+    let body = json!({ "competitor_rates": [
+        { "competitor": "İstanbul Storage", "size": "10x10", "rate": 100 },
+        { "competitor": "istanbul storage", "size": "10x10", "rate": 110 },
+    ]});
+    let (s, out) = status_json(app.post(&path, &body).await).await;
+    assert_eq!(s, 201, "{out}");
+    let (_, list) = status_json(app.get(&path).await).await;
+    let rates = listed_rates(&list);
+    let folded: i64 =
+        sqlx::query_scalar("SELECT count(DISTINCT lower(competitor)) FROM competitor_rates")
+            .fetch_one(app.db())
+            .await
+            .unwrap();
+    if folded == 1 {
+        assert_eq!(rates, [("istanbul storage".to_owned(), 110.0)]);
+    } else {
+        // A database whose locale keeps the two apart stores both.
+        assert_eq!(rates.len(), 2, "{rates:?}");
+    }
 }
 
 #[tokio::test]
@@ -504,17 +562,7 @@ async fn competitor_rates_come_wrapped_as_a_bare_array_or_one_by_one() {
         assert_eq!(r["inserted"], inserted, "{r}");
     }
     let list = e2e::get_ok(&app, &path).await;
-    let mut seen: Vec<(String, f64)> = list["competitor_rates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["competitor"].as_str().unwrap().to_owned(),
-                r["rate"].as_f64().unwrap(),
-            )
-        })
-        .collect();
+    let mut seen = listed_rates(&list);
     seen.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(
         seen,

@@ -28,9 +28,9 @@ pub struct SizeOut {
 #[schema(as = EcriTotals)]
 pub struct Totals {
     /// Tenants counted.
-    pub tenants: u32,
+    pub tenants: u64,
     /// Tenants an increase is suggested for.
-    pub tenants_affected: u32,
+    pub tenants_affected: u64,
     /// Added rent per month if every suggestion is made.
     pub monthly_uplift: f64,
     /// Tenants expected to move out after the increases.
@@ -41,8 +41,9 @@ pub struct Totals {
 
 impl Totals {
     fn add(&mut self, e: &SizeEcri) {
-        self.tenants += e.tenants;
-        self.tenants_affected += e.tenants_affected;
+        // u64: a company's facilities together may pass a u32 of tenants.
+        self.tenants += u64::from(e.tenants);
+        self.tenants_affected += u64::from(e.tenants_affected);
         self.monthly_uplift = round2(self.monthly_uplift + e.monthly_uplift);
         self.expected_move_outs =
             ((self.expected_move_outs + e.expected_move_outs) * 10.0).round() / 10.0;
