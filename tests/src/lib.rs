@@ -373,6 +373,29 @@ impl TestApp {
             .await
             .expect("count query runs")
     }
+
+    /// The api's connections to this test's database that are inside a transaction, as
+    /// (statement, state), after waiting up to `settle` for there to be none. In full runs a
+    /// single look has, rarely, seen one such connection that a second look no longer saw; a
+    /// transaction held on behalf of a waiting client stays, and is what this returns.
+    pub async fn api_transactions(&self, settle: std::time::Duration) -> Vec<(String, String)> {
+        let deadline = std::time::Instant::now() + settle;
+        loop {
+            let open: Vec<(String, String)> = sqlx::query_as(
+                "SELECT query, coalesce(state, '') FROM pg_stat_activity
+                 WHERE datname = current_database()
+                   AND application_name = 'self-storage-pricing-api'
+                   AND xact_start IS NOT NULL",
+            )
+            .fetch_all(self.db())
+            .await
+            .expect("pg_stat_activity is readable");
+            if open.is_empty() || std::time::Instant::now() >= deadline {
+                return open;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
 }
 
 /// Pushes a sync that must succeed; its answer.
