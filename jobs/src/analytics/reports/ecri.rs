@@ -164,3 +164,31 @@ fn facility_out(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn company_totals_pass_a_u32_of_tenants() {
+        // 430 facilities of 10,000,000 tenants each (the most one snapshot may hold), every one
+        // paying under the street rate: 4.3 billion tenants, past u32::MAX (4,294,967,295).
+        let cohort = Cohort {
+            tenant_count: 10_000_000,
+            avg_rent: 100.0,
+            months_since_last_increase: Some(24.0),
+        };
+        let size = size_ecri(&[cohort], 130.0, &EcriSettings::default());
+        assert_eq!(
+            (size.tenants, size.tenants_affected),
+            (10_000_000, 10_000_000)
+        );
+        let mut totals = Totals::default();
+        for _ in 0..430 {
+            totals.add(&size);
+        }
+        assert_eq!(totals.tenants, 4_300_000_000);
+        assert_eq!(totals.tenants_affected, 4_300_000_000);
+        assert!(totals.monthly_uplift > 0.0);
+    }
+}
