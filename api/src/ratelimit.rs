@@ -143,6 +143,14 @@ pub async fn uncount(redis: &ConnectionManager, key: &str) -> redis::RedisResult
     Ok(())
 }
 
+/// Drops a [`count_in_window`] count: its window closes now, and the next event opens a new one.
+pub async fn clear(redis: &ConnectionManager, key: &str) -> redis::RedisResult<()> {
+    redis::cmd("DEL")
+        .arg(key)
+        .query_async(&mut redis.clone())
+        .await
+}
+
 /// Counts an event in a fixed window of `window_secs` that opens with its first event; returns
 /// the count including this one. For silent limits where a plain counter is enough.
 pub async fn count_in_window(

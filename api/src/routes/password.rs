@@ -144,11 +144,7 @@ pub(crate) async fn complete_reset(
     // The lockout page says a reset lets the owner back in: whoever ran up the failed logins
     // no longer counts against the new password.
     let key = crate::ratelimit::login_account_key(&state.config.redis_key_prefix, &email);
-    if let Err(e) = redis::cmd("DEL")
-        .arg(&key)
-        .query_async::<()>(&mut state.redis.clone())
-        .await
-    {
+    if let Err(e) = crate::ratelimit::clear(&state.redis, &key).await {
         tracing::warn!(error = %e, "login throttle unavailable");
     }
     Ok(())
