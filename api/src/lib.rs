@@ -1,6 +1,7 @@
 //! The HTTP process: routes, extractors, auth, rate limiting, the error envelope and the admin
 //! CLI. Handlers parse, check, call `jobs`, and answer; no durable work runs in a request task.
 
+pub mod app;
 pub mod auth;
 pub mod body_timeout;
 pub mod cli;
@@ -8,6 +9,7 @@ pub mod dashboard;
 pub mod docs_page;
 pub mod error;
 pub mod extract;
+pub mod health;
 pub mod openapi;
 pub mod ratelimit;
 pub mod routes;
@@ -15,5 +17,5 @@ pub mod server;
 pub mod state;
 pub mod telemetry;
 
-pub use routes::app;
+pub use app::app;
 pub use state::AppState;
