@@ -241,3 +241,43 @@ pub async fn list(
         bands,
     })
 }
+
+/// What [`add`] stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Added {
+    /// Observations added.
+    pub inserted: u64,
+    /// Observations replaced (same competitor, size and day).
+    pub updated: u64,
+}
+
+/// Adds competitor rates posted for a facility (`{"competitor_rates": [...]}`, a bare array or
+/// one record; see `domain::competitors::parse_body`): another company's facility is a 404
+/// before the body is read, a bad body a 422 naming the record, and the rates are written in
+/// one transaction.
+pub async fn add(
+    pool: &sqlx::PgPool,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+    body: &[u8],
+    today: NaiveDate,
+) -> Result<Added> {
+    crate::facilities::ensure_owned(pool, company_id, facility_id).await?;
+    let rates = domain::competitors::parse_body(body, today)?;
+    let mut tx = pool.begin().await?;
+    let (inserted, updated) = upsert(&mut tx, company_id, facility_id, "api", &rates).await?;
+    tx.commit().await?;
+    Ok(Added { inserted, updated })
+}
+
+/// The facility's competitor rates, newest first, with freshness and the band per size.
+pub async fn listing(
+    pool: &sqlx::PgPool,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+    q: &ListQuery,
+    today: NaiveDate,
+) -> Result<Listing> {
+    let mut conn = pool.acquire().await?;
+    list(&mut conn, company_id, facility_id, q, today).await
+}

@@ -27,9 +27,9 @@ use chrono::{NaiveDate, Utc};
 use domain::pricing::engine::Recommendation;
 use domain::pricing::settings::{Range, RANGES};
 use domain::pricing::PricingSettings;
-use jobs::competitors::{self, ListQuery};
+use jobs::competitors;
 use jobs::pricing::history::{self, History};
-use jobs::pricing::store::{self, Trigger};
+use jobs::pricing::store;
 use jobs::web_sessions::Session;
 use maud::{html, Markup};
 use serde::Deserialize;
@@ -80,48 +80,22 @@ impl Refused {
     }
 }
 
-/// Everything the page shows, read through the API's `jobs` functions.
-struct Loaded {
-    name: String,
-    latest: Option<store::Run>,
-    runs: Vec<store::RunSummary>,
-    history: History,
-    rates: competitors::Listing,
-    settings: PricingSettings,
-}
-
 async fn load(
     state: &AppState,
     s: &Session,
     id: FacilityId,
     days: i64,
-) -> Result<Loaded, ApiError> {
-    let f = jobs::facilities::get(&state.db, s.company_id, id).await?;
-    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
-    let latest = store::latest(&mut conn, s.company_id, id).await?;
-    let runs = store::list_runs(&mut conn, s.company_id, id, RUNS_SHOWN, None).await?;
-    let history = history::load(&mut conn, s.company_id, id, days).await?;
-    let rates = competitors::list(
-        &mut conn,
+) -> Result<jobs::pricing::Overview, ApiError> {
+    Ok(jobs::pricing::overview(
+        &state.db,
         s.company_id,
         id,
-        &ListQuery {
-            size: None,
-            since: None,
-            limit: RATES_SHOWN,
-        },
+        days,
+        RUNS_SHOWN,
+        RATES_SHOWN,
         Utc::now().date_naive(),
     )
-    .await?;
-    let (settings, _) = store::settings_of(&mut conn, s.company_id, id).await?;
-    Ok(Loaded {
-        name: f.name,
-        latest,
-        runs,
-        history,
-        rates,
-        settings,
-    })
+    .await?)
 }
 
 pub async fn show(
@@ -256,7 +230,7 @@ async fn render(
     };
     Ok(page::render_status(
         status,
-        page::frame(s, Nav::Facilities, &l.name, &messages, body),
+        page::frame(s, Nav::Facilities, &l.facility.name, &messages, body),
     ))
 }
 
@@ -267,29 +241,14 @@ pub async fn run_now(
 ) -> PageResult {
     let id = path_id(&id, "facility")?;
     require_access(&s)?;
-    // As `GET /api/v1/facilities/:id/recommendations` does: run, store, then queue the
-    // webhook deliveries once committed.
-    let mut tx = state.db.begin().await.map_err(jobs::Error::from)?;
-    let stored = match store::run_and_store(
-        &mut tx,
-        s.company_id,
-        id,
-        Uuid::now_v7().into(),
-        Trigger::Api,
-    )
-    .await
-    {
+    let stored = match jobs::pricing::run_now(&state.db, s.company_id, id).await {
         Ok(stored) => stored,
         Err(jobs::Error::Invalid(v)) => {
-            // Give the connection back before the page takes its own: holding one while
-            // waiting for another lets a few such requests starve the pool.
-            tx.rollback().await.map_err(jobs::Error::from)?;
             let r = Refused::new("run", BTreeMap::new(), v.to_string());
             return render(&state, &s, id, None, None, None, Some(r)).await;
         }
         Err(e) => return Err(e.into()),
     };
-    tx.commit().await.map_err(jobs::Error::from)?;
     state
         .push_after_commit(jobs::queue::Kind::WebhookDelivery, &stored.delivery_jobs)
         .await;
@@ -304,18 +263,15 @@ pub async fn add_rate(
 ) -> PageResult {
     let id = path_id(&id, "facility")?;
     require_access(&s)?;
-    jobs::facilities::ensure_owned(&state.db, s.company_id, id).await?;
     let body = form_json(&values, &["rate"], false);
-    let rates = match domain::competitors::parse_body(&body, Utc::now().date_naive()) {
-        Ok(rates) => rates,
-        Err(e) => {
+    match competitors::add(&state.db, s.company_id, id, &body, Utc::now().date_naive()).await {
+        Ok(_) => {}
+        Err(jobs::Error::Invalid(e)) => {
             let r = Refused::new("rate", values, e.to_string());
             return render(&state, &s, id, None, None, None, Some(r)).await;
         }
-    };
-    let mut tx = state.db.begin().await.map_err(jobs::Error::from)?;
-    competitors::upsert(&mut tx, s.company_id, id, "api", &rates).await?;
-    tx.commit().await.map_err(jobs::Error::from)?;
+        Err(e) => return Err(e.into()),
+    }
     Ok(Redirect::to(&format!("/app/facilities/{id}?notice=rate#rates-h")).into_response())
 }
 
@@ -328,14 +284,12 @@ pub async fn save_settings(
     let id = path_id(&id, "facility")?;
     require_access(&s)?;
     let overrides = overrides_of(&values);
-    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
-    match store::set_overrides(&mut conn, s.company_id, id, &overrides).await {
+    match jobs::pricing::set_settings(&state.db, s.company_id, id, &overrides).await {
         Ok(_) => Ok(
             Redirect::to(&format!("/app/facilities/{id}?notice=settings#settings-h"))
                 .into_response(),
         ),
         Err(jobs::Error::Invalid(v)) => {
-            drop(conn);
             let r = Refused::new("settings", values, v.to_string());
             render(&state, &s, id, None, None, None, Some(r)).await
         }

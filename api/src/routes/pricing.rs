@@ -14,7 +14,7 @@ use domain::pricing::PricingSettings;
 use domain::sync::payload::EARLIEST_DATE;
 use domain::values::UnitSize;
 use jobs::competitors::{self, ListQuery};
-use jobs::pricing::store::{self, Trigger};
+use jobs::pricing::store;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::IntoParams;
@@ -66,11 +66,8 @@ async fn recommendations(
             )))
         }
     };
-    let mut tx = state.db.begin().await.map_err(jobs::Error::from)?;
     if !regenerate {
-        // The facility first, so an unknown one is told apart from one without runs.
-        store::settings_of(&mut tx, who.company_id, facility_id).await?;
-        let run = store::latest(&mut tx, who.company_id, facility_id)
+        let run = jobs::pricing::latest_run(&state.db, who.company_id, facility_id)
             .await?
             .ok_or_else(|| {
                 ApiError::NotFound(format!(
@@ -80,15 +77,7 @@ async fn recommendations(
             })?;
         return Ok(Json(run));
     }
-    let stored = store::run_and_store(
-        &mut tx,
-        who.company_id,
-        facility_id,
-        Uuid::now_v7().into(),
-        Trigger::Api,
-    )
-    .await?;
-    tx.commit().await.map_err(jobs::Error::from)?;
+    let stored = jobs::pricing::run_now(&state.db, who.company_id, facility_id).await?;
     state
         .push_after_commit(jobs::queue::Kind::WebhookDelivery, &stored.delivery_jobs)
         .await;
@@ -143,9 +132,7 @@ async fn list_runs(
                 "query parameter after: must be the recommendation_id of a run".into(),
             )
         })?;
-    jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
-    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
-    let runs = store::list_runs(&mut conn, who.company_id, facility_id, limit, after).await?;
+    let runs = jobs::pricing::runs(&state.db, who.company_id, facility_id, limit, after).await?;
     Ok(Json(RunList {
         facility_id: facility_id.uuid(),
         count: runs.len(),
@@ -171,8 +158,7 @@ async fn latest_runs(
     State(state): State<AppState>,
     Auth(who): Auth,
 ) -> ApiResult<Json<LatestRunList>> {
-    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
-    let runs = store::latest_runs(&mut conn, who.company_id).await?;
+    let runs = jobs::pricing::latest_runs(&state.db, who.company_id).await?;
     Ok(Json(LatestRunList {
         count: runs.len(),
         runs,
@@ -190,8 +176,7 @@ async fn one_run(
 ) -> ApiResult<Json<store::Run>> {
     let facility_id = path_id(&id, "facility")?;
     let run_id = path_id(&run_id, "recommendation run")?;
-    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
-    store::run(&mut conn, who.company_id, facility_id, run_id)
+    jobs::pricing::run(&state.db, who.company_id, facility_id, run_id)
         .await?
         .map(Json)
         .ok_or_else(|| ApiError::NotFound(format!("no recommendation run with id {run_id}")))
@@ -217,9 +202,8 @@ async fn history(
 ) -> ApiResult<Json<jobs::pricing::history::History>> {
     let facility_id = path_id(&id, "facility")?;
     let days = bounded("days", q.days, 90, jobs::pricing::history::MAX_DAYS)?;
-    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
     Ok(Json(
-        jobs::pricing::history::load(&mut conn, who.company_id, facility_id, days).await?,
+        jobs::pricing::history(&state.db, who.company_id, facility_id, days).await?,
     ))
 }
 
@@ -233,8 +217,8 @@ async fn read_settings(
     Path(id): Path<String>,
 ) -> ApiResult<Json<SettingsBody>> {
     let facility_id = path_id(&id, "facility")?;
-    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
-    let (settings, overrides) = store::settings_of(&mut conn, who.company_id, facility_id).await?;
+    let (settings, overrides) =
+        jobs::pricing::settings(&state.db, who.company_id, facility_id).await?;
     Ok(Json(settings_body(facility_id, settings, overrides)))
 }
 
@@ -254,8 +238,8 @@ async fn write_settings(
     jobs::error::require_object(&body)?;
     let overrides: Value = serde_json::from_slice(&body)
         .map_err(|e| ApiError::Invalid(format!("body: is not valid JSON ({e})")))?;
-    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
-    let settings = store::set_overrides(&mut conn, who.company_id, facility_id, &overrides).await?;
+    let settings =
+        jobs::pricing::set_settings(&state.db, who.company_id, facility_id, &overrides).await?;
     Ok(Json(settings_body(facility_id, settings, overrides)))
 }
 
@@ -352,9 +336,8 @@ async fn list_rates(
         // (and years before 4713 BC are past what the database's dates hold).
         .map(|d| d.max(EARLIEST_DATE));
     let limit = bounded("limit", q.limit, 500, MAX_LIMIT)?;
-    let mut conn = state.db.acquire().await.map_err(jobs::Error::from)?;
-    let listing = competitors::list(
-        &mut conn,
+    let listing = competitors::listing(
+        &state.db,
         who.company_id,
         facility_id,
         &ListQuery { size, since, limit },
@@ -376,12 +359,14 @@ async fn add_rates(
     JsonBytes(body): JsonBytes,
 ) -> ApiResult<(StatusCode, Json<RatesStored>)> {
     let facility_id = path_id(&id, "facility")?;
-    jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
-    let rates = domain::competitors::parse_body(&body, Utc::now().date_naive())?;
-    let mut tx = state.db.begin().await.map_err(jobs::Error::from)?;
-    let (inserted, updated) =
-        competitors::upsert(&mut tx, who.company_id, facility_id, "api", &rates).await?;
-    tx.commit().await.map_err(jobs::Error::from)?;
+    let competitors::Added { inserted, updated } = competitors::add(
+        &state.db,
+        who.company_id,
+        facility_id,
+        &body,
+        Utc::now().date_naive(),
+    )
+    .await?;
     Ok((
         StatusCode::CREATED,
         Json(RatesStored {
