@@ -63,6 +63,13 @@ impl From<jobs::Error> for ApiError {
             jobs::Error::NotFound(m) => Self::NotFound(m),
             jobs::Error::Conflict(m) => Self::Conflict(m),
             jobs::Error::Internal(m) => Self::Internal(anyhow::anyhow!(m)),
+            jobs::Error::Throttled {
+                limit,
+                retry_after_secs,
+            } => Self::TooManyAttempts {
+                limit,
+                retry_after_secs,
+            },
             jobs::Error::Database(db) => {
                 if is_foreign_key_violation(&db) {
                     // What the request writes under (a facility, say) was deleted by another

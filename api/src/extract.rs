@@ -151,6 +151,20 @@ pub fn client_address(
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
+/// The optional `facility_id` query parameter of the analytics reports (the API's and the
+/// dashboard's pages alike).
+pub fn facility_id_param(raw: Option<&str>) -> Result<Option<domain::ids::FacilityId>, ApiError> {
+    raw.map(|s| {
+        s.trim().parse().map_err(|_| {
+            let shown: String = s.chars().take(60).collect();
+            ApiError::Invalid(format!(
+                "query parameter facility_id: must be a facility id (UUID), got '{shown}'"
+            ))
+        })
+    })
+    .transpose()
+}
+
 #[cfg(test)]
 mod client_address_tests {
     use super::client_address;

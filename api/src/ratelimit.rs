@@ -6,7 +6,7 @@
 //! than `limit` are kept. A company may spend its whole budget at once; each request then frees
 //! its slot exactly 60 s after it was made. (A GCRA with the whole budget as burst lets the
 //! burst plus one request per 60/limit seconds through, about 1.5 times the budget in 32 s.)
-//! The same script counts the company's API calls for the month.
+//! The same script counts the company's API calls for the month (`jobs::counters` reads them).
 
 use redis::aio::ConnectionManager;
 use redis::Script;
@@ -77,11 +77,6 @@ impl RateLimiter {
         }
     }
 
-    /// Key of the monthly usage counters of a company (`month` as `YYYYMM`).
-    pub fn usage_key(prefix: &str, company_id: Uuid, month: &str) -> String {
-        format!("{prefix}:usage:{company_id}:{month}")
-    }
-
     pub async fn check(
         &self,
         company_id: Uuid,
@@ -93,7 +88,7 @@ impl RateLimiter {
             Bucket::Sync => ("sync", self.sync_per_minute),
         };
         let key = format!("{}:rl:{company_id}:{name}", self.prefix);
-        let usage = Self::usage_key(&self.prefix, company_id, month);
+        let usage = jobs::counters::usage_key(&self.prefix, company_id, month);
         let (allowed, remaining, retry_after_ms, reset_ms): (i64, i64, i64, i64) = SLIDING_WINDOW
             .key(key)
             .key(usage)
@@ -110,67 +105,4 @@ impl RateLimiter {
             reset_ms: non_neg(reset_ms),
         })
     }
-}
-
-/// API calls counted this month for a company (0 when Redis has none).
-pub async fn api_calls_this_month(
-    redis: &ConnectionManager,
-    prefix: &str,
-    company_id: Uuid,
-    month: &str,
-) -> redis::RedisResult<u64> {
-    let n: Option<u64> = redis::cmd("HGET")
-        .arg(RateLimiter::usage_key(prefix, company_id, month))
-        .arg("api_calls")
-        .query_async(&mut redis.clone())
-        .await?;
-    Ok(n.unwrap_or(0))
-}
-
-/// The key of an address's failed dashboard logins (the address as the login form
-/// lower-cases it); a password reset clears it.
-pub fn login_account_key(prefix: &str, email: &str) -> String {
-    format!("{prefix}:login:account:{}", email.trim().to_lowercase())
-}
-
-/// Takes one back from a [`count_in_window`] count, while its window lasts (a key that has
-/// expired is not brought back without an expiry).
-pub async fn uncount(redis: &ConnectionManager, key: &str) -> redis::RedisResult<()> {
-    let script = redis::Script::new(
-        "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('DECR', KEYS[1]) end return 0",
-    );
-    let _: i64 = script.key(key).invoke_async(&mut redis.clone()).await?;
-    Ok(())
-}
-
-/// Drops a [`count_in_window`] count: its window closes now, and the next event opens a new one.
-pub async fn clear(redis: &ConnectionManager, key: &str) -> redis::RedisResult<()> {
-    redis::cmd("DEL")
-        .arg(key)
-        .query_async(&mut redis.clone())
-        .await
-}
-
-/// Counts an event in a fixed window of `window_secs` that opens with its first event; returns
-/// the count including this one. For silent limits where a plain counter is enough.
-pub async fn count_in_window(
-    redis: &ConnectionManager,
-    key: &str,
-    window_secs: u64,
-) -> redis::RedisResult<u64> {
-    // `SET ... NX EX` opens the window (INCR keeps its expiry); `EXPIRE ... NX` would need
-    // Redis 7.
-    let (count,): (u64,) = redis::pipe()
-        .cmd("SET")
-        .arg(key)
-        .arg(0)
-        .arg("EX")
-        .arg(window_secs)
-        .arg("NX")
-        .ignore()
-        .cmd("INCR")
-        .arg(key)
-        .query_async(&mut redis.clone())
-        .await?;
-    Ok(count)
 }

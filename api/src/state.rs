@@ -75,6 +75,14 @@ impl AppState {
         })
     }
 
+    /// The Redis counters of the per-client and per-account limits of the public use cases.
+    pub fn counters(&self) -> jobs::password_reset::Counters<'_> {
+        jobs::password_reset::Counters {
+            redis: &self.redis,
+            prefix: &self.config.redis_key_prefix,
+        }
+    }
+
     /// Pushes committed jobs of one kind to their queue. A failure is only logged: the rows
     /// are in PostgreSQL and the worker's sweeper pushes them again.
     pub async fn push_after_commit(&self, kind: jobs::queue::Kind, ids: &[uuid::Uuid]) {

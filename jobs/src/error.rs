@@ -12,6 +12,10 @@ pub enum Error {
     /// The request conflicts with existing data (a unique name, say).
     #[error("{0}")]
     Conflict(String),
+    /// A per-client limit of a public use case (per hour): `limit` in the window, which ends in
+    /// `retry_after_secs`.
+    #[error("too many attempts from this address: at most {limit} an hour; retry in {retry_after_secs} s")]
+    Throttled { limit: u32, retry_after_secs: u64 },
     #[error("database error")]
     Database(#[from] sqlx::Error),
     /// A failure of ours that no input explains (a hash that cannot be computed, a task that

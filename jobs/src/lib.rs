@@ -6,6 +6,7 @@
 pub mod analytics;
 pub mod competitors;
 pub mod config;
+pub mod counters;
 pub mod crm;
 pub mod cron;
 pub mod crypto;
@@ -25,6 +26,7 @@ pub mod queue;
 pub mod runs;
 #[cfg(feature = "demo-seed")]
 pub mod seed;
+pub mod status;
 pub mod sync;
 pub mod tenancy;
 pub mod upload;

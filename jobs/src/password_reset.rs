@@ -1,6 +1,6 @@
 //! Password reset: a single-use token valid for one hour, stored hashed, mailed as a link.
 //!
-//! `POST /auth/forgot` only records the request ([`record_request`]): the same single insert
+//! `POST /auth/forgot` only records the request ([`request`]): the same single insert
 //! whether or not the address belongs to a user, so neither the answer nor its timing tells
 //! whether an account exists. The worker then handles the requests ([`process_requests`]): it
 //! looks the address up and mails a link, at most one per user per [`MAIL_SPACING`]. That
@@ -13,6 +13,7 @@ use crate::error::{Result, ValidationError};
 use base64::Engine as _;
 use chrono::{Duration, Utc};
 use rand::RngCore;
+use redis::aio::ConnectionManager;
 use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -26,9 +27,80 @@ fn token_hash(token: &str) -> Vec<u8> {
     Sha256::digest(token.as_bytes()).to_vec()
 }
 
+/// Reset requests per client address per hour; past it a request is dropped silently.
+pub const REQUESTS_PER_CLIENT_PER_HOUR: u64 = 30;
+/// Reset attempts (token and new password) per client address per hour; past it, 429.
+pub const RESETS_PER_CLIENT_PER_HOUR: u64 = 30;
+
+/// The Redis counters the per-client limits count in: the connection and the deployment's
+/// key prefix.
+#[derive(Clone, Copy)]
+pub struct Counters<'a> {
+    pub redis: &'a ConnectionManager,
+    pub prefix: &'a str,
+}
+
+/// Asks for a reset mail for `email` from the client at `client` (its address as the api
+/// reads it): recorded within the per-client limit, dropped silently past it or when the limit
+/// cannot be counted, so that the caller answers the same whatever happened (and whether or
+/// not the address has an account). Never fails; a failure to record is logged.
+pub async fn request(pool: &PgPool, counters: Counters<'_>, client: &str, email: &str) {
+    let by_client = crate::counters::count_in_window(
+        counters.redis,
+        &format!("{}:forgot:client:{client}", counters.prefix),
+        3600,
+    )
+    .await;
+    match by_client {
+        Ok(n) if n <= REQUESTS_PER_CLIENT_PER_HOUR => {
+            if let Err(e) = record_request(pool, email).await {
+                tracing::error!(error = %e, "password reset request could not be recorded");
+            }
+        }
+        Ok(_) => tracing::warn!("password reset request dropped by the per-client limit"),
+        Err(e) => {
+            tracing::warn!(error = %e, "password reset request dropped: limiter unavailable")
+        }
+    }
+}
+
+/// Sets a new password with a mailed token, within the per-client limit
+/// ([`Error::Throttled`](crate::Error::Throttled) past it); ends every session of the user and
+/// lifts the login lockout of the address (the lockout page says a reset lets the owner back
+/// in: whoever ran up the failed logins no longer counts against the new password).
+pub async fn complete(
+    pool: &PgPool,
+    counters: Counters<'_>,
+    client: &str,
+    token: &str,
+    new_password: &str,
+) -> Result<()> {
+    // Fails open like the other limits: an outage of Redis should not stop resets.
+    if let Ok(n) = crate::counters::count_in_window(
+        counters.redis,
+        &format!("{}:reset:client:{client}", counters.prefix),
+        3600,
+    )
+    .await
+    {
+        if n > RESETS_PER_CLIENT_PER_HOUR {
+            return Err(crate::Error::Throttled {
+                limit: RESETS_PER_CLIENT_PER_HOUR as u32,
+                retry_after_secs: 3600,
+            });
+        }
+    }
+    let email = set_password(pool, token, new_password).await?;
+    let key = crate::counters::login_account_key(counters.prefix, &email);
+    if let Err(e) = crate::counters::clear(counters.redis, &key).await {
+        tracing::warn!(error = %e, "login throttle unavailable");
+    }
+    Ok(())
+}
+
 /// Records a reset request for `email`, whatever it is (an address longer than any account's
 /// is ignored). Nothing is looked up here.
-pub async fn record_request(pool: &PgPool, email: &str) -> Result<()> {
+async fn record_request(pool: &PgPool, email: &str) -> Result<()> {
     let email = email.trim();
     if email.is_empty() || email.len() > 254 || email.contains('\0') {
         return Ok(());
@@ -135,7 +207,7 @@ fn invalid_token() -> crate::Error {
 /// (argon2 takes tens of milliseconds of CPU), and the token is used up in the same
 /// transaction as the new password; every other outstanding token of the user is voided too.
 /// Returns the user's e-mail address.
-pub async fn complete(pool: &PgPool, token: &str, new_password: &str) -> Result<String> {
+async fn set_password(pool: &PgPool, token: &str, new_password: &str) -> Result<String> {
     crate::tenancy::check_password_rules(new_password)?;
     let hash = token_hash(token.trim());
     let live = sqlx::query_scalar!(

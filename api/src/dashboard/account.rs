@@ -87,7 +87,7 @@ fn prefix(state: &AppState) -> &str {
 /// after a failed check, is what holds the limit against attempts sent all at once: each
 /// one's count is its own, so only the first ones in a window reach the check.
 async fn count_attempt(state: &AppState, key: &str, window: u64) -> u64 {
-    crate::ratelimit::count_in_window(&state.redis, key, window)
+    jobs::counters::count_in_window(&state.redis, key, window)
         .await
         .unwrap_or_else(|e| {
             tracing::warn!(error = %e, "login throttle unavailable");
@@ -97,7 +97,7 @@ async fn count_attempt(state: &AppState, key: &str, window: u64) -> u64 {
 
 /// Takes back an attempt that turned out not to be a failure.
 async fn uncount_attempt(state: &AppState, key: &str) {
-    if let Err(e) = crate::ratelimit::uncount(&state.redis, key).await {
+    if let Err(e) = jobs::counters::uncount(&state.redis, key).await {
         tracing::warn!(error = %e, "login throttle unavailable");
     }
 }
@@ -111,7 +111,7 @@ pub async fn login(
 ) -> PageResult {
     let client = client_address(&headers, peer, state.config.trusted_proxies);
     let email = form.email.trim().to_lowercase();
-    let account_key = crate::ratelimit::login_account_key(prefix(&state), &email);
+    let account_key = jobs::counters::login_account_key(prefix(&state), &email);
     let client_key = format!("{}:login:client:{client}", prefix(&state));
     let account_n = count_attempt(&state, &account_key, ACCOUNT_WINDOW_SECS).await;
     let client_n = count_attempt(&state, &client_key, 3600).await;
@@ -194,7 +194,7 @@ pub async fn signup(
 ) -> PageResult {
     let client = client_address(&headers, peer, state.config.trusted_proxies);
     let key = format!("{}:signup:client:{client}", prefix(&state));
-    if let Ok(n) = crate::ratelimit::count_in_window(&state.redis, &key, 3600).await {
+    if let Ok(n) = jobs::counters::count_in_window(&state.redis, &key, 3600).await {
         if n > SIGNUPS_PER_CLIENT {
             return Err(ApiError::TooManyAttempts {
                 limit: SIGNUPS_PER_CLIENT as u32,
@@ -288,7 +288,8 @@ pub async fn forgot(
     headers: HeaderMap,
     Form(form): Form<Forgot>,
 ) -> Response {
-    crate::routes::password::record_forgot(&state, peer, &headers, &form.email).await;
+    let client = client_address(&headers, peer, state.config.trusted_proxies);
+    jobs::password_reset::request(&state.db, state.counters(), &client, &form.email).await;
     page::render(page::public(
         "Check your mail",
         &[],
@@ -349,21 +350,22 @@ pub async fn reset(
     headers: HeaderMap,
     Form(form): Form<Reset>,
 ) -> PageResult {
-    match crate::routes::password::complete_reset(
-        &state,
-        peer,
-        &headers,
+    let client = client_address(&headers, peer, state.config.trusted_proxies);
+    match jobs::password_reset::complete(
+        &state.db,
+        state.counters(),
+        &client,
         &form.token,
         &form.password,
     )
     .await
     {
         Ok(()) => Ok(Redirect::to("/login?notice=reset").into_response()),
-        Err(ApiError::Invalid(m)) => Ok(page::render_status(
+        Err(jobs::Error::Invalid(m)) => Ok(page::render_status(
             StatusCode::UNPROCESSABLE_ENTITY,
             page::public(
                 "Choose a new password",
-                &[m],
+                &[m.to_string()],
                 None,
                 html! {
                     (reset_form(&form.token))

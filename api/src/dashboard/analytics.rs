@@ -49,7 +49,7 @@ pub struct Params {
 
 impl Params {
     fn facility(&self) -> Result<Option<domain::ids::FacilityId>, ApiError> {
-        crate::routes::analytics::facility_id(
+        crate::extract::facility_id_param(
             self.facility_id.as_deref().filter(|s| !s.trim().is_empty()),
         )
     }

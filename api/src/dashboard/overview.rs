@@ -5,53 +5,62 @@ use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
 use crate::state::AppState;
 use axum::extract::State;
+use chrono::Utc;
 use maud::html;
-use serde_json::Value;
 
-fn figure(v: &Value) -> String {
-    match v {
-        Value::Null => "n/a".to_owned(),
-        Value::String(s) => s.replace('_', " "),
-        other => other.to_string(),
-    }
+/// When a job failed, as the API writes it.
+fn finished(at: Option<chrono::DateTime<Utc>>) -> String {
+    at.map_or_else(
+        || "n/a".to_owned(),
+        |t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+    )
+}
+
+/// A figure that may be unknown.
+fn or_na<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "n/a".to_owned(), |v| v.to_string())
 }
 
 pub async fn show(State(state): State<AppState>, SignedIn(s): SignedIn) -> PageResult {
-    let status = crate::routes::status::report(&state, s.company_id).await?;
-    let usage = &status["usage"];
-    let jobs = &status["jobs"];
-    let sub = &status["subscription"];
-    let failures = jobs["recent_failures"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let status = jobs::status::report(
+        &state.db,
+        &state.redis,
+        &state.config.redis_key_prefix,
+        s.company_id,
+        Utc::now(),
+    )
+    .await?;
+    let usage = &status.usage;
+    let jobs = &status.jobs;
+    let sub = &status.subscription;
+    let failures = &status.recent_failures;
     let body = html! {
         section aria-labelledby="plan-h" {
             h2 id="plan-h" { "Plan" }
             div class="figures" id="plan" {
-                div { "Plan" b { (figure(&status["plan"])) } }
-                div { "State" b id="state" { (figure(&sub["state"])) } }
-                div { "Trial days left" b { (figure(&sub["trial_days_left"])) } }
-                div { "API access" b { @if sub["api_access"] == Value::Bool(true) { "yes" } @else { "no" } } }
+                div { "Plan" b { (status.plan.replace('_', " ")) } }
+                div { "State" b id="state" { (sub.state.replace('_', " ")) } }
+                div { "Trial days left" b { (or_na(sub.trial_days_left)) } }
+                div { "API access" b { @if sub.api_access { "yes" } @else { "no" } } }
             }
         }
         section aria-labelledby="usage-h" {
-            h2 id="usage-h" { "Usage in " (figure(&usage["month"])) }
+            h2 id="usage-h" { "Usage in " (usage.month) }
             div class="figures" id="usage" {
-                div { "Facilities" b id="usage-facilities" { (figure(&usage["facilities"])) } }
-                div { "Daily records" b { (figure(&usage["sync_records"])) } }
-                div { "Records this month" b { (figure(&usage["sync_records_this_month"])) } }
-                div { "API calls this month" b { (figure(&usage["api_calls_this_month"])) } }
-                div { "Active API keys" b { (figure(&usage["active_api_keys"])) } }
+                div { "Facilities" b id="usage-facilities" { (usage.facilities) } }
+                div { "Daily records" b { (usage.sync_records) } }
+                div { "Records this month" b { (usage.sync_records_this_month) } }
+                div { "API calls this month" b { (or_na(usage.api_calls_this_month)) } }
+                div { "Active API keys" b { (usage.active_api_keys) } }
             }
         }
         section aria-labelledby="jobs-h" {
             h2 id="jobs-h" { "Background jobs" }
             div class="figures" id="jobs" {
-                div { "Queued" b { (figure(&jobs["queued"])) } }
-                div { "Running" b { (figure(&jobs["running"])) } }
-                div { "Succeeded" b { (figure(&jobs["succeeded"])) } }
-                div { "Failed" b { (figure(&jobs["failed"])) } }
+                div { "Queued" b { (jobs.queued) } }
+                div { "Running" b { (jobs.running) } }
+                div { "Succeeded" b { (jobs.succeeded) } }
+                div { "Failed" b { (jobs.failed) } }
             }
             h2 { "Recent failures" }
             @if failures.is_empty() {
@@ -61,9 +70,9 @@ pub async fn show(State(state): State<AppState>, SignedIn(s): SignedIn) -> PageR
                     table {
                         thead { tr { th { "Job" } th { "Attempts" } th { "Finished" } th { "Error" } } }
                         tbody {
-                            @for f in &failures {
-                                tr { td { (figure(&f["kind"])) } td class="num" { (figure(&f["attempts"])) }
-                                     td { (figure(&f["finished_at"])) } td { (figure(&f["last_error"])) } }
+                            @for f in failures {
+                                tr { td { (f.kind.replace('_', " ")) } td class="num" { (f.attempts) }
+                                     td { (finished(f.finished_at)) } td { (f.last_error.as_deref().unwrap_or("n/a").replace('_', " ")) } }
                             }
                         }
                     }

@@ -4,12 +4,11 @@
 
 use crate::auth::Auth;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::Query;
+use crate::extract::{facility_id_param, Query};
 use crate::state::AppState;
 use axum::extract::State;
 use axum::Json;
 use domain::analytics::AnalyticsSettings;
-use domain::ids::FacilityId;
 use domain::values::UnitSize;
 use jobs::analytics::reports;
 use serde::Deserialize;
@@ -28,18 +27,6 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// Parses `facility_id`: absent means every facility of the company.
-pub(crate) fn facility_id(raw: Option<&str>) -> ApiResult<Option<FacilityId>> {
-    raw.map(|s| {
-        s.trim().parse().map_err(|_| {
-            let shown: String = s.chars().take(60).collect();
-            ApiError::Invalid(format!(
-                "query parameter facility_id: must be a facility id (UUID), got '{shown}'"
-            ))
-        })
-    })
-    .transpose()
-}
-
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 struct FacilityParams {
@@ -91,7 +78,7 @@ async fn ecri(
     Auth(who): Auth,
     Query(p): Query<FacilityParams>,
 ) -> ApiResult<Json<reports::ecri::Report>> {
-    let facility = facility_id(p.facility_id.as_deref())?;
+    let facility = facility_id_param(p.facility_id.as_deref())?;
     let settings = AnalyticsSettings::default();
     Ok(Json(
         reports::ecri::report(&state.db, who.company_id, facility, &settings.ecri).await?,
@@ -136,7 +123,7 @@ async fn seasonality(
     Auth(who): Auth,
     Query(p): Query<SeasonalityParams>,
 ) -> ApiResult<Json<reports::seasonality::Report>> {
-    let facility = facility_id(p.facility_id.as_deref())?;
+    let facility = facility_id_param(p.facility_id.as_deref())?;
     let size = p
         .size
         .as_deref()
@@ -173,7 +160,7 @@ async fn lease_up(
     Auth(who): Auth,
     Query(p): Query<FacilityParams>,
 ) -> ApiResult<Json<reports::lease_up::Report>> {
-    let facility = facility_id(p.facility_id.as_deref())?;
+    let facility = facility_id_param(p.facility_id.as_deref())?;
     Ok(Json(
         reports::lease_up::report(&state.db, who.company_id, facility).await?,
     ))
@@ -195,7 +182,7 @@ async fn leads(
     Auth(who): Auth,
     Query(p): Query<LeadsParams>,
 ) -> ApiResult<Json<reports::leads::Report>> {
-    let facility = facility_id(p.facility_id.as_deref())?;
+    let facility = facility_id_param(p.facility_id.as_deref())?;
     let days = match p.period.as_deref() {
         None | Some("30d") => 30,
         Some("90d") => 90,
@@ -227,7 +214,7 @@ async fn revpas(
     Auth(who): Auth,
     Query(p): Query<FacilityParams>,
 ) -> ApiResult<Json<reports::revpas::Report>> {
-    let facility = facility_id(p.facility_id.as_deref())?;
+    let facility = facility_id_param(p.facility_id.as_deref())?;
     Ok(Json(
         reports::revpas::report(&state.db, who.company_id, facility).await?,
     ))

@@ -4,7 +4,7 @@
 //! (past the limit it still answers the same and records nothing); a user gets at most one
 //! mail per five minutes (see `jobs::password_reset`). `reset` is limited per client (429).
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::extract::{client_address, Json, PeerAddr};
 use crate::state::AppState;
 use axum::body::Bytes;
@@ -13,11 +13,6 @@ use axum::http::HeaderMap;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-
-/// Reset requests per client address per hour.
-const FORGOT_PER_CLIENT_PER_HOUR: u64 = 30;
-/// Reset attempts (token and new password) per client address per hour.
-const RESET_PER_CLIENT_PER_HOUR: u64 = 30;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -53,38 +48,10 @@ async fn forgot(
     body: Bytes,
 ) -> axum::Json<Done> {
     if let Ok(Forgot { email }) = serde_json::from_slice::<Forgot>(&body) {
-        record_forgot(&state, peer, &headers, &email).await;
+        let client = client_address(&headers, peer, state.config.trusted_proxies);
+        jobs::password_reset::request(&state.db, state.counters(), &client, &email).await;
     }
     axum::Json(Done { ok: true })
-}
-
-/// Records a reset request within the per-client limit (silently dropped past it); shared
-/// with the dashboard's forgot page.
-pub(crate) async fn record_forgot(
-    state: &AppState,
-    peer: Option<std::net::SocketAddr>,
-    headers: &HeaderMap,
-    email: &str,
-) {
-    let client = client_address(headers, peer, state.config.trusted_proxies);
-    let prefix = &state.config.redis_key_prefix;
-    let by_client = crate::ratelimit::count_in_window(
-        &state.redis,
-        &format!("{prefix}:forgot:client:{client}"),
-        3600,
-    )
-    .await;
-    match by_client {
-        Ok(n) if n <= FORGOT_PER_CLIENT_PER_HOUR => {
-            if let Err(e) = jobs::password_reset::record_request(&state.db, email).await {
-                tracing::error!(error = %e, "password reset request could not be recorded");
-            }
-        }
-        Ok(_) => tracing::warn!("password reset request dropped by the per-client limit"),
-        Err(e) => {
-            tracing::warn!(error = %e, "password reset request dropped: limiter unavailable")
-        }
-    }
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -110,42 +77,14 @@ async fn reset(
     headers: HeaderMap,
     Json(body): Json<Reset>,
 ) -> ApiResult<axum::Json<Done>> {
-    complete_reset(&state, peer, &headers, &body.token, &body.password).await?;
-    Ok(axum::Json(Done { ok: true }))
-}
-
-/// Sets a new password with a mailed token, within the per-client limit; shared with the
-/// dashboard's reset page.
-pub(crate) async fn complete_reset(
-    state: &AppState,
-    peer: Option<std::net::SocketAddr>,
-    headers: &HeaderMap,
-    token: &str,
-    password: &str,
-) -> ApiResult<()> {
-    let client = client_address(headers, peer, state.config.trusted_proxies);
-    let prefix = &state.config.redis_key_prefix;
-    // Fails open like the other limits: an outage of Redis should not stop resets.
-    if let Ok(n) = crate::ratelimit::count_in_window(
-        &state.redis,
-        &format!("{prefix}:reset:client:{client}"),
-        3600,
+    let client = client_address(&headers, peer, state.config.trusted_proxies);
+    jobs::password_reset::complete(
+        &state.db,
+        state.counters(),
+        &client,
+        &body.token,
+        &body.password,
     )
-    .await
-    {
-        if n > RESET_PER_CLIENT_PER_HOUR {
-            return Err(ApiError::TooManyAttempts {
-                limit: RESET_PER_CLIENT_PER_HOUR as u32,
-                retry_after_secs: 3600,
-            });
-        }
-    }
-    let email = jobs::password_reset::complete(&state.db, token, password).await?;
-    // The lockout page says a reset lets the owner back in: whoever ran up the failed logins
-    // no longer counts against the new password.
-    let key = crate::ratelimit::login_account_key(&state.config.redis_key_prefix, &email);
-    if let Err(e) = crate::ratelimit::clear(&state.redis, &key).await {
-        tracing::warn!(error = %e, "login throttle unavailable");
-    }
-    Ok(())
+    .await?;
+    Ok(axum::Json(Done { ok: true }))
 }

@@ -6,10 +6,9 @@ use crate::error::ApiResult;
 use crate::state::AppState;
 use axum::extract::State;
 use axum::Json;
-use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 use domain::ids::CompanyId;
 use serde::Serialize;
-use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -20,7 +19,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The company's plan, subscription, usage, jobs and limits.
 #[derive(Serialize, utoipa::ToSchema)]
-pub(crate) struct Status {
+struct Status {
     /// The company of the key.
     company: Company,
     /// The company's plan.
@@ -106,58 +105,40 @@ async fn status(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Jso
     status_of(&state, who.company_id).await.map(Json)
 }
 
-/// The status of a company, as the dashboard's overview shows it.
-pub(crate) async fn report(state: &AppState, company_id: CompanyId) -> ApiResult<Value> {
-    let status = status_of(state, company_id).await?;
-    serde_json::to_value(status).map_err(|e| crate::error::ApiError::Internal(e.into()))
-}
-
 async fn status_of(state: &AppState, company_id: CompanyId) -> ApiResult<Status> {
-    let now = Utc::now();
-    let month_start =
-        NaiveDate::from_ymd_opt(now.year(), now.month(), 1).unwrap_or_else(|| now.date_naive());
-    let company = jobs::tenancy::company(&state.db, company_id).await?;
-    let usage = jobs::tenancy::usage(&state.db, company_id, month_start).await?;
-    let api_calls = crate::ratelimit::api_calls_this_month(
+    let r = jobs::status::report(
+        &state.db,
         &state.redis,
         &state.config.redis_key_prefix,
-        company_id.uuid(),
-        &now.format("%Y%m").to_string(),
+        company_id,
+        Utc::now(),
     )
-    .await
-    .map_err(|e| tracing::warn!(error = %e, "usage counter unavailable"))
-    .ok();
-    let counts = jobs::runs::company_counts(&state.db, company_id).await?;
-    let recent_failures = jobs::runs::recent_failures(&state.db, company_id, 5).await?;
-    let effective =
-        jobs::tenancy::effective_state(&company.subscription_state, company.trial_ends_at, now);
-    let trial_days_left =
-        jobs::tenancy::trial_days_left(&company.subscription_state, company.trial_ends_at, now);
+    .await?;
     Ok(Status {
         subscription: Subscription {
-            state: effective.to_owned(),
-            api_access: jobs::tenancy::has_access(effective),
-            stored_state: company.subscription_state,
-            trial_ends_at: company.trial_ends_at,
-            trial_days_left,
+            state: r.subscription.state,
+            api_access: r.subscription.api_access,
+            stored_state: r.subscription.stored_state,
+            trial_ends_at: r.subscription.trial_ends_at,
+            trial_days_left: r.subscription.trial_days_left,
         },
         company: Company {
-            id: company.id,
-            name: company.name,
-            time_zone: company.time_zone,
+            id: r.company_id,
+            name: r.company_name,
+            time_zone: r.time_zone,
         },
-        plan: company.plan,
+        plan: r.plan,
         usage: Usage {
-            month: now.format("%Y-%m").to_string(),
-            facilities: usage.facilities,
-            sync_records: usage.sync_records,
-            sync_records_this_month: usage.sync_records_this_month,
-            api_calls_this_month: api_calls,
-            active_api_keys: usage.active_api_keys,
+            month: r.usage.month,
+            facilities: r.usage.facilities,
+            sync_records: r.usage.sync_records,
+            sync_records_this_month: r.usage.sync_records_this_month,
+            api_calls_this_month: r.usage.api_calls_this_month,
+            active_api_keys: r.usage.active_api_keys,
         },
         jobs: Jobs {
-            counts,
-            recent_failures,
+            counts: r.jobs,
+            recent_failures: r.recent_failures,
         },
         limits: Limits {
             requests_per_minute: state.config.rate_limit_per_minute,
