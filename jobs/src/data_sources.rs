@@ -342,3 +342,25 @@ pub async fn mark_ticked(conn: &mut PgConnection, id: Uuid, at: DateTime<Utc>) -
 
 #[cfg(test)]
 mod tests;
+
+/// What a pull needs of its source: the provider, where it is, and its sealed credential.
+pub struct ForPull {
+    pub company_id: Uuid,
+    pub provider: String,
+    pub base_url: String,
+    pub account_id: Option<String>,
+    pub credentials_sealed: Vec<u8>,
+}
+
+/// The source a pull job names, whatever its company (the job carries the id); `None` when it
+/// was deleted.
+pub async fn for_pull(pool: &PgPool, id: Uuid) -> Result<Option<ForPull>> {
+    Ok(sqlx::query_as!(
+        ForPull,
+        "SELECT company_id, provider, base_url, account_id, credentials_sealed
+         FROM data_sources WHERE id = $1",
+        id
+    )
+    .fetch_optional(pool)
+    .await?)
+}

@@ -283,3 +283,15 @@ pub async fn set_mode(
     .await?;
     Ok(())
 }
+
+/// Locks the facility's row until the transaction ends: work that must see a facility's history
+/// as one stable set (the ingest's lease-up evaluation) runs one at a time per facility.
+pub async fn lock(conn: &mut PgConnection, id: FacilityId) -> Result<()> {
+    sqlx::query!(
+        "SELECT id FROM facilities WHERE id = $1 FOR UPDATE",
+        id.uuid()
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(())
+}

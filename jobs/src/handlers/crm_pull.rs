@@ -30,19 +30,12 @@ pub async fn run(
     p: payload::CrmPull,
 ) -> Result<FollowUps, JobError> {
     let source_id = p.source_id;
-    let Some(src) = sqlx::query!(
-        "SELECT s.company_id, s.provider, s.base_url, s.account_id, s.credentials_sealed, c.time_zone,
-                c.subscription_state, c.trial_ends_at
-         FROM data_sources s JOIN companies c ON c.id = s.company_id WHERE s.id = $1",
-        source_id
-    )
-    .fetch_optional(&ctx.db)
-    .await?
-    else {
+    let Some(src) = crate::data_sources::for_pull(&ctx.db, source_id).await? else {
         return skip(ctx, job, None, "the data source was deleted").await;
     };
+    let company = crate::tenancy::company(&ctx.db, src.company_id.into()).await?;
     // The dates: those the request named, else yesterday in the company's time zone.
-    let tz: chrono_tz::Tz = src.time_zone.parse().unwrap_or(chrono_tz::UTC);
+    let tz: chrono_tz::Tz = company.time_zone.parse().unwrap_or(chrono_tz::UTC);
     let yesterday = (Utc::now().with_timezone(&tz) - Duration::days(1)).date_naive();
     let from = p.from.unwrap_or(yesterday);
     let to = p.to.unwrap_or(from).max(from);
@@ -62,8 +55,11 @@ pub async fn run(
 
     // A pull recorded before the subscription lapsed is not made after: the company has no
     // access to what it would store.
-    let state =
-        crate::tenancy::effective_state(&src.subscription_state, src.trial_ends_at, Utc::now());
+    let state = crate::tenancy::effective_state(
+        &company.subscription_state,
+        company.trial_ends_at,
+        Utc::now(),
+    );
     if !crate::tenancy::has_access(state) {
         let why = format!("the company's subscription is {state}");
         return skip(ctx, job, Some(pull_id), &why).await;

@@ -15,12 +15,7 @@ pub async fn run(
 ) -> Result<FollowUps, JobError> {
     let sync_id = p.sync_id;
     let mut tx = ctx.db.begin().await?;
-    let Some(record) = sqlx::query!(
-        "SELECT facility_id, company_id FROM sync_records WHERE id = $1",
-        sync_id
-    )
-    .fetch_optional(&mut *tx)
-    .await?
+    let Some((company_id, facility_id)) = crate::sync::write::owner_of(&mut tx, sync_id).await?
     else {
         // The facility (and its records) was deleted since: nothing left to do.
         super::commit_success(
@@ -32,19 +27,10 @@ pub async fn run(
         return Ok(vec![]);
     };
     // One ingest at a time per facility, so mode histories are computed over a stable set.
-    sqlx::query!(
-        "SELECT id FROM facilities WHERE id = $1 FOR UPDATE",
-        record.facility_id
-    )
-    .fetch_one(&mut *tx)
-    .await?;
-    let recorded =
-        crate::lease_up::record(&mut tx, record.company_id.into(), record.facility_id.into())
-            .await?;
+    crate::facilities::lock(&mut tx, facility_id).await?;
+    let recorded = crate::lease_up::record(&mut tx, company_id, facility_id).await?;
     // Request a pricing run unless one is already waiting for this facility.
-    let waiting =
-        runs::waiting_pricing_run(&mut tx, record.company_id.into(), record.facility_id.into())
-            .await?;
+    let waiting = runs::waiting_pricing_run(&mut tx, company_id, facility_id).await?;
     let mut follow_ups = Vec::new();
     let pricing_run = match waiting {
         Some(id) => id,
@@ -52,9 +38,9 @@ pub async fn run(
             let id = runs::insert(
                 &mut tx,
                 NewJob::new(
-                    Some(record.company_id.into()),
+                    Some(company_id),
                     Payload::PricingRun(payload::PricingRun {
-                        facility_id: record.facility_id.into(),
+                        facility_id,
                         sync_id: Some(sync_id),
                     }),
                 ),

@@ -28,17 +28,7 @@ pub async fn run(
     p: payload::WebhookDelivery,
 ) -> Result<FollowUps, JobError> {
     let delivery_id = p.delivery_id;
-    let Some(d) = sqlx::query!(
-        r#"SELECT d.subscription_id, d.event, d.url, d.body, d.status, d.attempts, d.max_attempts,
-                  coalesce(d.next_attempt_at > now(), false) AS "early!",
-                  d.next_attempt_at, s.secret_sealed AS "secret_sealed?"
-           FROM webhook_deliveries d LEFT JOIN webhook_subscriptions s ON s.id = d.subscription_id
-           WHERE d.id = $1"#,
-        delivery_id
-    )
-    .fetch_optional(&ctx.db)
-    .await?
-    else {
+    let Some(d) = attempts::pending(&ctx.db, delivery_id).await? else {
         return finish(
             ctx,
             job,
@@ -58,14 +48,7 @@ pub async fn run(
         return close(ctx, job, delivery_id, "the subscription was deleted").await;
     };
     // An attempt a dead worker started and never finished counts as a failed attempt.
-    if let Some(open) = sqlx::query!(
-        "SELECT attempt, started_at FROM webhook_attempts
-         WHERE delivery_id = $1 AND finished_at IS NULL ORDER BY attempt DESC LIMIT 1",
-        delivery_id
-    )
-    .fetch_optional(&ctx.db)
-    .await?
-    {
+    if let Some((number, started_at)) = attempts::unfinished(&ctx.db, delivery_id).await? {
         let result = AttemptResult {
             delivered: false,
             http_status: None,
@@ -79,9 +62,9 @@ pub async fn run(
         };
         let attempt = Attempt {
             delivery_id,
-            number: open.attempt,
+            number,
             max_attempts: d.max_attempts,
-            interrupted_at: Some(open.started_at),
+            interrupted_at: Some(started_at),
         };
         return conclude(ctx, job, &attempt, &result).await;
     }

@@ -326,3 +326,18 @@ pub async fn write_snapshots(
     }
     Ok(written)
 }
+
+/// The company and facility of a stored snapshot; `None` when it no longer exists (its
+/// facility was deleted).
+pub async fn owner_of(
+    conn: &mut PgConnection,
+    sync_id: Uuid,
+) -> Result<Option<(CompanyId, domain::ids::FacilityId)>> {
+    Ok(sqlx::query!(
+        "SELECT facility_id, company_id FROM sync_records WHERE id = $1",
+        sync_id
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    .map(|r| (r.company_id.into(), r.facility_id.into())))
+}

@@ -1,12 +1,58 @@
-//! The life of one delivery as its job makes it: an attempt started and finished
-//! (`webhook_attempts`) and the delivery's state after it (`webhook_deliveries`): complete,
+//! The life of one delivery as its job makes it: the delivery as the job finds it, an attempt
+//! started and finished
+//! (`webhook_attempts`), and the delivery's state after it (`webhook_deliveries`): complete,
 //! retrying at a time, failed, or closed unsent. The `webhook_delivery` job handler calls these
 //! in its own transactions.
 
 use crate::error::Result;
 use chrono::{DateTime, Utc};
-use sqlx::PgConnection;
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
+
+/// A delivery as its job finds it, with its subscription's sealed secret (`None` when the
+/// subscription was deleted).
+pub struct Pending {
+    pub subscription_id: Uuid,
+    pub event: String,
+    pub url: String,
+    pub body: String,
+    pub status: String,
+    /// Finished attempts.
+    pub attempts: i32,
+    pub max_attempts: i32,
+    /// Whether the next attempt is not due yet.
+    pub early: bool,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub secret_sealed: Option<Vec<u8>>,
+}
+
+/// The delivery `delivery_id`; `None` when it no longer exists.
+pub async fn pending(pool: &PgPool, delivery_id: Uuid) -> Result<Option<Pending>> {
+    Ok(sqlx::query_as!(
+        Pending,
+        r#"SELECT d.subscription_id, d.event, d.url, d.body, d.status, d.attempts, d.max_attempts,
+                  coalesce(d.next_attempt_at > now(), false) AS "early!",
+                  d.next_attempt_at, s.secret_sealed AS "secret_sealed?"
+           FROM webhook_deliveries d LEFT JOIN webhook_subscriptions s ON s.id = d.subscription_id
+           WHERE d.id = $1"#,
+        delivery_id
+    )
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// The latest attempt of a delivery that was started and never finished (its worker died), as
+/// (number, started at).
+pub async fn unfinished(pool: &PgPool, delivery_id: Uuid) -> Result<Option<(i32, DateTime<Utc>)>> {
+    Ok(sqlx::query!(
+        "SELECT attempt, started_at FROM webhook_attempts
+         WHERE delivery_id = $1 AND finished_at IS NULL ORDER BY attempt DESC LIMIT 1",
+        delivery_id
+    )
+    .fetch_optional(pool)
+    .await?
+    .map(|r| (r.attempt, r.started_at)))
+}
 
 /// Records attempt `number` of a delivery as started by `worker`, before its request is sent.
 pub async fn start_attempt(
