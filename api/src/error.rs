@@ -137,3 +137,16 @@ impl IntoResponse for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// An upload that was not read: its facility's refusal (404) or the database's as any other
+/// use case's, and the upload's own (422, 413, 415).
+pub fn upload_refused(e: jobs::upload::CollectError) -> ApiError {
+    use jobs::upload::{CollectError, Fatal};
+    match e {
+        CollectError::Data(e) => e.into(),
+        CollectError::Upload(Fatal::Invalid(m)) => ApiError::Invalid(m),
+        CollectError::Upload(Fatal::TooLarge(m)) => ApiError::PayloadTooLarge(m),
+        CollectError::Upload(Fatal::UnsupportedMediaType(m)) => ApiError::UnsupportedMediaType(m),
+        CollectError::Upload(Fatal::Internal(m)) => ApiError::Internal(anyhow::anyhow!(m)),
+    }
+}

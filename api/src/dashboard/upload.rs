@@ -1,22 +1,20 @@
 //! The upload page: a facility, the kind (or detect it), the date, and a CSV or JSON file
 //! (dropped on the field or chosen). "Check" reads and checks every row and shows the first
-//! ones as mapped, writing nothing; "Upload" does the same and then writes, through the very
-//! functions behind `POST /api/v1/facilities/:id/upload`. Any bad row: every one is listed with
+//! ones as mapped, writing nothing; "Upload" does the same and then writes, through the use
+//! cases behind `POST /api/v1/facilities/:id/upload` (`jobs::upload::{collect, store}`). Any bad row: every one is listed with
 //! its line, field and reason, and nothing is written.
 
 use super::page::{self, Messages, Nav, PageResult};
 use super::require_access;
 use super::session::SignedIn;
 use crate::error::ApiError;
-use crate::routes::upload::read::Collected;
-use crate::routes::upload::{self as api_upload, Request};
 use crate::state::AppState;
-use axum::body::Body;
 use axum::extract::{Multipart, Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use domain::upload::UploadKind;
 use jobs::facilities::{self, Facility};
+use jobs::upload::{Collected, Request};
 use jobs::web_sessions::Session;
 use maud::{html, Markup};
 
@@ -273,7 +271,11 @@ pub async fn submit(
         },
         declared_length: Some(sent.file.len() as u64),
     };
-    let collected = match api_upload::collect(&state, &request, Body::from(sent.file)).await {
+    let file = futures::stream::iter([Ok::<_, std::io::Error>(axum::body::Bytes::from(sent.file))]);
+    let collected = match jobs::upload::collect(&state.db, &request, file)
+        .await
+        .map_err(crate::error::upload_refused)
+    {
         Ok(c) => c,
         Err(e @ ApiError::NotFound(_)) => return Err(e.into()),
         Err(e) => return reject(&state, &s, &sent.choice, e).await,
@@ -298,7 +300,17 @@ pub async fn submit(
         )
     } else {
         let count = rows(collected.rows);
-        api_upload::store(&state, &request, collected).await?;
+        let stored = jobs::upload::store(
+            &state.db,
+            s.company_id,
+            facility_id,
+            collected,
+            chrono::Utc::now().date_naive(),
+        )
+        .await?;
+        state
+            .push_after_commit(jobs::queue::Kind::Ingest, &stored.ingest_jobs())
+            .await;
         format!(
             "{count} uploaded from {}.",
             if sent.file_name.is_empty() {

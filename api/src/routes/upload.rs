@@ -2,10 +2,9 @@
 //! JSON `{rows: [...]}`; and the CSV templates.
 //!
 //! The body is read to its end and every row checked first, holding no database connection
-//! ([`read`]); one bad row rejects the upload with every bad row's line and reason. Only then
-//! is a connection taken, and everything the upload writes is written in one transaction.
-
-pub(crate) mod read;
+//! (`jobs::upload::collect`); one bad row rejects the upload with every bad row's line and
+//! reason. Only then is a connection taken, and everything the upload writes is written in one
+//! transaction (`jobs::upload::store`).
 
 use crate::auth::Auth;
 use crate::error::{ApiError, ApiResult};
@@ -17,10 +16,9 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::{NaiveDate, Utc};
-use domain::ids::{CompanyId, FacilityId};
 use domain::upload::{self, RowError, UploadKind};
-use jobs::competitors;
-use read::Collected;
+use futures::TryStreamExt as _;
+use jobs::upload::Collected;
 use serde::{Deserialize, Serialize};
 use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
@@ -95,13 +93,13 @@ struct UploadRejection {
 /// What an upload stored.
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(untagged)]
-pub(crate) enum Stored {
+enum Stored {
     Competitors(CompetitorRatesStored),
     Units(UnitRatesStored),
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
-pub(crate) struct CompetitorRatesStored {
+struct CompetitorRatesStored {
     /// Always true on success.
     ok: bool,
     /// `competitor_rates`.
@@ -117,7 +115,7 @@ pub(crate) struct CompetitorRatesStored {
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
-pub(crate) struct UnitRatesStored {
+struct UnitRatesStored {
     /// Always true on success.
     ok: bool,
     /// `unit_rates`.
@@ -131,7 +129,7 @@ pub(crate) struct UnitRatesStored {
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
-pub(crate) struct UploadedDay {
+struct UploadedDay {
     /// The date.
     date: NaiveDate,
     /// The day's sync record.
@@ -181,7 +179,7 @@ async fn upload(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    let request = Request {
+    let request = jobs::upload::Request {
         company_id: who.company_id,
         facility_id,
         kind: q.kind.as_deref(),
@@ -189,102 +187,31 @@ async fn upload(
         content_type,
         declared_length,
     };
-    let collected = collect(&state, &request, body).await?;
+    let collected = jobs::upload::collect(
+        &state.db,
+        &request,
+        body.into_data_stream().map_err(std::io::Error::other),
+    )
+    .await
+    .map_err(crate::error::upload_refused)?;
     if collected.error_count > 0 {
         return Ok(rejection(&collected));
     }
-    Ok(Json(store(&state, &request, collected).await?).into_response())
+    let stored = jobs::upload::store(
+        &state.db,
+        who.company_id,
+        facility_id,
+        collected,
+        Utc::now().date_naive(),
+    )
+    .await?;
+    state
+        .push_after_commit(jobs::queue::Kind::Ingest, &stored.ingest_jobs())
+        .await;
+    Ok(Json(answer(stored)).into_response())
 }
 
-/// One upload, as the API and the dashboard's upload page both describe it.
-pub(crate) struct Request<'a> {
-    pub company_id: CompanyId,
-    pub facility_id: FacilityId,
-    /// `unit_rates`, `competitor_rates`, or `None` to detect it from the columns.
-    pub kind: Option<&'a str>,
-    /// The date of rows that carry none.
-    pub date: Option<&'a str>,
-    pub content_type: &'a str,
-    pub declared_length: Option<u64>,
-}
-
-/// Reads and checks every row of an upload, writing nothing; a missing or another company's
-/// facility is a 404 before any of the body is read.
-pub(crate) async fn collect(state: &AppState, r: &Request<'_>, body: Body) -> ApiResult<Collected> {
-    jobs::facilities::ensure_owned(&state.db, r.company_id, r.facility_id).await?;
-    let kind = r
-        .kind
-        .map(|k| {
-            UploadKind::parse(k).ok_or_else(|| {
-                ApiError::Invalid(
-                    "query parameter kind: must be unit_rates or competitor_rates".into(),
-                )
-            })
-        })
-        .transpose()?;
-    let date = r
-        .date
-        .map(|d| {
-            domain::sync::payload::SnapshotDate::parse(d)
-                .map(|d| d.0)
-                .map_err(|m| ApiError::Invalid(format!("query parameter date: {m}")))
-        })
-        .transpose()?;
-    let content_type = r
-        .content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    let today = Utc::now().date_naive();
-    let cancel = read::Cancel::default();
-    let collected = match content_type.as_str() {
-        "text/csv" | "application/csv" | "text/plain" => {
-            if r.declared_length
-                .is_some_and(|n| n > read::CSV_MAX_BYTES as u64)
-            {
-                return Err(ApiError::PayloadTooLarge(format!(
-                    "a CSV upload may be at most {} MiB",
-                    read::CSV_MAX_BYTES / (1024 * 1024)
-                )));
-            }
-            read::csv(body, kind, date, today, &cancel).await?
-        }
-        "application/json" => read::json(body, kind, date, today).await?,
-        other => {
-            return Err(ApiError::UnsupportedMediaType(format!(
-                "Content-Type must be text/csv or application/json, got '{}'",
-                if other.is_empty() { "none" } else { other }
-            )))
-        }
-    };
-    if collected.rows == 0 {
-        return Err(ApiError::Invalid(
-            "the upload has no rows (only a header, or nothing)".into(),
-        ));
-    }
-    Ok(collected)
-}
-
-/// Writes an upload whose every row passed [`collect`]; the API's answer.
-pub(crate) async fn store(
-    state: &AppState,
-    r: &Request<'_>,
-    collected: Collected,
-) -> ApiResult<Stored> {
-    match collected.kind {
-        UploadKind::CompetitorRates => {
-            store_competitor_rates(state, r.company_id, r.facility_id, collected).await
-        }
-        UploadKind::UnitRates => {
-            let today = Utc::now().date_naive();
-            store_unit_rates(state, r.company_id, r.facility_id, collected, today).await
-        }
-    }
-}
-
-pub(crate) fn rejection(c: &Collected) -> Response {
+fn rejection(c: &Collected) -> Response {
     let listed: Vec<String> = c
         .errors
         .iter()
@@ -319,70 +246,45 @@ pub(crate) fn rejection(c: &Collected) -> Response {
     (StatusCode::UNPROCESSABLE_ENTITY, Json(body)).into_response()
 }
 
-async fn store_competitor_rates(
-    state: &AppState,
-    company_id: CompanyId,
-    facility_id: FacilityId,
-    collected: Collected,
-) -> ApiResult<Stored> {
-    let mut tx = state.db.begin().await?;
-    let (inserted, updated) = competitors::upsert(
-        &mut tx,
-        company_id,
-        facility_id,
-        "upload",
-        &collected.competitors,
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(Stored::Competitors(CompetitorRatesStored {
-        ok: true,
-        kind: UploadKind::CompetitorRates,
-        rows: collected.rows,
-        inserted,
-        updated,
-        warnings: collected.warnings,
-    }))
-}
-
-/// Each date's rows become the payload a push of that day would send, merged into the day's
-/// record when it has one; all days and their ingest jobs in one transaction, the jobs pushed
-/// once it committed.
-async fn store_unit_rates(
-    state: &AppState,
-    company_id: CompanyId,
-    facility_id: FacilityId,
-    collected: Collected,
-    today: chrono::NaiveDate,
-) -> ApiResult<Stored> {
-    let mut tx = state.db.begin().await?;
-    let days =
-        jobs::upload::store::unit_rates(&mut tx, company_id, facility_id, &collected.units, today)
-            .await?;
-    tx.commit().await?;
-    let job_ids: Vec<Uuid> = days.iter().map(|d| d.job_id).collect();
-    state
-        .push_after_commit(jobs::queue::Kind::Ingest, &job_ids)
-        .await;
-    let snapshots = days
-        .into_iter()
-        .map(|d| UploadedDay {
-            date: d.date,
-            sync_id: d.sync_id,
-            merged: d.merged,
-            idempotent: d.idempotent,
-            unit_types: d.unit_types,
-            job: super::JobRef {
-                id: d.job_id,
-                kind: "ingest",
-            },
-        })
-        .collect();
-    Ok(Stored::Units(UnitRatesStored {
-        ok: true,
-        kind: UploadKind::UnitRates,
-        rows: collected.rows,
-        snapshots,
-        warnings: collected.warnings,
-    }))
+/// The API's answer for what an upload stored.
+fn answer(stored: jobs::upload::Stored) -> Stored {
+    match stored {
+        jobs::upload::Stored::Competitors {
+            rows,
+            inserted,
+            updated,
+            warnings,
+        } => Stored::Competitors(CompetitorRatesStored {
+            ok: true,
+            kind: UploadKind::CompetitorRates,
+            rows,
+            inserted,
+            updated,
+            warnings,
+        }),
+        jobs::upload::Stored::Units {
+            rows,
+            days,
+            warnings,
+        } => Stored::Units(UnitRatesStored {
+            ok: true,
+            kind: UploadKind::UnitRates,
+            rows,
+            snapshots: days
+                .into_iter()
+                .map(|d| UploadedDay {
+                    date: d.date,
+                    sync_id: d.sync_id,
+                    merged: d.merged,
+                    idempotent: d.idempotent,
+                    unit_types: d.unit_types,
+                    job: super::JobRef {
+                        id: d.job_id,
+                        kind: "ingest",
+                    },
+                })
+                .collect(),
+            warnings,
+        }),
+    }
 }

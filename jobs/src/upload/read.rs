@@ -2,11 +2,10 @@
 //! held: a slow or abandoned upload costs a socket and a thread, never a pooled connection or a
 //! lock. What comes out is either every row checked and ready to write, or the reasons not to.
 
-use crate::error::ApiError;
-use axum::body::Body;
+use bytes::Bytes;
 use chrono::NaiveDate;
 use domain::upload::{self, Columns, DuplicateCheck, Row, RowError, UnitRateRow, UploadKind};
-use futures::{StreamExt as _, TryStreamExt as _};
+use futures::{Stream, StreamExt as _};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -25,20 +24,19 @@ pub const MAX_DATES: usize = 400;
 /// Bad rows listed in a rejection (all are counted).
 pub const MAX_ERRORS_LISTED: usize = upload::MAX_LISTED;
 
-/// Whole-upload failures (as opposed to bad rows).
-#[derive(Debug)]
+/// Whole-upload failures (as opposed to bad rows): the api answers `Invalid` with 422,
+/// `TooLarge` with 413, `UnsupportedMediaType` with 415.
+#[derive(Debug, thiserror::Error)]
 pub enum Fatal {
+    #[error("{0}")]
     Invalid(String),
+    #[error("{0}")]
     TooLarge(String),
-}
-
-impl From<Fatal> for ApiError {
-    fn from(f: Fatal) -> Self {
-        match f {
-            Fatal::Invalid(m) => ApiError::Invalid(m),
-            Fatal::TooLarge(m) => ApiError::PayloadTooLarge(m),
-        }
-    }
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// A reading thread that stopped: ours, not the input's.
+    #[error("{0}")]
+    Internal(String),
 }
 
 fn too_many_rows() -> Fatal {
@@ -148,29 +146,29 @@ impl Drop for Cancel {
 
 /// Streams a CSV body through the `csv` reader on a blocking thread, checking each row as it
 /// comes; the body is never held whole, only the checked rows.
-pub async fn csv(
-    body: Body,
+pub async fn csv<S>(
+    body: S,
     kind: Option<UploadKind>,
     date: Option<NaiveDate>,
     today: NaiveDate,
     cancel: &Cancel,
-) -> Result<Collected, ApiError> {
+) -> Result<Collected, Fatal>
+where
+    S: Stream<Item = std::io::Result<Bytes>> + Send + Unpin + 'static,
+{
     let mut seen = 0usize;
-    let stream = body
-        .into_data_stream()
-        .map_err(std::io::Error::other)
-        .map(move |chunk| {
-            let chunk = chunk?;
-            seen += chunk.len();
-            if seen > CSV_MAX_BYTES {
-                Err(std::io::Error::new(
-                    std::io::ErrorKind::FileTooLarge,
-                    "too large",
-                ))
-            } else {
-                Ok(chunk)
-            }
-        });
+    let stream = body.map(move |chunk| {
+        let chunk = chunk?;
+        seen += chunk.len();
+        if seen > CSV_MAX_BYTES {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                "too large",
+            ))
+        } else {
+            Ok(chunk)
+        }
+    });
     let reader = tokio_util::io::StreamReader::new(stream);
     let cancelled = cancel.0.clone();
     let thread = tokio::task::spawn_blocking(move || {
@@ -179,8 +177,7 @@ pub async fn csv(
     });
     thread
         .await
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("the CSV reader failed: {e}")))?
-        .map_err(ApiError::from)
+        .map_err(|e| Fatal::Internal(format!("the CSV reader failed: {e}")))?
 }
 
 fn fatal_io(e: &csv::Error) -> Option<Fatal> {
@@ -305,30 +302,31 @@ struct JsonUpload {
 /// A JSON body `{"kind"?, "date"?, "rows": [{column: value}]}`, read whole (up to
 /// [`JSON_MAX_BYTES`]) and then checked on a blocking thread; its rows take the same path as
 /// CSV rows, the row's position from 1 standing for the line.
-pub async fn json(
-    body: Body,
+pub async fn json<S>(
+    body: S,
     kind: Option<UploadKind>,
     date: Option<NaiveDate>,
     today: NaiveDate,
-) -> Result<Collected, ApiError> {
-    let bytes = axum::body::to_bytes(body, JSON_MAX_BYTES)
-        .await
-        .map_err(|e| {
-            if std::error::Error::source(&e)
-                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
-            {
-                ApiError::PayloadTooLarge(format!(
-                    "a JSON upload may be at most {} MiB; send large files as text/csv",
-                    JSON_MAX_BYTES / (1024 * 1024)
-                ))
-            } else {
-                ApiError::Invalid(format!("the body could not be read to its end: {e}"))
-            }
-        })?;
+) -> Result<Collected, Fatal>
+where
+    S: Stream<Item = std::io::Result<Bytes>> + Send + Unpin + 'static,
+{
+    let mut bytes = Vec::new();
+    let mut body = body;
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk
+            .map_err(|e| Fatal::Invalid(format!("the body could not be read to its end: {e}")))?;
+        if bytes.len() + chunk.len() > JSON_MAX_BYTES {
+            return Err(Fatal::TooLarge(format!(
+                "a JSON upload may be at most {} MiB; send large files as text/csv",
+                JSON_MAX_BYTES / (1024 * 1024)
+            )));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
     tokio::task::spawn_blocking(move || check_json(&bytes, kind, date, today))
         .await
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("the JSON reader failed: {e}")))?
-        .map_err(ApiError::from)
+        .map_err(|e| Fatal::Internal(format!("the JSON reader failed: {e}")))?
 }
 
 fn check_json(
@@ -337,10 +335,10 @@ fn check_json(
     date: Option<NaiveDate>,
     today: NaiveDate,
 ) -> Result<Collected, Fatal> {
-    jobs::error::require_object(bytes).map_err(|e| Fatal::Invalid(e.to_string()))?;
+    crate::error::require_object(bytes).map_err(|e| Fatal::Invalid(e.to_string()))?;
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     let parsed: JsonUpload = serde_path_to_error::deserialize(de)
-        .map_err(|e| Fatal::Invalid(jobs::ValidationError::from_serde(e).to_string()))?;
+        .map_err(|e| Fatal::Invalid(crate::ValidationError::from_serde(e).to_string()))?;
     if parsed.rows.len() as u64 > MAX_ROWS {
         return Err(too_many_rows());
     }
