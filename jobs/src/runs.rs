@@ -303,3 +303,27 @@ pub async fn trim_finished(pool: &PgPool, older_than: Duration, limit: i64) -> R
     .await?;
     Ok(done.rows_affected())
 }
+
+/// Ids of the jobs due now (queued with `run_at` reached, or running on an expired lease),
+/// oldest first: what [`crate::handlers::run_due`] runs. Unlike [`take_due`] it takes no
+/// sweeper lock and marks nothing pushed.
+pub async fn due(pool: &PgPool, limit: i64) -> Result<Vec<Uuid>> {
+    Ok(sqlx::query_scalar!(
+        "SELECT id FROM job_runs
+         WHERE (status = 'queued' AND run_at <= now()) OR (status = 'running' AND lease_expires_at < now())
+         ORDER BY run_at, id LIMIT $1",
+        limit
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Jobs due now or running: work that is not done.
+pub async fn undone(pool: &PgPool) -> Result<i64> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM job_runs
+           WHERE status = 'running' OR (status = 'queued' AND run_at <= now())"#
+    )
+    .fetch_one(pool)
+    .await?)
+}

@@ -238,11 +238,18 @@ pub struct Tenant {
 }
 
 /// The app under test: a world, one server, one tenant, and an HTTP client.
+///
+/// Background work is run by the test itself ([`TestApp::run_jobs`]), the way a worker would
+/// run it; a real `worker` process is started only by the tests about the worker. A test that
+/// ends with a job due and not run fails (see the `Drop` below): what a request set in motion
+/// must be seen through, not left behind.
 pub struct TestApp {
     pub server: Server,
     pub tenant: Tenant,
     pub http: reqwest::Client,
     pub world: Arc<World>,
+    /// Whether dropping the app checks that no due job is left undone (on by default).
+    pub check_jobs: bool,
 }
 
 pub async fn spawn_app() -> TestApp {
@@ -265,6 +272,7 @@ pub async fn spawn_app_with(overrides: &[(&str, &str)]) -> TestApp {
         },
         http,
         world,
+        check_jobs: true,
     };
     app.tenant = app.create_tenant("Acme Storage").await;
     app
@@ -273,6 +281,35 @@ pub async fn spawn_app_with(overrides: &[(&str, &str)]) -> TestApp {
 impl TestApp {
     pub fn db(&self) -> &PgPool {
         &self.world.db
+    }
+
+    /// The context a worker gives job handlers, for this app's database, Redis prefix and
+    /// configuration.
+    pub fn job_context(&self) -> jobs::handlers::JobContext {
+        let config = &self.server.state.config;
+        jobs::handlers::JobContext {
+            db: self.world.db.clone(),
+            queues: self.server.state.queues.clone(),
+            worker: Arc::from(format!("test-{}", std::process::id())),
+            settings: config.jobs.clone(),
+            master_key: config.master_key.clone(),
+            crm: jobs::crm::CrmClient::new(&config.outbound, &config.crm)
+                .expect("the CRM client builds"),
+            webhooks: jobs::webhooks::client::WebhookClient::new(
+                &config.outbound,
+                &config.webhooks,
+            )
+            .expect("the webhook client builds"),
+        }
+    }
+
+    /// Runs every due job in this process through the worker's own path
+    /// (`jobs::handlers::execute`), follow-up work included, until none is due; how many runs
+    /// were made.
+    pub async fn run_jobs(&self) -> usize {
+        jobs::handlers::run_due(&self.job_context(), 10_000)
+            .await
+            .expect("due jobs can be run")
     }
 
     pub async fn create_tenant(&self, name: &str) -> Tenant {
@@ -394,6 +431,36 @@ impl TestApp {
                 return open;
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if !self.check_jobs || std::thread::panicking() {
+            return;
+        }
+        let db_name = self.world.db_name.clone();
+        let undone = std::thread::spawn(move || -> anyhow::Result<i64> {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            rt.block_on(async move {
+                let pool = PgPoolOptions::new()
+                    .max_connections(1)
+                    .connect(&format!("{}/{db_name}", pg_server_url()))
+                    .await?;
+                let n = jobs::runs::undone(&pool).await?;
+                pool.close().await;
+                Ok(n)
+            })
+        })
+        .join();
+        if let Ok(Ok(n)) = undone {
+            assert!(
+                n == 0,
+                "the test ended with {n} due job(s) not run: call app.run_jobs().await"
+            );
         }
     }
 }

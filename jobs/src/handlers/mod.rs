@@ -173,6 +173,25 @@ pub async fn execute(ctx: &JobContext, id: Uuid) -> crate::Result<Outcome> {
     }
 }
 
+/// Runs every job that is due, in this process, through [`execute`], until none is due (the
+/// follow-up work each one records included); returns how many runs were made. Jobs scheduled
+/// later (a webhook's next attempt) are left for their time. A worker consumes its queues
+/// instead; this is how a test, or a one-off drain, gets due work done without one. Stops after
+/// `max_runs`, so a job that makes itself due again cannot loop for ever.
+pub async fn run_due(ctx: &JobContext, max_runs: usize) -> crate::Result<usize> {
+    let mut runs = 0;
+    loop {
+        let ids = runs::due(&ctx.db, 100).await?;
+        if ids.is_empty() || runs >= max_runs {
+            return Ok(runs);
+        }
+        for id in ids {
+            execute(ctx, id).await?;
+            runs += 1;
+        }
+    }
+}
+
 fn group(follow_ups: FollowUps) -> Vec<(Kind, Vec<Uuid>)> {
     let mut out: Vec<(Kind, Vec<Uuid>)> = Vec::new();
     for (kind, id) in follow_ups {

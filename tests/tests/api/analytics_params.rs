@@ -99,4 +99,5 @@ async fn analytics_parameters_are_checked() {
         .status();
     assert_eq!(s, 401);
     assert_eq!(app.count("sync_records").await, before);
+    app.run_jobs().await;
 }

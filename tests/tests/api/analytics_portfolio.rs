@@ -144,6 +144,7 @@ async fn analytics_portfolio_by_hand() {
     assert_eq!(empty["flags"], json!([]));
     assert_eq!(empty["revpau"], Value::Null);
     assert!(empty["reason"].as_str().unwrap().contains("no sync"));
+    app.run_jobs().await;
 }
 
 /// The portfolio reads each facility's latest snapshot: re-pushing an older day leaves the
@@ -208,6 +209,7 @@ async fn the_portfolio_follows_a_repushed_older_day_and_an_upload() {
     let status = get_ok(&app, "/api/v1/status").await;
     assert_eq!(status["usage"]["sync_records"], 3);
     assert_eq!(status["usage"]["sync_records_this_month"], 3);
+    app.run_jobs().await;
 }
 
 /// The portfolio reads the latest day's unit types, tenant rents and the previous month in one
@@ -263,4 +265,5 @@ async fn the_portfolio_follows_the_latest_days_unit_types() {
     let e = east(&get_ok(&app, "/api/v1/analytics/portfolio").await);
     assert_close(&e["ecri_gap_pct"], 13.04);
     assert_eq!(e["total_units"], 100);
+    app.run_jobs().await;
 }

@@ -426,6 +426,7 @@ async fn snapshots_that_cannot_be_placed_are_rejected_and_write_nothing() {
     let (status, body) =
         status_json(app.sync(&serde_json::from_str(&with("")).unwrap()).await).await;
     assert_eq!(status, 200, "{body}");
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -475,4 +476,5 @@ async fn what_cannot_be_read_is_left_out_and_named_in_the_warnings() {
             .await
             .unwrap();
     assert_eq!(raw["leads"][1]["channel"], "WEB", "{raw}");
+    app.run_jobs().await;
 }

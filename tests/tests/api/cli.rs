@@ -433,4 +433,5 @@ async fn rotating_the_master_key_reseals_secrets_while_the_service_keeps_working
     )
     .await;
     assert_eq!(crm.count(), 2);
+    app.run_jobs().await;
 }

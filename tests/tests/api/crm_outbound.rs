@@ -209,10 +209,10 @@ async fn crm_pull_failures_are_reported_in_fixed_words() {
     for (url, _) in &cases {
         ids.push(connect(&app, url).await);
     }
-    let _worker = WorkerProcess::start(&app.world, &borrowed(&env));
     for id in &ids {
         pull(&app, *id).await;
     }
+    app.run_jobs().await;
     wait_failed(&app, &ids).await;
     for ((url, expected), id) in cases.iter().zip(&ids) {
         let (_, error) = outcome(&app, *id).await;
@@ -263,8 +263,8 @@ async fn one_pull_stores_all_of_its_snapshots_or_none() {
     .await;
     let broken = connect(&app, &crm.url("/broken")).await;
     let good = connect(&app, &crm.url("/good")).await;
-    let _worker = WorkerProcess::start(&app.world, &borrowed(&env));
     pull(&app, broken).await;
+    app.run_jobs().await;
     wait_failed(&app, &[broken]).await;
     assert_eq!(
         outcome(&app, broken).await.1,
@@ -283,16 +283,14 @@ async fn one_pull_stores_all_of_its_snapshots_or_none() {
     assert_eq!(stored().await, (0, 0, 0), "the first two were not kept");
 
     pull(&app, good).await;
-    wait_until("the good pull and its ingests", LIMIT, || async {
-        let done: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM job_runs WHERE kind = 'ingest' AND status = 'succeeded'",
-        )
-        .fetch_one(app.db())
-        .await
-        .unwrap();
-        done == 3
-    })
-    .await;
+    app.run_jobs().await;
+    let done: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM job_runs WHERE kind = 'ingest' AND status = 'succeeded'",
+    )
+    .fetch_one(app.db())
+    .await
+    .unwrap();
+    assert_eq!(done, 3, "the good pull and its ingests");
     assert_eq!(stored().await, (3, 3, 3));
     assert_eq!(outcome(&app, good).await, (json!("succeeded"), Value::Null));
 }
@@ -462,7 +460,6 @@ async fn a_pull_keeps_the_day_and_names_what_it_left_out_in_fixed_words() {
     })
     .await;
     let source = connect(&app, &crm.url("/odd")).await;
-    let _worker = WorkerProcess::start(&app.world, &borrowed(&env));
     let (s, res) = status_json(
         app.post(&format!("/api/v1/data-sources/{source}/pull"), &json!({}))
             .await,
@@ -470,11 +467,7 @@ async fn a_pull_keeps_the_day_and_names_what_it_left_out_in_fixed_words() {
     .await;
     assert_eq!(s, 202, "{res}");
     let job_path = format!("/api/v1/jobs/{}", res["job"]["id"].as_str().unwrap());
-    wait_until("the pull finished", LIMIT, || async {
-        let (_, job) = status_json(app.get(&job_path).await).await;
-        job["status"] == "succeeded" || job["status"] == "failed"
-    })
-    .await;
+    app.run_jobs().await;
     let (_, job) = status_json(app.get(&job_path).await).await;
     assert_eq!(job["status"], "succeeded", "{job}");
     assert_eq!(job["result"]["snapshots"], 1, "{job}");

@@ -427,6 +427,7 @@ async fn an_upload_with_bad_lines_lists_them_all_and_writes_nothing() {
     let listed = get_ok(&app, &format!("/api/v1/facilities/{id}/competitor-rates")).await;
     assert!(listed.to_string().contains("Public Storage"), "{listed}");
     b.close().await;
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -435,7 +436,6 @@ async fn a_crm_is_connected_and_pulled_from_the_dashboard() {
     let env = crm_env(&ca);
     let app = spawn_app_with(&borrowed(&env)).await;
     let crm = Receiver::start(&ca, |_, hit| two_facilities(hit)).await;
-    let _worker = WorkerProcess::start(&app.world, &borrowed(&env));
     let b = signed_in(&app).await;
     b.click("nav a[href='/app/data-sources']").await;
     let options = b.text("select[name=provider]").await;
@@ -455,11 +455,11 @@ async fn a_crm_is_connected_and_pulled_from_the_dashboard() {
 
     b.click("#data-sources button[type=submit]").await;
     b.wait_text("Pull queued").await;
-    wait_until("the pull finishes", LIMIT, || async {
-        get_ok(&app, "/api/v1/data-sources").await["data_sources"][0]["last_pull_status"]
-            == "succeeded"
-    })
-    .await;
+    app.run_jobs().await;
+    assert_eq!(
+        get_ok(&app, "/api/v1/data-sources").await["data_sources"][0]["last_pull_status"],
+        "succeeded"
+    );
     b.client.refresh().await.unwrap();
     assert_eq!(b.text("#data-sources .pull-status").await, "succeeded");
     assert_ne!(b.text("#data-sources .last-pull").await, "never");
@@ -510,7 +510,6 @@ async fn a_test_ping_shows_in_the_delivery_log() {
         ..Reply::status(200)
     })
     .await;
-    let _worker = WorkerProcess::start(&app.world, &borrowed(&env));
     let b = signed_in(&app).await;
     b.click("nav a[href='/app/webhooks']").await;
     b.fill("input[name=url]", "http://plain.example.com/hook")
@@ -526,16 +525,13 @@ async fn a_test_ping_shows_in_the_delivery_log() {
     assert!(!secret.is_empty());
     b.click("#subscriptions button[type=submit]").await;
     b.wait_text("Test ping queued").await;
-    wait_until("the ping is delivered", LIMIT, || async {
-        receiver.count() == 1
-    })
-    .await;
-    wait_until("the delivery is complete", LIMIT, || async {
+    app.run_jobs().await;
+    assert_eq!(receiver.count(), 1, "the ping is delivered");
+    assert_eq!(
         app.count("webhook_deliveries WHERE status = 'complete'")
-            .await
-            == 1
-    })
-    .await;
+            .await,
+        1
+    );
     b.goto(&format!("{}/app/webhooks?status=complete", app.server.base))
         .await;
     let row = b.text("#deliveries tbody tr").await;
@@ -625,6 +621,7 @@ async fn a_backfill_is_asked_from_the_data_source_page_and_its_pulls_are_listed(
         pull["trigger"].as_str().unwrap().replace('_', " ")
     );
     b.close().await;
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -875,6 +872,7 @@ async fn screenshots_of_the_main_pages() {
         let _ = std::fs::remove_dir_all(&dir);
     }
     b.close().await;
+    app.run_jobs().await;
 }
 
 #[tokio::test]

@@ -99,6 +99,7 @@ async fn create_read_update_list_delete() {
     for table in ["facilities", "sync_records", "sync_unit_types"] {
         assert_eq!(app.count(table).await, 0, "{table}");
     }
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -133,4 +134,5 @@ async fn another_companys_facility_is_invisible_on_every_route() {
     let (_, read) = status_json(app.get(&path).await).await;
     assert_eq!(read["name"], "Mine");
     assert_eq!(app.count("sync_records").await, 1);
+    app.run_jobs().await;
 }

@@ -255,6 +255,7 @@ async fn sigterm_lets_the_running_job_finish_and_leaves_nothing_claimed() {
     .unwrap();
     assert_eq!((status.as_str(), claimed), ("succeeded", 0));
     assert!(text.contains("worker stopped"), "{text}");
+    app.run_jobs().await;
 }
 
 #[tokio::test]

@@ -300,3 +300,12 @@ async fn the_reference_page_loads_its_vendored_viewer_without_inline_script() {
         .unwrap();
     assert_eq!(gone.status(), 404);
 }
+
+/// The whole document against the recorded one (`snapshots/`): a change of the code that
+/// changes what the API documents, a field's name, type or description, shows here as a diff
+/// to review and accept (`cargo insta review`), never silently.
+#[tokio::test]
+async fn the_document_is_the_recorded_one() {
+    let app = spawn_app().await;
+    insta::assert_json_snapshot!("openapi", document(&app).await);
+}

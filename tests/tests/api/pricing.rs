@@ -142,6 +142,7 @@ async fn recommendations_run_the_engine_store_runs_and_regenerate_0_reads_the_la
     )
     .await;
     assert_eq!(s, 404);
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -206,6 +207,7 @@ async fn the_engine_reads_the_trend_and_the_last_change_from_earlier_snapshots()
         (small["recommended_rate"].as_f64(), small["action"].as_str()),
         (Some(50.0), Some("lower"))
     );
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -274,6 +276,7 @@ async fn settings_overrides_change_the_guardrails_and_bad_ones_are_refused() {
         .await
         .unwrap();
     assert_eq!(r.status(), 404);
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -525,6 +528,7 @@ async fn each_new_run_records_a_recommendations_ready_delivery_per_subscription(
     assert_eq!(app.count("webhook_deliveries").await, 2);
     let _ = app.get(&path).await;
     assert_eq!(app.count("webhook_deliveries").await, 4);
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -599,6 +603,7 @@ async fn competitor_rates_come_wrapped_as_a_bare_array_or_one_by_one() {
         );
     }
     assert_eq!(app.count("competitor_rates").await, before);
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -648,6 +653,7 @@ async fn a_foreign_or_unknown_facility_is_404_even_with_a_bad_body() {
             assert!(r["error"].as_str().unwrap().contains("no facility"), "{r}");
         }
     }
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -731,6 +737,7 @@ async fn a_facilitys_run_history_lists_its_runs_newest_first_and_each_can_be_rea
         let r = app.req_as(&other, Method::GET, &path).send().await.unwrap();
         assert_eq!(r.status(), 404, "{path}");
     }
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -842,6 +849,7 @@ async fn a_facilitys_history_has_its_days_rates_and_bands_as_the_engine_saw_them
     let other = app.create_tenant("Rival").await;
     let r = app.req_as(&other, Method::GET, &base).send().await.unwrap();
     assert_eq!(r.status(), 404);
+    app.run_jobs().await;
 }
 
 /// Found by the fuzz run: a facility deleted while its recommendations were being stored made
@@ -888,4 +896,5 @@ async fn a_facility_deleted_while_its_run_is_stored_is_a_404() {
     let (s, body) = status_json(answer.await.unwrap().unwrap()).await;
     assert_eq!(s, 404, "{body}");
     assert_eq!(app.count("recommendation_runs").await, 0);
+    app.run_jobs().await;
 }

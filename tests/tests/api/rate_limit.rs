@@ -88,6 +88,7 @@ async fn the_121st_request_in_a_minute_is_429_with_retry_after() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -100,6 +101,7 @@ async fn the_61st_sync_in_a_minute_is_429() {
     assert_429(limited).await;
     // The general budget is still open.
     assert_eq!(app.get("/api/v1/facilities").await.status(), 200);
+    app.run_jobs().await;
 }
 
 #[tokio::test]

@@ -21,4 +21,5 @@ async fn status_shows_plan_subscription_and_usage() {
     assert_eq!(body["usage"]["api_calls_this_month"], 4);
     assert_eq!(body["usage"]["active_api_keys"], 1);
     assert_eq!(body["limits"]["requests_per_minute"], 100000);
+    app.run_jobs().await;
 }

@@ -6,12 +6,9 @@
 use crate::data_sources::{borrowed, crm_env};
 use e2e::receiver::TestCa;
 use e2e::storedge::{StorEdgeCrm, ACCOUNT, API_KEY, API_SECRET};
-use e2e::{spawn_app, spawn_app_with, status_json, wait_until, TestApp, WorkerProcess};
+use e2e::{spawn_app, spawn_app_with, status_json, TestApp};
 use serde_json::{json, Value};
-use std::time::Duration;
 use uuid::Uuid;
-
-const LIMIT: Duration = Duration::from_secs(90);
 
 fn source(crm: &StorEdgeCrm, secret: &str) -> Value {
     json!({ "provider": "storedge", "name": "Edge", "base_url": crm.base_url(), "api_key": API_KEY,
@@ -50,14 +47,13 @@ async fn pull(app: &TestApp, id: &str, body: &Value) -> Value {
             .cloned()
             .unwrap()
     };
-    wait_until("the pull finishes", LIMIT, || async {
-        matches!(
-            listed().await["status"].as_str(),
-            Some("succeeded" | "failed")
-        )
-    })
-    .await;
-    listed().await
+    app.run_jobs().await;
+    let finished = listed().await;
+    assert!(
+        matches!(finished["status"].as_str(), Some("succeeded" | "failed")),
+        "{finished}"
+    );
+    finished
 }
 
 /// (occupancy, total, occupied) of facility 101's record of `date`, and its unit types.
@@ -92,7 +88,6 @@ async fn a_storedge_pull_stores_the_hand_worked_snapshot_once() {
     let env = crm_env(&ca);
     let app = spawn_app_with(&borrowed(&env)).await;
     let crm = StorEdgeCrm::start(&ca).await;
-    let _worker = WorkerProcess::start(&app.world, &borrowed(&env));
 
     // The connection test stores nothing, and tells a wrong secret from a right one.
     refused_credential(
@@ -253,7 +248,6 @@ async fn a_wrong_storedge_secret_fails_the_pull_with_a_clear_message() {
     let (s, created) = status_json(app.post("/api/v1/data-sources", &body).await).await;
     assert_eq!(s, 201, "{created}");
     let id = created["id"].as_str().unwrap().to_owned();
-    let _worker = WorkerProcess::start(&app.world, &borrowed(&env));
     let failed = pull(&app, &id, &json!({})).await;
     assert_eq!(failed["status"], "failed", "{failed}");
     assert_eq!(failed["error"], "the CRM refused the credential (HTTP 401)");

@@ -39,6 +39,7 @@ async fn first_push_creates_and_repeat_updates_without_duplicates() {
     assert_eq!(third["idempotent"], "created");
     assert_eq!(third["facility"]["created"], false);
     assert_eq!(app.count("sync_records").await, 2);
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -114,6 +115,7 @@ async fn stored_record_holds_the_payload_and_derived_figures() {
         .await
         .unwrap();
     assert_eq!(address, "1 Oak Rd");
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -267,6 +269,7 @@ async fn matching_follows_id_then_external_id_then_name() {
     // Delta was created from its name; Gamma got one more day.
     assert_eq!(app.count("facilities").await, 4);
     assert_eq!(app.count("sync_records").await, 8);
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -287,6 +290,7 @@ async fn another_companys_facility_id_is_not_found_on_sync() {
     .await;
     assert_eq!(s, 404, "{r}");
     assert_eq!(app.count("sync_records").await, 1);
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -320,6 +324,7 @@ async fn twenty_concurrent_pushes_of_one_facility_and_date_leave_one_record() {
     assert_eq!(app.count("sync_records").await, 1);
     assert_eq!(app.count("sync_unit_types").await, 20);
     assert_eq!(app.count("competitor_rates").await, 15);
+    app.run_jobs().await;
 }
 
 /// size, tier, street_rate, total_units, occupied_units of a stored unit type.
@@ -414,4 +419,5 @@ async fn a_crm_shaped_payload_is_stored_as_meant_and_its_odd_item_is_named() {
             .await
             .unwrap();
     assert_eq!(raw, body);
+    app.run_jobs().await;
 }

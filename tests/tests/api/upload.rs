@@ -113,6 +113,7 @@ async fn an_uploaded_day_is_the_record_a_push_of_that_day_makes() {
         .await
         .unwrap();
     assert_eq!(jobs, 4);
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -141,6 +142,7 @@ async fn crm_header_spellings_are_understood() {
         (&ra[0].0, &ra[0].1, &ra[0].2, ra[0].4, ra[0].6, ra[0].7),
         (&rb[0].0, &rb[0].1, &rb[0].2, rb[0].4, rb[0].6, rb[0].7)
     );
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -204,6 +206,7 @@ async fn competitor_rates_upload_as_csv_and_json_with_the_kind_detected() {
     .await;
     assert_eq!(s, 200, "{body}");
     assert_eq!(unit_rows(&app, &id).await.len(), 1);
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -344,4 +347,5 @@ async fn templates_are_offered_per_kind_and_upload_as_they_are() {
         app.get("/api/v1/upload-templates/other").await.status(),
         404
     );
+    app.run_jobs().await;
 }

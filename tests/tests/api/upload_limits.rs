@@ -145,6 +145,7 @@ async fn an_uploaded_day_merges_into_a_pushed_day_and_keeps_everything_else() {
     pushed["unit_types"] = raw["unit_types"].clone();
     assert_eq!(raw, pushed);
     assert_eq!(raw["unit_types"].as_array().unwrap().len(), 5);
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -197,6 +198,7 @@ async fn an_upload_is_one_transaction_and_a_retry_duplicates_nothing() {
         count_where(&app, "SELECT count(*) FROM job_runs WHERE kind = 'ingest'").await,
         jobs_before + 2
     );
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -296,6 +298,7 @@ async fn a_million_column_header_gets_a_short_answer_before_it_is_split() {
     assert_eq!(s, 422);
     assert_eq!(body["error_count"], 150);
     assert_eq!(body["errors"].as_array().unwrap().len(), 100);
+    app.run_jobs().await;
 }
 
 /// A competitor-rates CSV of `rows` good rows (and a bad last row when `bad_last`).
@@ -371,6 +374,7 @@ async fn a_bad_last_row_writes_nothing_and_the_facility_is_never_locked() {
         .await,
         3
     );
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -431,4 +435,5 @@ async fn an_upload_abandoned_mid_body_stops_and_writes_nothing() {
     let (s, body) = upload(&app, &id, "", "text/csv", competitor_csv(3, false)).await;
     assert_eq!(s, 200, "{body}");
     assert_eq!(body["inserted"], 3);
+    app.run_jobs().await;
 }
