@@ -16,6 +16,7 @@ pub mod routes;
 pub mod server;
 pub mod state;
 pub mod telemetry;
+pub(crate) mod views;
 
 pub use app::app;
 pub use state::AppState;

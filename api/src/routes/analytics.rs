@@ -6,6 +6,7 @@ use crate::auth::Auth;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{facility_id_param, Query};
 use crate::state::AppState;
+use crate::views::analytics as views;
 use axum::extract::State;
 use axum::Json;
 use domain::analytics::AnalyticsSettings;
@@ -69,7 +70,7 @@ const FACILITY_404: &str = "`facility_id` names no facility of the company.";
     tag = "analytics",
     params(FacilityParams),
     responses(
-        (status = 200, description = "Existing-customer rent increase suggestions per facility and size, with guardrails.", body = jobs::analytics::reports::ecri::Report),
+        (status = 200, description = "Existing-customer rent increase suggestions per facility and size, with guardrails.", body = views::ecri::Report),
         (status = 404, description = FACILITY_404, body = crate::openapi::ErrorBody),
     )
 )]
@@ -77,11 +78,13 @@ async fn ecri(
     State(state): State<AppState>,
     Auth(who): Auth,
     Query(p): Query<FacilityParams>,
-) -> ApiResult<Json<reports::ecri::Report>> {
+) -> ApiResult<Json<views::ecri::Report>> {
     let facility = facility_id_param(p.facility_id.as_deref())?;
     let settings = AnalyticsSettings::default();
     Ok(Json(
-        reports::ecri::report(&state.db, who.company_id, facility, &settings.ecri).await?,
+        reports::ecri::report(&state.db, who.company_id, facility, &settings.ecri)
+            .await?
+            .into(),
     ))
 }
 
@@ -91,18 +94,20 @@ async fn ecri(
     path = "/api/v1/analytics/portfolio",
     tag = "analytics",
     responses(
-        (status = 200, description = "Company-wide rollup and risk flags per facility.", body = jobs::analytics::reports::portfolio::Report),
+        (status = 200, description = "Company-wide rollup and risk flags per facility.", body = views::portfolio::Report),
     )
 )]
 async fn portfolio(
     State(state): State<AppState>,
     Auth(who): Auth,
     Query(NoParams {}): Query<NoParams>,
-) -> ApiResult<Json<reports::portfolio::Report>> {
+) -> ApiResult<Json<views::portfolio::Report>> {
     let settings = AnalyticsSettings::default();
     let today = chrono::Utc::now().date_naive();
     Ok(Json(
-        reports::portfolio::report(&state.db, who.company_id, today, &settings.flags).await?,
+        reports::portfolio::report(&state.db, who.company_id, today, &settings.flags)
+            .await?
+            .into(),
     ))
 }
 
@@ -114,7 +119,7 @@ async fn portfolio(
     tag = "analytics",
     params(SeasonalityParams),
     responses(
-        (status = 200, description = "12-month demand profile, the current month's reading and a soft advisory.", body = jobs::analytics::reports::seasonality::Report),
+        (status = 200, description = "12-month demand profile, the current month's reading and a soft advisory.", body = views::seasonality::Report),
         (status = 404, description = FACILITY_404, body = crate::openapi::ErrorBody),
     )
 )]
@@ -122,7 +127,7 @@ async fn seasonality(
     State(state): State<AppState>,
     Auth(who): Auth,
     Query(p): Query<SeasonalityParams>,
-) -> ApiResult<Json<reports::seasonality::Report>> {
+) -> ApiResult<Json<views::seasonality::Report>> {
     let facility = facility_id_param(p.facility_id.as_deref())?;
     let size = p
         .size
@@ -140,7 +145,8 @@ async fn seasonality(
             size.as_ref(),
             settings.seasonality_min_facility_days,
         )
-        .await?,
+        .await?
+        .into(),
     ))
 }
 
@@ -151,7 +157,7 @@ async fn seasonality(
     tag = "analytics",
     params(FacilityParams),
     responses(
-        (status = 200, description = "Lease-up mode per facility, mode events and fill suggestions.", body = jobs::analytics::reports::lease_up::Report),
+        (status = 200, description = "Lease-up mode per facility, mode events and fill suggestions.", body = views::lease_up::Report),
         (status = 404, description = FACILITY_404, body = crate::openapi::ErrorBody),
     )
 )]
@@ -159,10 +165,12 @@ async fn lease_up(
     State(state): State<AppState>,
     Auth(who): Auth,
     Query(p): Query<FacilityParams>,
-) -> ApiResult<Json<reports::lease_up::Report>> {
+) -> ApiResult<Json<views::lease_up::Report>> {
     let facility = facility_id_param(p.facility_id.as_deref())?;
     Ok(Json(
-        reports::lease_up::report(&state.db, who.company_id, facility).await?,
+        reports::lease_up::report(&state.db, who.company_id, facility)
+            .await?
+            .into(),
     ))
 }
 
@@ -173,7 +181,7 @@ async fn lease_up(
     tag = "analytics",
     params(LeadsParams),
     responses(
-        (status = 200, description = "Lead counts per channel, mix, conversion and dead channels.", body = jobs::analytics::reports::leads::Report),
+        (status = 200, description = "Lead counts per channel, mix, conversion and dead channels.", body = views::leads::Report),
         (status = 404, description = FACILITY_404, body = crate::openapi::ErrorBody),
     )
 )]
@@ -181,7 +189,7 @@ async fn leads(
     State(state): State<AppState>,
     Auth(who): Auth,
     Query(p): Query<LeadsParams>,
-) -> ApiResult<Json<reports::leads::Report>> {
+) -> ApiResult<Json<views::leads::Report>> {
     let facility = facility_id_param(p.facility_id.as_deref())?;
     let days = match p.period.as_deref() {
         None | Some("30d") => 30,
@@ -194,7 +202,9 @@ async fn leads(
         }
     };
     Ok(Json(
-        reports::leads::report(&state.db, who.company_id, facility, days).await?,
+        reports::leads::report(&state.db, who.company_id, facility, days)
+            .await?
+            .into(),
     ))
 }
 
@@ -205,7 +215,7 @@ async fn leads(
     tag = "analytics",
     params(FacilityParams),
     responses(
-        (status = 200, description = "Revenue per available unit and square foot, ranking and 12-month trend.", body = jobs::analytics::reports::revpas::Report),
+        (status = 200, description = "Revenue per available unit and square foot, ranking and 12-month trend.", body = views::revpas::Report),
         (status = 404, description = FACILITY_404, body = crate::openapi::ErrorBody),
     )
 )]
@@ -213,9 +223,11 @@ async fn revpas(
     State(state): State<AppState>,
     Auth(who): Auth,
     Query(p): Query<FacilityParams>,
-) -> ApiResult<Json<reports::revpas::Report>> {
+) -> ApiResult<Json<views::revpas::Report>> {
     let facility = facility_id_param(p.facility_id.as_deref())?;
     Ok(Json(
-        reports::revpas::report(&state.db, who.company_id, facility).await?,
+        reports::revpas::report(&state.db, who.company_id, facility)
+            .await?
+            .into(),
     ))
 }

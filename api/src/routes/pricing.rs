@@ -5,6 +5,7 @@ use crate::auth::Auth;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{path_id, JsonBytes, Query};
 use crate::state::AppState;
+use crate::views::pricing as views;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
@@ -14,7 +15,6 @@ use domain::pricing::PricingSettings;
 use domain::sync::payload::EARLIEST_DATE;
 use domain::values::UnitSize;
 use jobs::competitors::{self, ListQuery};
-use jobs::pricing::store;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::IntoParams;
@@ -46,7 +46,7 @@ struct RecommendationsQuery {
 #[utoipa::path(get, path = "/api/v1/facilities/{id}/recommendations", tag = "pricing",
     params(("id" = Uuid, Path, description = "Id of the facility."), RecommendationsQuery),
     responses(
-        (status = 200, description = "The run, per size: current and recommended rate, action, confidence, factors and guardrails.", body = store::Run),
+        (status = 200, description = "The run, per size: current and recommended rate, action, confidence, factors and guardrails.", body = views::Run),
         (status = 404, description = "No such facility, or (with `regenerate=0`) no stored run yet.", body = crate::openapi::ErrorBody),
     ))]
 async fn recommendations(
@@ -54,7 +54,7 @@ async fn recommendations(
     Auth(who): Auth,
     Path(id): Path<String>,
     Query(q): Query<RecommendationsQuery>,
-) -> ApiResult<Json<store::Run>> {
+) -> ApiResult<Json<views::Run>> {
     let facility_id = path_id(&id, "facility")?;
     let regenerate = match q.regenerate.as_deref() {
         None | Some("1") | Some("true") => true,
@@ -75,13 +75,13 @@ async fn recommendations(
                      regenerate=0 to run the engine"
                 ))
             })?;
-        return Ok(Json(run));
+        return Ok(Json(run.into()));
     }
     let stored = jobs::pricing::run_now(&state.db, who.company_id, facility_id).await?;
     state
         .push_after_commit(jobs::queue::Kind::WebhookDelivery, &stored.delivery_jobs)
         .await;
-    Ok(Json(stored.run))
+    Ok(Json(stored.run.into()))
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -102,7 +102,7 @@ struct RunList {
     /// Runs on this page.
     count: usize,
     /// The runs, newest first.
-    runs: Vec<store::RunSummary>,
+    runs: Vec<views::RunSummary>,
 }
 
 /// Largest page of the run history.
@@ -136,7 +136,7 @@ async fn list_runs(
     Ok(Json(RunList {
         facility_id: facility_id.uuid(),
         count: runs.len(),
-        runs,
+        runs: runs.into_iter().map(Into::into).collect(),
     }))
 }
 
@@ -145,7 +145,7 @@ struct LatestRunList {
     /// Facilities with a run.
     count: usize,
     /// The latest run of each, by facility id.
-    runs: Vec<store::LatestRun>,
+    runs: Vec<views::LatestRun>,
 }
 
 /// The latest run of every facility of the company, summarised.
@@ -161,24 +161,24 @@ async fn latest_runs(
     let runs = jobs::pricing::latest_runs(&state.db, who.company_id).await?;
     Ok(Json(LatestRunList {
         count: runs.len(),
-        runs,
+        runs: runs.into_iter().map(Into::into).collect(),
     }))
 }
 
 /// One stored run of the facility, whole (as `GET .../recommendations` answers it).
 #[utoipa::path(get, path = "/api/v1/facilities/{id}/recommendation-runs/{run_id}", tag = "pricing",
     params(("id" = Uuid, Path, description = "Id of the facility."), ("run_id" = Uuid, Path, description = "The run's `recommendation_id`.")),
-    responses((status = 200, description = "The run.", body = store::Run)))]
+    responses((status = 200, description = "The run.", body = views::Run)))]
 async fn one_run(
     State(state): State<AppState>,
     Auth(who): Auth,
     Path((id, run_id)): Path<(String, String)>,
-) -> ApiResult<Json<store::Run>> {
+) -> ApiResult<Json<views::Run>> {
     let facility_id = path_id(&id, "facility")?;
     let run_id = path_id(&run_id, "recommendation run")?;
     jobs::pricing::run(&state.db, who.company_id, facility_id, run_id)
         .await?
-        .map(Json)
+        .map(|run| Json(run.into()))
         .ok_or_else(|| ApiError::NotFound(format!("no recommendation run with id {run_id}")))
 }
 
@@ -193,17 +193,19 @@ struct HistoryQuery {
 /// A facility's daily history ending at its latest snapshot: `days` 1-730 (default 90).
 #[utoipa::path(get, path = "/api/v1/facilities/{id}/history", tag = "pricing",
     params(("id" = Uuid, Path, description = "Id of the facility."), HistoryQuery),
-    responses((status = 200, description = "Occupancy, move-ins against target, rates per unit type and the competitor band per day.", body = jobs::pricing::history::History)))]
+    responses((status = 200, description = "Occupancy, move-ins against target, rates per unit type and the competitor band per day.", body = views::History)))]
 async fn history(
     State(state): State<AppState>,
     Auth(who): Auth,
     Path(id): Path<String>,
     Query(q): Query<HistoryQuery>,
-) -> ApiResult<Json<jobs::pricing::history::History>> {
+) -> ApiResult<Json<views::History>> {
     let facility_id = path_id(&id, "facility")?;
     let days = bounded("days", q.days, 90, jobs::pricing::history::MAX_DAYS)?;
     Ok(Json(
-        jobs::pricing::history(&state.db, who.company_id, facility_id, days).await?,
+        jobs::pricing::history(&state.db, who.company_id, facility_id, days)
+            .await?
+            .into(),
     ))
 }
 

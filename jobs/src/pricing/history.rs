@@ -17,8 +17,7 @@ use uuid::Uuid;
 /// Longest history one request reads, in days.
 pub const MAX_DAYS: i64 = 730;
 
-#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
-#[schema(as = FacilityHistory)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct History {
     /// The facility.
     pub facility_id: Uuid,
@@ -35,8 +34,7 @@ pub struct History {
 }
 
 /// One snapshot day of the facility.
-#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
-#[schema(as = HistoryDay)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Day {
     /// The day.
     pub date: NaiveDate,
@@ -52,8 +50,7 @@ pub struct Day {
     pub move_ins_target_to_date: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
-#[schema(as = HistoryUnitType)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct UnitTypeSeries {
     /// Unit size.
     pub size: String,
@@ -63,8 +60,7 @@ pub struct UnitTypeSeries {
     pub points: Vec<UnitTypePoint>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
-#[schema(as = HistoryUnitTypePoint)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct UnitTypePoint {
     /// The day.
     pub date: NaiveDate,
@@ -74,8 +70,7 @@ pub struct UnitTypePoint {
     pub occupancy_pct: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
-#[schema(as = HistoryBand)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct BandSeries {
     /// Unit size.
     pub size: String,
@@ -83,8 +78,7 @@ pub struct BandSeries {
     pub points: Vec<BandPoint>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
-#[schema(as = HistoryBandPoint)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct BandPoint {
     /// The day.
     pub date: NaiveDate,

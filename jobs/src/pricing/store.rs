@@ -31,8 +31,7 @@ impl Trigger {
 }
 
 /// A stored run, as the API shows it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[schema(as = RecommendationRun)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Run {
     /// Id of the run.
     pub recommendation_id: Uuid,
@@ -169,8 +168,7 @@ async fn fetch_run(
 
 /// One stored run in a facility's run history: when, why, on which snapshot, and how many
 /// sizes it would raise, hold or lower.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[schema(as = RecommendationRunSummary)]
+#[derive(Debug, Clone, Serialize)]
 pub struct RunSummary {
     /// Id of the run.
     pub recommendation_id: Uuid,
@@ -227,7 +225,7 @@ pub async fn list_runs(
 }
 
 /// The latest run of each facility of the company that has one, summarised.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct LatestRun {
     pub facility_id: Uuid,
     #[serde(flatten)]

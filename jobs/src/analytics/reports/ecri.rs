@@ -12,8 +12,7 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = EcriSize)]
+#[derive(Debug, Serialize)]
 pub struct SizeOut {
     pub size: String,
     /// Street rate of the size in the same snapshot; null when the snapshot has none.
@@ -24,8 +23,7 @@ pub struct SizeOut {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
-#[schema(as = EcriTotals)]
+#[derive(Debug, Default, Serialize)]
 pub struct Totals {
     /// Tenants counted.
     pub tenants: u64,
@@ -51,8 +49,7 @@ impl Totals {
     }
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = EcriFacility)]
+#[derive(Debug, Serialize)]
 pub struct FacilityOut {
     /// The facility.
     pub facility_id: Uuid,
@@ -68,8 +65,7 @@ pub struct FacilityOut {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = EcriReport)]
+#[derive(Debug, Serialize)]
 pub struct Report {
     /// The settings the suggestions were made with.
     pub settings: EcriSettings,

@@ -12,8 +12,7 @@ use serde::Serialize;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = LeadsReport)]
+#[derive(Debug, Serialize)]
 pub struct Report {
     pub facility_id: Option<Uuid>,
     pub period: String,

@@ -15,8 +15,7 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = LeaseUpEvent)]
+#[derive(Debug, Serialize)]
 pub struct Event {
     /// Snapshot date that changed the mode.
     pub date: NaiveDate,
@@ -30,8 +29,7 @@ pub struct Event {
     pub recorded_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = LeaseUpFillSuggestion)]
+#[derive(Debug, Serialize)]
 pub struct Fill {
     /// Unit size.
     pub size: String,
@@ -51,8 +49,7 @@ pub struct Fill {
     pub stale_competitors: usize,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = LeaseUpFacility)]
+#[derive(Debug, Serialize)]
 pub struct FacilityOut {
     /// The facility.
     pub facility_id: Uuid,
@@ -74,8 +71,7 @@ pub struct FacilityOut {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = LeaseUpSizeReason)]
+#[derive(Debug, Serialize)]
 pub struct SizeReason {
     /// Unit size.
     pub size: String,
@@ -83,8 +79,7 @@ pub struct SizeReason {
     pub reason: String,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = LeaseUpThresholds)]
+#[derive(Debug, Serialize)]
 pub struct Thresholds {
     /// Occupancy below which a facility enters lease-up, percent.
     pub enter_below_pct: f64,
@@ -92,8 +87,7 @@ pub struct Thresholds {
     pub leave_at_or_above_pct: f64,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = LeaseUpReport)]
+#[derive(Debug, Serialize)]
 pub struct Report {
     /// When a facility enters and leaves lease-up.
     pub thresholds: Thresholds,

@@ -20,8 +20,7 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = PortfolioRollup)]
+#[derive(Debug, Serialize)]
 pub struct Rollup {
     pub facilities: usize,
     pub facilities_with_data: usize,
@@ -42,8 +41,7 @@ pub struct Rollup {
     pub net_absorption_mtd: i64,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = PortfolioFacility)]
+#[derive(Debug, Serialize)]
 pub struct FacilityOut {
     pub facility_id: Uuid,
     pub facility_name: String,
@@ -64,8 +62,7 @@ pub struct FacilityOut {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = PortfolioReport)]
+#[derive(Debug, Serialize)]
 pub struct Report {
     /// Date of the latest snapshot of any facility.
     pub as_of: Option<NaiveDate>,

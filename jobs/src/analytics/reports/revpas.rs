@@ -11,8 +11,7 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = RevpasFacility)]
+#[derive(Debug, Serialize)]
 pub struct FacilityOut {
     pub rank: Option<usize>,
     pub facility_id: Uuid,
@@ -23,8 +22,7 @@ pub struct FacilityOut {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = RevpasMonth)]
+#[derive(Debug, Serialize)]
 pub struct MonthOut {
     pub month: String,
     pub facilities: usize,
@@ -32,8 +30,7 @@ pub struct MonthOut {
     pub revenue: Revenue,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = RevpasReport)]
+#[derive(Debug, Serialize)]
 pub struct Report {
     /// The facility asked for; null for all.
     pub facility_id: Option<Uuid>,

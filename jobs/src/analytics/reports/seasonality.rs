@@ -19,8 +19,7 @@ use serde::Serialize;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = SeasonalityReport)]
+#[derive(Debug, Serialize)]
 pub struct Report {
     /// The facility asked for; null for company-wide.
     pub facility_id: Option<Uuid>,

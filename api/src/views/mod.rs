@@ -1,0 +1,7 @@
+//! The JSON the API answers, as types of the API's own, each built from the rows and values
+//! `jobs` returns (`From<jobs::...>`). A stored row's shape may change with its SQL; what an
+//! integrator reads changes only here, where the OpenAPI document is made from, and the
+//! document's snapshot test shows it.
+
+pub(crate) mod analytics;
+pub(crate) mod pricing;

@@ -1,0 +1,270 @@
+//! What the pricing routes answer: stored recommendation runs, the run history and a facility's
+//! daily history, built from the rows `jobs::pricing` returns.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use uuid::Uuid;
+
+/// A stored run, as the API shows it.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = RecommendationRun)]
+pub(crate) struct Run {
+    /// Id of the run.
+    pub recommendation_id: Uuid,
+    /// The facility.
+    pub facility_id: Uuid,
+    /// The facility's name.
+    pub facility_name: String,
+    /// When the run was made (ISO 8601 UTC, milliseconds).
+    #[serde(serialize_with = "domain::values::millis")]
+    pub generated_at: DateTime<Utc>,
+    /// Version of the pricing engine.
+    pub engine_version: String,
+    /// Date of the snapshot the run priced.
+    pub snapshot_date: NaiveDate,
+    /// What caused the run: `api` (a request) or `sync` (a new snapshot).
+    pub trigger: String,
+    /// `lease_up` or `stabilized`.
+    pub mode: String,
+    /// Recommendations in the run.
+    pub per_size_count: i32,
+    /// Per size and tier: current and recommended rate, action, confidence, factors and guardrails.
+    pub recommendations: Value,
+    /// The inputs the engine read, as it read them.
+    pub inputs: Value,
+    /// The settings in force for the run.
+    pub settings: Value,
+}
+
+impl From<jobs::pricing::store::Run> for Run {
+    fn from(r: jobs::pricing::store::Run) -> Self {
+        Self {
+            recommendation_id: r.recommendation_id,
+            facility_id: r.facility_id,
+            facility_name: r.facility_name,
+            generated_at: r.generated_at,
+            engine_version: r.engine_version,
+            snapshot_date: r.snapshot_date,
+            trigger: r.trigger,
+            mode: r.mode,
+            per_size_count: r.per_size_count,
+            recommendations: r.recommendations,
+            inputs: r.inputs,
+            settings: r.settings,
+        }
+    }
+}
+
+/// One stored run in a facility's run history: when, why, on which snapshot, and how many
+/// sizes it would raise, hold or lower.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = RecommendationRunSummary)]
+pub(crate) struct RunSummary {
+    /// Id of the run.
+    pub recommendation_id: Uuid,
+    /// When the run was made (ISO 8601 UTC, milliseconds).
+    #[serde(serialize_with = "domain::values::millis")]
+    pub generated_at: DateTime<Utc>,
+    /// Version of the pricing engine.
+    pub engine_version: String,
+    /// Date of the snapshot the run priced.
+    pub snapshot_date: NaiveDate,
+    /// What caused the run.
+    pub trigger: String,
+    /// `lease_up` or `stabilized`.
+    pub mode: String,
+    /// Recommendations in the run.
+    pub per_size_count: i32,
+    /// Recommendations to raise.
+    pub raise: i64,
+    /// Recommendations to hold.
+    pub hold: i64,
+    /// Recommendations to lower.
+    pub lower: i64,
+}
+
+impl From<jobs::pricing::store::RunSummary> for RunSummary {
+    fn from(r: jobs::pricing::store::RunSummary) -> Self {
+        Self {
+            recommendation_id: r.recommendation_id,
+            generated_at: r.generated_at,
+            engine_version: r.engine_version,
+            snapshot_date: r.snapshot_date,
+            trigger: r.trigger,
+            mode: r.mode,
+            per_size_count: r.per_size_count,
+            raise: r.raise,
+            hold: r.hold,
+            lower: r.lower,
+        }
+    }
+}
+
+/// The latest run of each facility of the company that has one, summarised.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct LatestRun {
+    pub facility_id: Uuid,
+    #[serde(flatten)]
+    pub run: RunSummary,
+}
+
+impl From<jobs::pricing::store::LatestRun> for LatestRun {
+    fn from(r: jobs::pricing::store::LatestRun) -> Self {
+        Self {
+            facility_id: r.facility_id,
+            run: r.run.into(),
+        }
+    }
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = FacilityHistory)]
+pub(crate) struct History {
+    /// The facility.
+    pub facility_id: Uuid,
+    /// First and last day of the range asked for (the last is the latest snapshot).
+    pub from: Option<NaiveDate>,
+    /// Last day of the range (the latest snapshot).
+    pub to: Option<NaiveDate>,
+    /// One entry per snapshot day, oldest first.
+    pub days: Vec<Day>,
+    /// Street rate per unit type and day.
+    pub unit_types: Vec<UnitTypeSeries>,
+    /// Competitor band per size and day.
+    pub competitor_bands: Vec<BandSeries>,
+}
+
+impl From<jobs::pricing::history::History> for History {
+    fn from(r: jobs::pricing::history::History) -> Self {
+        Self {
+            facility_id: r.facility_id,
+            from: r.from,
+            to: r.to,
+            days: r.days.into_iter().map(Into::into).collect(),
+            unit_types: r.unit_types.into_iter().map(Into::into).collect(),
+            competitor_bands: r.competitor_bands.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// One snapshot day of the facility.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = HistoryDay)]
+pub(crate) struct Day {
+    /// The day.
+    pub date: NaiveDate,
+    /// Facility occupancy, percent.
+    pub occupancy_pct: Option<f64>,
+    /// Move-ins on the day.
+    pub move_ins_daily: Option<i32>,
+    /// Move-ins this month to the day.
+    pub move_ins_mtd: Option<i32>,
+    /// The month's move-in target.
+    pub move_ins_target_monthly: Option<i32>,
+    /// The monthly target times the share of the month gone by this day.
+    pub move_ins_target_to_date: Option<f64>,
+}
+
+impl From<jobs::pricing::history::Day> for Day {
+    fn from(r: jobs::pricing::history::Day) -> Self {
+        Self {
+            date: r.date,
+            occupancy_pct: r.occupancy_pct,
+            move_ins_daily: r.move_ins_daily,
+            move_ins_mtd: r.move_ins_mtd,
+            move_ins_target_monthly: r.move_ins_target_monthly,
+            move_ins_target_to_date: r.move_ins_target_to_date,
+        }
+    }
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = HistoryUnitType)]
+pub(crate) struct UnitTypeSeries {
+    /// Unit size.
+    pub size: String,
+    /// Tier; empty when none.
+    pub tier: String,
+    /// Rate per day, oldest first.
+    pub points: Vec<UnitTypePoint>,
+}
+
+impl From<jobs::pricing::history::UnitTypeSeries> for UnitTypeSeries {
+    fn from(r: jobs::pricing::history::UnitTypeSeries) -> Self {
+        Self {
+            size: r.size,
+            tier: r.tier,
+            points: r.points.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = HistoryUnitTypePoint)]
+pub(crate) struct UnitTypePoint {
+    /// The day.
+    pub date: NaiveDate,
+    /// Street rate, currency per month.
+    pub street_rate: f64,
+    /// Occupancy of the unit type, percent.
+    pub occupancy_pct: Option<f64>,
+}
+
+impl From<jobs::pricing::history::UnitTypePoint> for UnitTypePoint {
+    fn from(r: jobs::pricing::history::UnitTypePoint) -> Self {
+        Self {
+            date: r.date,
+            street_rate: r.street_rate,
+            occupancy_pct: r.occupancy_pct,
+        }
+    }
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = HistoryBand)]
+pub(crate) struct BandSeries {
+    /// Unit size.
+    pub size: String,
+    /// The band per day, oldest first.
+    pub points: Vec<BandPoint>,
+}
+
+impl From<jobs::pricing::history::BandSeries> for BandSeries {
+    fn from(r: jobs::pricing::history::BandSeries) -> Self {
+        Self {
+            size: r.size,
+            points: r.points.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = HistoryBandPoint)]
+pub(crate) struct BandPoint {
+    /// The day.
+    pub date: NaiveDate,
+    /// 25th percentile of the effective competitor rates.
+    pub p25: f64,
+    /// Median of the effective competitor rates.
+    pub median: f64,
+    /// 75th percentile of the effective competitor rates.
+    pub p75: f64,
+    /// Competitors counted.
+    pub competitors: usize,
+    /// Of which stale.
+    pub stale: usize,
+}
+
+impl From<jobs::pricing::history::BandPoint> for BandPoint {
+    fn from(r: jobs::pricing::history::BandPoint) -> Self {
+        Self {
+            date: r.date,
+            p25: r.p25,
+            median: r.median,
+            p75: r.p75,
+            competitors: r.competitors,
+            stale: r.stale,
+        }
+    }
+}
