@@ -98,8 +98,7 @@ async fn ensure_facility(
 }
 
 /// A stored observation, as listed.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[schema(as = CompetitorRateListed)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Listed {
     /// Id of the observation.
     pub id: i64,
@@ -125,16 +124,14 @@ pub struct Listed {
     pub stale: bool,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[schema(as = CompetitorSizeBand)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SizeBand {
     pub size: String,
     #[serde(flatten)]
     pub band: CompetitorBand,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[schema(as = CompetitorRateListing)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Listing {
     /// The facility.
     pub facility_id: Uuid,

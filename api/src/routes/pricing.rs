@@ -316,13 +316,13 @@ const MAX_LIMIT: i64 = 5_000;
 /// The facility's competitor rates, newest first, with freshness and the band per size.
 #[utoipa::path(get, path = "/api/v1/facilities/{id}/competitor-rates", tag = "competitor-rates",
     params(("id" = Uuid, Path, description = "Id of the facility."), RatesQuery),
-    responses((status = 200, description = "The rates and bands.", body = competitors::Listing)))]
+    responses((status = 200, description = "The rates and bands.", body = crate::views::competitors::Listing)))]
 async fn list_rates(
     State(state): State<AppState>,
     Auth(who): Auth,
     Path(id): Path<String>,
     Query(q): Query<RatesQuery>,
-) -> ApiResult<Json<competitors::Listing>> {
+) -> ApiResult<Json<crate::views::competitors::Listing>> {
     let facility_id = path_id(&id, "facility")?;
     let size = q
         .size
@@ -346,7 +346,7 @@ async fn list_rates(
         Utc::now().date_naive(),
     )
     .await?;
-    Ok(Json(listing))
+    Ok(Json(listing.into()))
 }
 
 /// Adds competitor rates (a record per competitor, size and day; a repeat replaces it).

@@ -82,9 +82,9 @@ struct Usage {
 #[schema(as = StatusJobs)]
 struct Jobs {
     #[serde(flatten)]
-    counts: jobs::runs::JobCounts,
+    counts: crate::views::job_runs::JobCounts,
     /// The latest failed jobs, newest first (at most 5).
-    recent_failures: Vec<jobs::runs::RecentFailure>,
+    recent_failures: Vec<crate::views::job_runs::RecentFailure>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -137,8 +137,8 @@ async fn status_of(state: &AppState, company_id: CompanyId) -> ApiResult<Status>
             active_api_keys: r.usage.active_api_keys,
         },
         jobs: Jobs {
-            counts: r.jobs,
-            recent_failures: r.recent_failures,
+            counts: r.jobs.into(),
+            recent_failures: r.recent_failures.into_iter().map(Into::into).collect(),
         },
         limits: Limits {
             requests_per_minute: state.config.rate_limit_per_minute,

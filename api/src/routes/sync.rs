@@ -27,7 +27,7 @@ pub struct SyncAnswer {
     #[schema(value_type = String, pattern = "^(created|updated)$")]
     idempotent: &'static str,
     /// The facility the snapshot was placed on.
-    facility: jobs::sync::store::FacilityOutcome,
+    facility: crate::views::sync::FacilityOutcome,
     /// Id of the stored snapshot.
     sync_id: Uuid,
     /// Date of the snapshot.
@@ -81,7 +81,7 @@ async fn sync(
     Ok(Json(SyncAnswer {
         ok: true,
         idempotent: outcome.idempotent,
-        facility: outcome.facility,
+        facility: outcome.facility.into(),
         sync_id: outcome.sync_id,
         date: outcome.date,
         warnings,

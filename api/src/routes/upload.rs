@@ -140,7 +140,7 @@ struct UploadedDay {
     #[schema(value_type = String)]
     idempotent: &'static str,
     /// Unit types replaced, added and kept.
-    unit_types: jobs::upload::merge::MergeReport,
+    unit_types: crate::views::upload::MergeReport,
     /// The `ingest` job recorded with the day.
     job: super::JobRef,
 }
@@ -277,7 +277,7 @@ fn answer(stored: jobs::upload::Stored) -> Stored {
                     sync_id: d.sync_id,
                     merged: d.merged,
                     idempotent: d.idempotent,
-                    unit_types: d.unit_types,
+                    unit_types: d.unit_types.into(),
                     job: super::JobRef {
                         id: d.job_id,
                         kind: "ingest",

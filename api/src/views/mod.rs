@@ -4,4 +4,8 @@
 //! document's snapshot test shows it.
 
 pub(crate) mod analytics;
+pub(crate) mod competitors;
+pub(crate) mod job_runs;
 pub(crate) mod pricing;
+pub(crate) mod sync;
+pub(crate) mod upload;

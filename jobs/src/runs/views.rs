@@ -9,7 +9,7 @@ use serde_json::Value;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-#[derive(Debug, Default, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Default, Serialize)]
 pub struct JobCounts {
     /// Jobs waiting (also between attempts).
     pub queued: i64,
@@ -42,8 +42,7 @@ pub async fn company_counts(pool: &PgPool, company_id: CompanyId) -> Result<JobC
     Ok(c)
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = RecentJobFailure)]
+#[derive(Debug, Serialize)]
 pub struct RecentFailure {
     /// Id of the job.
     pub id: Uuid,
@@ -75,8 +74,7 @@ pub async fn recent_failures(
 
 /// One job as the company that caused it sees it (`GET /api/v1/jobs/:id`). The payload stays
 /// internal; `error` is the last attempt's error and `result` what a finished job reported.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = Job)]
+#[derive(Debug, Serialize)]
 pub struct JobView {
     /// Id of the job.
     pub id: Uuid,

@@ -30,8 +30,7 @@ impl Source {
     }
 }
 
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = SyncFacilityOutcome)]
+#[derive(Clone, Debug, Serialize)]
 pub struct FacilityOutcome {
     /// Id of the facility.
     pub id: Uuid,

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 /// A unit type's identity within a day: its size and tier, as the sync payload's duplicate
 /// check compares them (normalised size, tier without case).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord, utoipa::ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
 pub struct UnitKey {
     /// Unit size.
     pub size: String,
@@ -31,7 +31,7 @@ impl UnitKey {
 }
 
 /// What an upload did to one day's unit types.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct MergeReport {
     /// Stored unit types that an uploaded one updated (the fields it carried).
     pub replaced: Vec<UnitKey>,
