@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-#[derive(Clone, Debug, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Clone, Debug, Serialize, sqlx::FromRow)]
 pub struct Facility {
     /// The service's id of the facility.
     pub id: Uuid,

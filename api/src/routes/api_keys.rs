@@ -4,9 +4,10 @@ use crate::auth::Auth;
 use crate::error::ApiResult;
 use crate::extract::{path_id, Json};
 use crate::state::AppState;
+use crate::views::api_keys::{ApiKeyInfo, CreatedKey};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use jobs::tenancy::{self, ApiKeyInfo, CreatedKey};
+use jobs::tenancy;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -28,7 +29,9 @@ struct ApiKeyList {
     responses((status = 200, description = "The keys.", body = ApiKeyList)))]
 async fn list(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<axum::Json<ApiKeyList>> {
     let api_keys = tenancy::list_api_keys(&state.db, who.company_id).await?;
-    Ok(axum::Json(ApiKeyList { api_keys }))
+    Ok(axum::Json(ApiKeyList {
+        api_keys: api_keys.into_iter().map(Into::into).collect(),
+    }))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -50,7 +53,7 @@ async fn create(
 ) -> ApiResult<(StatusCode, axum::Json<CreatedKey>)> {
     let name = body.name.unwrap_or_else(|| "unnamed".to_owned());
     let key = tenancy::create_api_key(&state.db, &state.hasher, who.company_id, &name).await?;
-    Ok((StatusCode::CREATED, axum::Json(key)))
+    Ok((StatusCode::CREATED, axum::Json(key.into())))
 }
 
 /// Revokes an API key; it stops working at once.
@@ -64,6 +67,8 @@ async fn revoke(
 ) -> ApiResult<axum::Json<ApiKeyInfo>> {
     let id = path_id(&id, "API key")?;
     Ok(axum::Json(
-        tenancy::revoke_api_key(&state.db, Some(who.company_id), id).await?,
+        tenancy::revoke_api_key(&state.db, Some(who.company_id), id)
+            .await?
+            .into(),
     ))
 }

@@ -9,11 +9,12 @@ use crate::error::ApiResult;
 use crate::extract::{parse_json, path_id, Json};
 use crate::openapi::ErrorBody;
 use crate::state::AppState;
+use crate::views::pulls::Pull;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use jobs::crm::provider::{self, ProviderInfo, State as ProviderState};
-use jobs::data_sources::{self, DataSource, NewDataSource, Pull, PullRange, UpdateDataSource};
+use jobs::data_sources::{self, DataSource, NewDataSource, PullRange, UpdateDataSource};
 use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -209,7 +210,7 @@ async fn pull(
                 id: pull.job_id,
                 kind: "crm_pull",
             },
-            pull,
+            pull: pull.into(),
         }),
     ))
 }
@@ -225,5 +226,7 @@ async fn pulls(
 ) -> ApiResult<axum::Json<PullList>> {
     let id = path_id(&id, "data source")?;
     let pulls = data_sources::pulls::list(&state.db, who.company_id, id).await?;
-    Ok(axum::Json(PullList { pulls }))
+    Ok(axum::Json(PullList {
+        pulls: pulls.into_iter().map(Into::into).collect(),
+    }))
 }

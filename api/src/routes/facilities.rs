@@ -5,9 +5,10 @@ use crate::error::ApiResult;
 use crate::extract::{parse_json, path_id, Json, JsonBytes};
 use crate::openapi::ErrorBody;
 use crate::state::AppState;
+use crate::views::facilities::Facility;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use jobs::facilities::{self, Facility, FacilityInput};
+use jobs::facilities::{self, FacilityInput};
 use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -37,7 +38,7 @@ async fn list(
     let facilities = facilities::list(&state.db, who.company_id).await?;
     Ok(axum::Json(FacilityList {
         count: facilities.len(),
-        facilities,
+        facilities: facilities.into_iter().map(Into::into).collect(),
     }))
 }
 
@@ -54,7 +55,7 @@ async fn create(
     Json(input): Json<FacilityInput>,
 ) -> ApiResult<(StatusCode, axum::Json<Facility>)> {
     let f = facilities::create(&state.db, who.company_id, input).await?;
-    Ok((StatusCode::CREATED, axum::Json(f)))
+    Ok((StatusCode::CREATED, axum::Json(f.into())))
 }
 
 /// Reads one facility.
@@ -68,7 +69,7 @@ async fn read(
 ) -> ApiResult<axum::Json<Facility>> {
     let id = path_id(&id, "facility")?;
     Ok(axum::Json(
-        facilities::get(&state.db, who.company_id, id).await?,
+        facilities::get(&state.db, who.company_id, id).await?.into(),
     ))
 }
 
@@ -91,7 +92,9 @@ async fn update(
     facilities::ensure_owned(&state.db, who.company_id, id).await?;
     let input: FacilityInput = parse_json(&body)?;
     Ok(axum::Json(
-        facilities::update(&state.db, who.company_id, id, input).await?,
+        facilities::update(&state.db, who.company_id, id, input)
+            .await?
+            .into(),
     ))
 }
 

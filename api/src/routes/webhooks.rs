@@ -6,11 +6,10 @@ use crate::auth::Auth;
 use crate::error::ApiResult;
 use crate::extract::{path_id, Json, Query};
 use crate::state::AppState;
+use crate::views::webhooks::DeliveryPage;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use jobs::webhooks::{
-    self, CreatedSubscription, DeliveryFilter, DeliveryPage, NewSubscription, Subscription,
-};
+use jobs::webhooks::{self, CreatedSubscription, DeliveryFilter, NewSubscription, Subscription};
 use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -150,6 +149,8 @@ async fn deliveries(
     Query(filter): Query<DeliveryFilter>,
 ) -> ApiResult<axum::Json<DeliveryPage>> {
     Ok(axum::Json(
-        webhooks::deliveries(&state.db, who.company_id, filter).await?,
+        webhooks::deliveries(&state.db, who.company_id, filter)
+            .await?
+            .into(),
     ))
 }

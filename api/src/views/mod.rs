@@ -4,8 +4,12 @@
 //! document's snapshot test shows it.
 
 pub(crate) mod analytics;
+pub(crate) mod api_keys;
 pub(crate) mod competitors;
+pub(crate) mod facilities;
 pub(crate) mod job_runs;
 pub(crate) mod pricing;
+pub(crate) mod pulls;
 pub(crate) mod sync;
 pub(crate) mod upload;
+pub(crate) mod webhooks;

@@ -75,7 +75,7 @@ impl PullRange {
 }
 
 /// A recorded pull.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize)]
 pub struct Pull {
     /// Id of the pull.
     pub id: Uuid,
@@ -106,7 +106,6 @@ pub struct Pull {
     /// Facilities the pull matched.
     pub facilities_matched: i32,
     /// What could not be mapped or was left out, in fixed words (the first 50).
-    #[schema(value_type = Vec<String>)]
     pub warnings: serde_json::Value,
     /// A failed or skipped pull's reason, in fixed words.
     pub error: Option<String>,

@@ -77,8 +77,7 @@ fn shown_prefix(key: &str) -> String {
     key.chars().take(KEY_PREFIX.len() + SHOWN_CHARS).collect()
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = CreatedApiKey)]
+#[derive(Debug, Serialize)]
 pub struct CreatedKey {
     /// Id of the key.
     pub id: Uuid,
@@ -145,8 +144,7 @@ pub async fn create_api_key(
     Ok(key)
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = ApiKey)]
+#[derive(Debug, Serialize)]
 pub struct ApiKeyInfo {
     /// Id of the key.
     pub id: Uuid,

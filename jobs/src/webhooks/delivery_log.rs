@@ -45,8 +45,7 @@ pub struct DeliveryFilter {
     pub cursor: Option<Uuid>,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = DeliveryAttempt)]
+#[derive(Debug, Serialize)]
 pub struct AttemptLog {
     /// Number of the attempt, from 1.
     pub attempt: i32,
@@ -64,8 +63,7 @@ pub struct AttemptLog {
     pub response_body: Option<String>,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = WebhookDelivery)]
+#[derive(Debug, Serialize)]
 pub struct Delivery {
     /// Id of the delivery (its `X-Service-Delivery`).
     pub id: Uuid,
@@ -99,8 +97,7 @@ pub struct Delivery {
     pub attempt_log: Vec<AttemptLog>,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = WebhookDeliveryPage)]
+#[derive(Debug, Serialize)]
 pub struct DeliveryPage {
     /// Deliveries, newest first.
     pub deliveries: Vec<Delivery>,
