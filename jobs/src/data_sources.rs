@@ -55,7 +55,7 @@ pub struct NewDataSource {
     pub verify: Option<bool>,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize)]
 pub struct DataSource {
     /// Id of the data source.
     pub id: Uuid,

@@ -9,12 +9,13 @@ use crate::error::ApiResult;
 use crate::extract::{parse_json, path_id, Json};
 use crate::openapi::ErrorBody;
 use crate::state::AppState;
+use crate::views::data_sources::DataSource;
 use crate::views::pulls::Pull;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use jobs::crm::provider::{self, ProviderInfo, State as ProviderState};
-use jobs::data_sources::{self, DataSource, NewDataSource, PullRange, UpdateDataSource};
+use jobs::data_sources::{self, NewDataSource, PullRange, UpdateDataSource};
 use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -82,7 +83,7 @@ async fn list(
 ) -> ApiResult<axum::Json<DataSourceList>> {
     let items = data_sources::list(&state.db, who.company_id).await?;
     Ok(axum::Json(DataSourceList {
-        data_sources: items,
+        data_sources: items.into_iter().map(Into::into).collect(),
         providers: Providers {
             live: provider::names(ProviderState::Live),
             coming_soon: provider::names(ProviderState::ComingSoon),
@@ -118,7 +119,7 @@ async fn create(
         body,
     )
     .await?;
-    Ok((StatusCode::CREATED, axum::Json(created)))
+    Ok((StatusCode::CREATED, axum::Json(created.into())))
 }
 
 /// Tests a connection with one cheap request to the CRM; stores nothing.
@@ -159,7 +160,8 @@ async fn update(
             id,
             body,
         )
-        .await?,
+        .await?
+        .into(),
     ))
 }
 

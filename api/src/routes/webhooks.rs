@@ -6,10 +6,10 @@ use crate::auth::Auth;
 use crate::error::ApiResult;
 use crate::extract::{path_id, Json, Query};
 use crate::state::AppState;
-use crate::views::webhooks::DeliveryPage;
+use crate::views::webhooks::{CreatedSubscription, DeliveryPage, Subscription};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use jobs::webhooks::{self, CreatedSubscription, DeliveryFilter, NewSubscription, Subscription};
+use jobs::webhooks::{self, DeliveryFilter, NewSubscription};
 use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -63,7 +63,7 @@ async fn list(
 ) -> ApiResult<axum::Json<WebhookList>> {
     let webhooks = webhooks::list(&state.db, who.company_id).await?;
     Ok(axum::Json(WebhookList {
-        webhooks,
+        webhooks: webhooks.into_iter().map(Into::into).collect(),
         events: &webhooks::EVENTS,
     }))
 }
@@ -85,7 +85,7 @@ async fn create(
         body,
     )
     .await?;
-    Ok((StatusCode::CREATED, axum::Json(created)))
+    Ok((StatusCode::CREATED, axum::Json(created.into())))
 }
 
 /// Deletes a subscription (rotate a secret by deleting and creating again).

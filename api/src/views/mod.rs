@@ -6,6 +6,7 @@
 pub(crate) mod analytics;
 pub(crate) mod api_keys;
 pub(crate) mod competitors;
+pub(crate) mod data_sources;
 pub(crate) mod facilities;
 pub(crate) mod job_runs;
 pub(crate) mod pricing;

@@ -111,3 +111,53 @@ impl From<jobs::webhooks::DeliveryPage> for DeliveryPage {
         }
     }
 }
+
+/// A subscription as listed (never its secret).
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = WebhookSubscription)]
+pub(crate) struct Subscription {
+    /// Id of the subscription.
+    pub id: Uuid,
+    /// The HTTPS URL deliveries are sent to.
+    pub url: String,
+    /// The events it takes.
+    pub events: Vec<String>,
+    /// Created without `events`: takes every event, including any added later.
+    pub all_events: bool,
+    /// Masked hint of the signing secret.
+    pub secret_hint: String,
+    /// When the subscription was created.
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<jobs::webhooks::Subscription> for Subscription {
+    fn from(r: jobs::webhooks::Subscription) -> Self {
+        Self {
+            id: r.id,
+            url: r.url,
+            events: r.events,
+            all_events: r.all_events,
+            secret_hint: r.secret_hint,
+            created_at: r.created_at,
+        }
+    }
+}
+
+/// The creation answer: the subscription and its secret, shown this once.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = CreatedWebhookSubscription)]
+pub(crate) struct CreatedSubscription {
+    #[serde(flatten)]
+    pub subscription: Subscription,
+    /// The signing secret (HMAC-SHA256 key of `X-Service-Signature`): shown this once.
+    pub secret: String,
+}
+
+impl From<jobs::webhooks::CreatedSubscription> for CreatedSubscription {
+    fn from(r: jobs::webhooks::CreatedSubscription) -> Self {
+        Self {
+            subscription: r.subscription.into(),
+            secret: r.secret,
+        }
+    }
+}

@@ -41,8 +41,7 @@ pub const MAX_ATTEMPTS: i32 = crate::config::WebhookSettings::MAX_ATTEMPTS as i3
 const JOB_MAX_CLAIMS: i32 = 25;
 
 /// A subscription as listed (never its secret).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[schema(as = WebhookSubscription)]
+#[derive(Debug, Serialize)]
 pub struct Subscription {
     /// Id of the subscription.
     pub id: Uuid,
@@ -59,8 +58,7 @@ pub struct Subscription {
 }
 
 /// The creation answer: the subscription and its secret, shown this once.
-#[derive(Serialize, utoipa::ToSchema)]
-#[schema(as = CreatedWebhookSubscription)]
+#[derive(Serialize)]
 pub struct CreatedSubscription {
     #[serde(flatten)]
     pub subscription: Subscription,
