@@ -9,12 +9,12 @@ use crate::error::ApiResult;
 use crate::extract::{parse_json, path_id, Json};
 use crate::openapi::ErrorBody;
 use crate::state::AppState;
-use crate::views::data_sources::DataSource;
+use crate::views::data_sources::{DataSource, ProviderInfo};
 use crate::views::pulls::Pull;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use jobs::crm::provider::{self, ProviderInfo, State as ProviderState};
+use jobs::crm::provider::{self, State as ProviderState};
 use jobs::data_sources::{self, NewDataSource, PullRange, UpdateDataSource};
 use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
@@ -96,7 +96,7 @@ async fn list(
     responses((status = 200, description = "The providers.", body = ProviderList)))]
 async fn providers(Auth(_): Auth) -> axum::Json<ProviderList> {
     axum::Json(ProviderList {
-        providers: provider::PROVIDERS.iter().map(|p| p.info).collect(),
+        providers: provider::PROVIDERS.iter().map(|p| p.info.into()).collect(),
     })
 }
 

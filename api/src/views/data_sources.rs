@@ -50,3 +50,60 @@ impl From<jobs::data_sources::DataSource> for DataSource {
         }
     }
 }
+
+/// Whether a provider can be connected today.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum State {
+    Live,
+    ComingSoon,
+}
+
+impl From<jobs::crm::provider::State> for State {
+    fn from(s: jobs::crm::provider::State) -> Self {
+        match s {
+            jobs::crm::provider::State::Live => Self::Live,
+            jobs::crm::provider::State::ComingSoon => Self::ComingSoon,
+        }
+    }
+}
+
+/// What a provider is and what connecting it takes.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct ProviderInfo {
+    /// The value of `provider` in the API.
+    #[schema(value_type = String)]
+    pub name: &'static str,
+    /// The provider's name for people.
+    #[schema(value_type = String)]
+    pub label: &'static str,
+    /// `live` (can be connected) or `coming_soon` (announced).
+    pub state: State,
+    /// Credential fields a connection needs, of `api_key` and `api_secret`.
+    #[schema(value_type = Vec<String>)]
+    pub credential_fields: &'static [&'static str],
+    /// Whether the connection takes a `base_url` (required unless there is a default).
+    pub takes_base_url: bool,
+    /// The address used when none is given.
+    #[schema(value_type = Option<String>)]
+    pub default_base_url: Option<&'static str>,
+    /// Whether the connection needs the CRM's own account (company) id, `account_id`.
+    pub needs_account_id: bool,
+    /// Whether the CRM can answer for a past date (otherwise a backfill stores its present state).
+    pub has_history: bool,
+}
+
+impl From<jobs::crm::provider::ProviderInfo> for ProviderInfo {
+    fn from(p: jobs::crm::provider::ProviderInfo) -> Self {
+        Self {
+            name: p.name,
+            label: p.label,
+            state: p.state.into(),
+            credential_fields: p.credential_fields,
+            takes_base_url: p.takes_base_url,
+            default_base_url: p.default_base_url,
+            needs_account_id: p.needs_account_id,
+            has_history: p.has_history,
+        }
+    }
+}

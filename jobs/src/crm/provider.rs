@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// Whether a provider can be connected today.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     Live,
@@ -17,23 +17,19 @@ pub enum State {
 }
 
 /// What a provider is and what connecting it takes.
-#[derive(Clone, Copy, Debug, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Copy, Debug, Serialize)]
 pub struct ProviderInfo {
     /// The value of `provider` in the API.
-    #[schema(value_type = String)]
     pub name: &'static str,
     /// The provider's name for people.
-    #[schema(value_type = String)]
     pub label: &'static str,
     /// `live` (can be connected) or `coming_soon` (announced).
     pub state: State,
     /// Credential fields a connection needs, of `api_key` and `api_secret`.
-    #[schema(value_type = Vec<String>)]
     pub credential_fields: &'static [&'static str],
     /// Whether the connection takes a `base_url` (required unless there is a default).
     pub takes_base_url: bool,
     /// The address used when none is given.
-    #[schema(value_type = Option<String>)]
     pub default_base_url: Option<&'static str>,
     /// Whether the connection needs the CRM's own account (company) id, `account_id`.
     pub needs_account_id: bool,
