@@ -12,6 +12,7 @@ pub mod extract;
 pub mod health;
 pub mod openapi;
 pub mod ratelimit;
+pub(crate) mod requests;
 pub mod routes;
 pub mod server;
 pub mod state;

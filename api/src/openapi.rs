@@ -35,7 +35,7 @@ pub struct ErrorBody {
         license(name = "Proprietary"),
     ),
     // Types that only query parameters use: `IntoParams` refers to them without adding them.
-    components(schemas(ErrorBody, jobs::webhooks::DeliveryStatus, domain::values::UnitSize, domain::upload::UploadKind)),
+    components(schemas(ErrorBody, crate::requests::DeliveryStatus, domain::values::UnitSize, domain::upload::UploadKind)),
     modifiers(&BearerAuth),
     tags(
         (name = "sync", description = "The nightly push of a facility's dated snapshot."),

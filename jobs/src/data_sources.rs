@@ -33,8 +33,7 @@ pub const MAX_DATA_SOURCES: i64 = 10;
 /// A schedule fires at most once per this long (checked at creation and again at each tick).
 pub const MIN_SCHEDULE_INTERVAL: chrono::TimeDelta = chrono::TimeDelta::hours(1);
 
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug)]
 pub struct NewDataSource {
     /// A live provider (see `providers.live` of the list).
     pub provider: String,
@@ -182,8 +181,7 @@ pub async fn create(
 
 /// A change to a data source: every field optional, absent fields stay as they are. The same
 /// rules as at creation apply to what is given.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Default)]
 pub struct UpdateDataSource {
     /// New name.
     pub name: Option<Text<200>>,

@@ -8,7 +8,7 @@ use crate::error::{conflict_on_unique, Error, Result, ValidationError};
 use chrono::{DateTime, NaiveDate, Utc};
 use domain::ids::{CompanyId, FacilityId};
 use domain::values::{HttpUrl, Quantity, Text};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -36,41 +36,21 @@ pub struct Facility {
     pub last_sync_date: Option<NaiveDate>,
 }
 
-/// `Some(None)` for an explicit `null`, `None` when the field is absent.
-fn explicit_null<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(de).map(Some)
-}
-
-/// Body of create and update. On update, an absent field stays as it is and `null` clears it.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+/// Body of create and update. On update, an absent field stays as it is (`None`) and
+/// `Some(None)` clears it.
+#[derive(Debug, Default)]
 pub struct FacilityInput {
     /// The CRM's facility id (unique per company together with `source_system`).
-    #[serde(default, deserialize_with = "explicit_null")]
-    #[schema(value_type = Option<Text<200>>)]
     pub external_id: Option<Option<Text<200>>>,
     /// Free-form label of the originating system.
-    #[serde(default, deserialize_with = "explicit_null")]
-    #[schema(value_type = Option<Text<100>>)]
     pub source_system: Option<Option<Text<100>>>,
     /// Name, unique within the company: required on creation, never cleared.
-    #[serde(default, deserialize_with = "explicit_null")]
-    #[schema(value_type = Option<Text<200>>)]
     pub name: Option<Option<Text<200>>>,
     /// Postal address.
-    #[serde(default, deserialize_with = "explicit_null")]
-    #[schema(value_type = Option<Text<500>>)]
     pub address: Option<Option<Text<500>>>,
     /// The facility's website.
-    #[serde(default, deserialize_with = "explicit_null")]
-    #[schema(value_type = Option<HttpUrl>)]
     pub website_url: Option<Option<HttpUrl>>,
     /// Rentable area in square feet.
-    #[serde(default, deserialize_with = "explicit_null")]
-    #[schema(value_type = Option<Quantity>)]
     pub rentable_sqft: Option<Option<Quantity>>,
 }
 

@@ -8,13 +8,14 @@ use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
 use super::{form_error, require_access, through_api, Notice};
 use crate::extract::path_id;
+use crate::requests::{NewDataSource, UpdateDataSource};
 use crate::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use axum::Form;
 use jobs::crm::provider::{self, State as ProviderState};
-use jobs::data_sources::{self, DataSource, NewDataSource, PullRange, UpdateDataSource};
+use jobs::data_sources::{self, DataSource, PullRange};
 use jobs::web_sessions::Session;
 use maud::{html, Markup};
 use serde::Deserialize;
@@ -148,7 +149,7 @@ pub async fn create(
             &state.config.outbound.private_targets,
             &crm,
             s.company_id,
-            new,
+            new.into(),
         )
     })
     .await;
@@ -248,7 +249,7 @@ pub async fn update(
             &state.config.master_key,
             s.company_id,
             id,
-            change,
+            change.into(),
         )
     })
     .await;

@@ -6,12 +6,13 @@ use super::session::SignedIn;
 use super::{form_error, form_json, require_access, through_api, Notice};
 use crate::error::ApiError;
 use crate::extract::path_id;
+use crate::requests::FacilityInput;
 use crate::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use axum::Form;
-use jobs::facilities::{self, Facility, FacilityInput};
+use jobs::facilities::{self, Facility};
 use jobs::web_sessions::Session;
 use maud::{html, Markup};
 use std::collections::BTreeMap;
@@ -139,7 +140,7 @@ pub async fn create(
 ) -> PageResult {
     require_access(&s)?;
     let result = through_api(&input(&values, false), |i: FacilityInput| {
-        facilities::create(&state.db, s.company_id, i)
+        facilities::create(&state.db, s.company_id, i.into())
     })
     .await;
     match result {
@@ -178,7 +179,7 @@ pub async fn update(
     let id = path_id(&id, "facility")?;
     require_access(&s)?;
     let result = through_api(&input(&values, true), |i: FacilityInput| {
-        facilities::update(&state.db, s.company_id, id, i)
+        facilities::update(&state.db, s.company_id, id, i.into())
     })
     .await;
     match result {

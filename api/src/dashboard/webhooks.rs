@@ -6,13 +6,14 @@ use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
 use super::{form_error, require_access, through_api, Notice};
 use crate::extract::path_id;
+use crate::requests::{DeliveryStatus, NewSubscription};
 use crate::state::AppState;
 use axum::extract::{Path, Query, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use axum::Form;
 use jobs::web_sessions::Session;
-use jobs::webhooks::{self, CreatedSubscription, DeliveryFilter, NewSubscription};
+use jobs::webhooks::{self, CreatedSubscription, DeliveryFilter};
 use maud::{html, Markup};
 use serde::Deserialize;
 
@@ -34,7 +35,10 @@ impl LogQuery {
                 .status
                 .as_deref()
                 .filter(|v| !v.is_empty())
-                .and_then(|v| serde_json::from_value(serde_json::Value::from(v)).ok()),
+                .and_then(|v| {
+                    serde_json::from_value::<DeliveryStatus>(serde_json::Value::from(v)).ok()
+                })
+                .map(Into::into),
             limit: Some(50),
             cursor: None,
         }
@@ -206,7 +210,7 @@ pub async fn create(
             &state.config.master_key,
             &state.config.outbound.private_targets,
             s.company_id,
-            new,
+            new.into(),
         )
     })
     .await;

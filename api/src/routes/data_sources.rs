@@ -8,6 +8,7 @@ use crate::auth::Auth;
 use crate::error::ApiResult;
 use crate::extract::{parse_json, path_id, Json};
 use crate::openapi::ErrorBody;
+use crate::requests::{NewDataSource, PullRange, UpdateDataSource};
 use crate::state::AppState;
 use crate::views::data_sources::{DataSource, ProviderInfo};
 use crate::views::pulls::Pull;
@@ -15,7 +16,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use jobs::crm::provider::{self, State as ProviderState};
-use jobs::data_sources::{self, NewDataSource, PullRange, UpdateDataSource};
+use jobs::data_sources;
 use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -116,7 +117,7 @@ async fn create(
         &state.config.outbound.private_targets,
         &state.crm_client()?,
         who.company_id,
-        body,
+        body.into(),
     )
     .await?;
     Ok((StatusCode::CREATED, axum::Json(created.into())))
@@ -134,7 +135,7 @@ async fn test(
     data_sources::test(
         &state.crm_client()?,
         &state.config.outbound.private_targets,
-        &body,
+        &body.into(),
     )
     .await?;
     Ok(axum::Json(ConnectionOk { ok: true }))
@@ -158,7 +159,7 @@ async fn update(
             &state.config.master_key,
             who.company_id,
             id,
-            body,
+            body.into(),
         )
         .await?
         .into(),
@@ -201,7 +202,7 @@ async fn pull(
     } else {
         parse_json(&body)?
     };
-    let pull = data_sources::request_pull(&state.db, who.company_id, id, &range).await?;
+    let pull = data_sources::request_pull(&state.db, who.company_id, id, &range.into()).await?;
     state
         .push_after_commit(jobs::queue::Kind::CrmPull, &[pull.job_id])
         .await;

@@ -4,11 +4,12 @@ use crate::auth::Auth;
 use crate::error::ApiResult;
 use crate::extract::{parse_json, path_id, Json, JsonBytes};
 use crate::openapi::ErrorBody;
+use crate::requests::FacilityInput;
 use crate::state::AppState;
 use crate::views::facilities::Facility;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use jobs::facilities::{self, FacilityInput};
+use jobs::facilities;
 use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -54,7 +55,7 @@ async fn create(
     Auth(who): Auth,
     Json(input): Json<FacilityInput>,
 ) -> ApiResult<(StatusCode, axum::Json<Facility>)> {
-    let f = facilities::create(&state.db, who.company_id, input).await?;
+    let f = facilities::create(&state.db, who.company_id, input.into()).await?;
     Ok((StatusCode::CREATED, axum::Json(f.into())))
 }
 
@@ -92,7 +93,7 @@ async fn update(
     facilities::ensure_owned(&state.db, who.company_id, id).await?;
     let input: FacilityInput = parse_json(&body)?;
     Ok(axum::Json(
-        facilities::update(&state.db, who.company_id, id, input)
+        facilities::update(&state.db, who.company_id, id, input.into())
             .await?
             .into(),
     ))

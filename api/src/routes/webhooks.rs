@@ -5,11 +5,12 @@ use super::JobRef;
 use crate::auth::Auth;
 use crate::error::ApiResult;
 use crate::extract::{path_id, Json, Query};
+use crate::requests::{DeliveryFilter, NewSubscription};
 use crate::state::AppState;
 use crate::views::webhooks::{CreatedSubscription, DeliveryPage, Subscription};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use jobs::webhooks::{self, DeliveryFilter, NewSubscription};
+use jobs::webhooks;
 use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -82,7 +83,7 @@ async fn create(
         &state.config.master_key,
         &state.config.outbound.private_targets,
         who.company_id,
-        body,
+        body.into(),
     )
     .await?;
     Ok((StatusCode::CREATED, axum::Json(created.into())))
@@ -149,7 +150,7 @@ async fn deliveries(
     Query(filter): Query<DeliveryFilter>,
 ) -> ApiResult<axum::Json<DeliveryPage>> {
     Ok(axum::Json(
-        webhooks::deliveries(&state.db, who.company_id, filter)
+        webhooks::deliveries(&state.db, who.company_id, filter.into())
             .await?
             .into(),
     ))

@@ -8,15 +8,14 @@ use crate::payload::{self, Payload, PullTrigger};
 use chrono::{DateTime, NaiveDate, Utc};
 use domain::ids::CompanyId;
 use domain::sync::payload::EARLIEST_DATE;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 /// The dates a pull asks for: one `date`, a `from`/`to` range (both ends included, at most
 /// [`MAX_PULL_DAYS`] days), or neither (yesterday in the company's time zone, when it runs).
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Default)]
 pub struct PullRange {
     /// One date to pull (`YYYY-MM-DD`).
     pub date: Option<NaiveDate>,

@@ -4,13 +4,12 @@
 use crate::error::{Error, Result, ValidationError};
 use chrono::{DateTime, Utc};
 use domain::ids::CompanyId;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sqlx::PgPool;
 use uuid::Uuid;
 
 /// Delivery states.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeliveryStatus {
     Queued,
     Retrying,
@@ -30,16 +29,13 @@ impl DeliveryStatus {
 }
 
 /// Filters and page of the delivery log.
-#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Default)]
 pub struct DeliveryFilter {
     /// Only deliveries of this subscription.
     pub subscription_id: Option<Uuid>,
     /// Only deliveries in this state.
     pub status: Option<DeliveryStatus>,
     /// Page size, 1 to 100 (default 20).
-    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
     /// The `next_cursor` of the previous page: deliveries older than it.
     pub cursor: Option<Uuid>,

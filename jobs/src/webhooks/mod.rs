@@ -23,7 +23,7 @@ use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use domain::ids::CompanyId;
 use rand::RngCore;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -66,13 +66,10 @@ pub struct CreatedSubscription {
     pub secret: String,
 }
 
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[schema(as = NewWebhookSubscription)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug)]
 pub struct NewSubscription {
     /// Delivery target: an absolute `https://` URL of at most 2,048 characters, no credentials,
     /// not an internal address.
-    #[schema(max_length = 2048, pattern = "^[hH][tT][tT][pP][sS]://")]
     pub url: String,
     /// Events to take (`recommendations.ready`); every event, including later ones, when absent.
     pub events: Option<Vec<String>>,

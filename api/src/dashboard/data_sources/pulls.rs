@@ -5,12 +5,13 @@ use crate::dashboard::page::{self, Messages, Nav, PageResult};
 use crate::dashboard::session::SignedIn;
 use crate::dashboard::{form_error, require_access, through_api, Notice};
 use crate::extract::path_id;
+use crate::requests::PullRange;
 use crate::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use axum::Form;
-use jobs::data_sources::{self, DataSource, Pull, PullRange};
+use jobs::data_sources::{self, DataSource, Pull};
 use jobs::web_sessions::Session;
 use maud::{html, Markup};
 use std::collections::BTreeMap;
@@ -133,7 +134,7 @@ pub async fn backfill(
     let body = crate::dashboard::form_json(&v, &[], false);
     let (db, company_id) = (&state.db, s.company_id);
     let result = through_api(&body, |range: PullRange| async move {
-        data_sources::request_pull(db, company_id, id, &range).await
+        data_sources::request_pull(db, company_id, id, &range.into()).await
     })
     .await;
     match result {
