@@ -5,6 +5,7 @@ pub mod app;
 pub mod auth;
 pub mod body_timeout;
 pub mod cli;
+pub(crate) mod csv_export;
 pub mod dashboard;
 pub mod docs_page;
 pub mod error;

@@ -333,6 +333,33 @@ impl TestApp {
         }
     }
 
+    /// A dashboard session cookie (`name=value`) of the tenant's user, for plain HTTP requests
+    /// to the pages.
+    pub async fn session_cookie(&self) -> String {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client builds");
+        let r = http
+            .post(self.url("/login"))
+            .form(&[
+                ("email", self.tenant.email.as_str()),
+                ("password", "correct horse battery"),
+            ])
+            .send()
+            .await
+            .expect("the login page answers");
+        assert_eq!(r.status(), 303, "the tenant's user signs in");
+        r.headers()["set-cookie"]
+            .to_str()
+            .expect("a cookie is text")
+            .split(';')
+            .next()
+            .expect("a cookie has a value")
+            .to_owned()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.server.base)
     }

@@ -15,28 +15,6 @@ async fn signed_in(app: &TestApp) -> Browser {
     b
 }
 
-/// A session cookie of the tenant's user, for plain HTTP requests to the pages.
-async fn session_cookie(app: &TestApp) -> String {
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let r = http
-        .post(app.url("/login"))
-        .form(&[("email", app.tenant.email.as_str()), ("password", PASSWORD)])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 303);
-    r.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned()
-}
-
 /// A number as the pages show it: two decimals at most, no trailing zeros.
 fn shown(v: &Value) -> String {
     let v = v.as_f64().unwrap_or_else(|| panic!("{v} is a number"));
@@ -309,7 +287,7 @@ async fn another_companys_facility_page_is_404_and_csv_exports_hold_the_tables()
     let run = get_ok(&app, &format!("/api/v1/facilities/{id}/recommendations")).await;
     let other = app.create_tenant("Other Storage").await;
     let theirs = app.create_facility_as(&other, "Their Facility").await;
-    let cookie = session_cookie(&app).await;
+    let cookie = app.session_cookie().await;
     let page = |path: String| {
         app.http
             .get(app.url(&path))
@@ -577,7 +555,7 @@ async fn run_now_without_a_snapshot_is_refused_on_a_pool_of_one_connection() {
     .await;
     assert_eq!(s, 201, "{f}");
     let id = f["id"].as_str().unwrap();
-    let cookie = session_cookie(&app).await;
+    let cookie = app.session_cookie().await;
     let page = app
         .http
         .get(app.url(&format!("/app/facilities/{id}")))

@@ -22,6 +22,7 @@ mod password;
 mod pricing;
 mod rate_limit;
 mod restarts;
+mod security;
 mod slow_clients;
 mod status;
 mod storedge;

@@ -93,15 +93,9 @@ impl Table {
 }
 
 impl Table {
+    /// The CSV of the table, through the service's one CSV writer (formulas neutralised).
     pub(super) fn csv_bytes(&self) -> Vec<u8> {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        let written = w
-            .write_record(&self.headers)
-            .and_then(|()| self.rows.iter().try_for_each(|r| w.write_record(r)));
-        match (written, w.into_inner()) {
-            (Ok(()), Ok(bytes)) => bytes,
-            _ => Vec::new(),
-        }
+        crate::csv_export::write(&self.headers, &self.rows)
     }
 }
 
