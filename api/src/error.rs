@@ -30,6 +30,12 @@ pub enum ApiError {
     /// A per-client limit of a public route (per hour, not the per-minute company budget).
     #[error("too many attempts from this address: at most {limit} an hour; retry in {retry_after_secs} s")]
     TooManyAttempts { limit: u32, retry_after_secs: u64 },
+    /// Too many of one kind of work at once (connection tests).
+    #[error("{message}")]
+    Busy {
+        message: String,
+        retry_after_secs: u64,
+    },
     #[error("service temporarily unavailable")]
     Unavailable(#[source] anyhow::Error),
     #[error("internal error")]
@@ -47,7 +53,7 @@ impl ApiError {
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::RateLimited { .. } | Self::TooManyAttempts { .. } => {
+            Self::RateLimited { .. } | Self::TooManyAttempts { .. } | Self::Busy { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -68,6 +74,13 @@ impl From<jobs::Error> for ApiError {
                 retry_after_secs,
             } => Self::TooManyAttempts {
                 limit,
+                retry_after_secs,
+            },
+            jobs::Error::Busy {
+                message,
+                retry_after_secs,
+            } => Self::Busy {
+                message,
                 retry_after_secs,
             },
             jobs::Error::Database(db) => {
@@ -125,6 +138,9 @@ impl IntoResponse for ApiError {
             retry_after_secs, ..
         }
         | Self::TooManyAttempts {
+            retry_after_secs, ..
+        }
+        | Self::Busy {
             retry_after_secs, ..
         } = self
         {

@@ -15,6 +15,8 @@ pub struct AppState {
     pub hasher: KeyHasher,
     pub limiter: RateLimiter,
     pub queues: jobs::queue::Queues,
+    /// The CRM connection tests running in this process (their limits are per process).
+    pub connection_tests: jobs::crm::connection_tests::ConnectionTests,
 }
 
 impl AppState {
@@ -57,6 +59,7 @@ impl AppState {
             config.jobs.heartbeat,
         );
         Self {
+            connection_tests: jobs::crm::connection_tests::ConnectionTests::new(&config.crm),
             queues,
             hasher: KeyHasher::new(&config.master_key),
             config: Arc::new(config),
@@ -70,9 +73,11 @@ impl AppState {
 impl AppState {
     /// The outbound client of CRM connection tests (the same rules as the worker's pulls).
     pub fn crm_client(&self) -> Result<jobs::crm::CrmClient, crate::error::ApiError> {
-        jobs::crm::CrmClient::new(&self.config.outbound, &self.config.crm).map_err(|e| {
-            crate::error::ApiError::Internal(anyhow::Error::new(e).context("CRM client"))
-        })
+        jobs::crm::CrmClient::new(&self.config.outbound, &self.config.crm)
+            .map(|c| c.with_connection_tests(self.connection_tests.clone()))
+            .map_err(|e| {
+                crate::error::ApiError::Internal(anyhow::Error::new(e).context("CRM client"))
+            })
     }
 
     /// The Redis counters of the per-client and per-account limits of the public use cases.

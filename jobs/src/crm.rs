@@ -6,6 +6,7 @@
 //! ours ([`PullError`]): never a text from the answer's body, from a low-level error (which
 //! would tell an open port from a closed one) or from a value in a snapshot.
 
+pub mod connection_tests;
 pub mod generic_json;
 pub mod oauth1;
 pub mod provider;
@@ -142,6 +143,7 @@ pub struct CrmClient {
     http: reqwest::Client,
     policy: Arc<PrivateTargets>,
     settings: CrmSettings,
+    tests: connection_tests::ConnectionTests,
 }
 
 impl CrmClient {
@@ -171,20 +173,46 @@ impl CrmClient {
             http,
             policy: Arc::new(outbound.private_targets.clone()),
             settings: settings.clone(),
+            tests: connection_tests::ConnectionTests::new(settings),
         })
+    }
+
+    /// The same client counting its connection tests in `tests` (the process's shared count).
+    pub fn with_connection_tests(mut self, tests: connection_tests::ConnectionTests) -> Self {
+        self.tests = tests;
+        self
+    }
+
+    /// The running connection tests this client counts in.
+    pub fn connection_tests(&self) -> &connection_tests::ConnectionTests {
+        &self.tests
     }
 
     pub fn settings(&self) -> &CrmSettings {
         &self.settings
     }
 
-    /// A session for one pull (or one connection test): its requests share the limits.
+    /// A session for one pull: its requests share the limits.
     pub fn session(&self) -> Session {
         Session {
             client: self.clone(),
             read: 0,
             requests: 0,
+            attempts: MAX_ATTEMPTS,
             deadline: Instant::now() + PULL_BUDGET,
+        }
+    }
+
+    /// A session for one connection test: one attempt per request (a 429 or a 5xx is the
+    /// answer, not waited out), within `CRM_TEST_TIMEOUT_MS` (the caller bounds the whole
+    /// test by it too).
+    pub fn test_session(&self) -> Session {
+        Session {
+            client: self.clone(),
+            read: 0,
+            requests: 0,
+            attempts: 1,
+            deadline: Instant::now() + self.settings.test_timeout,
         }
     }
 
@@ -221,6 +249,8 @@ pub struct Session {
     client: CrmClient,
     read: usize,
     requests: usize,
+    /// Attempts of a request answered with 429 or a 5xx.
+    attempts: u32,
     deadline: Instant,
 }
 
@@ -268,7 +298,7 @@ impl Session {
             }
             // A 3xx lands here too: redirects are not followed.
             let busy = status == 429 || status >= 500;
-            if !busy || attempt >= MAX_ATTEMPTS {
+            if !busy || attempt >= self.attempts {
                 return Err(PullError::Status(status));
             }
             let wait = retry_after(response.headers())

@@ -137,7 +137,7 @@ pub async fn create(
         .unwrap_or_else(|| DEFAULT_SCHEDULE.to_owned());
     check_schedule(&schedule)?;
     if new.verify != Some(false) {
-        test_connection(crm, &checked).await?;
+        test_connection(crm, company_id, &checked).await?;
     }
     let id = Uuid::now_v7();
     let sealed = seal_credential(key, id, checked.info, &checked.connection.credential);

@@ -16,6 +16,13 @@ pub enum Error {
     /// `retry_after_secs`.
     #[error("too many attempts from this address: at most {limit} an hour; retry in {retry_after_secs} s")]
     Throttled { limit: u32, retry_after_secs: u64 },
+    /// Too many of one kind of work running at once (connection tests): try again in
+    /// `retry_after_secs`.
+    #[error("{message}")]
+    Busy {
+        message: String,
+        retry_after_secs: u64,
+    },
     #[error("database error")]
     Database(#[from] sqlx::Error),
     /// A failure of ours that no input explains (a hash that cannot be computed, a task that

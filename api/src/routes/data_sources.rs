@@ -105,7 +105,10 @@ async fn providers(Auth(_): Auth) -> axum::Json<ProviderList> {
 /// a connection test unless `verify` is false.
 #[utoipa::path(post, path = "/api/v1/data-sources", tag = "data-sources",
     request_body = NewDataSource,
-    responses((status = 201, description = "Connected.", body = DataSource)))]
+    responses(
+        (status = 201, description = "Connected.", body = DataSource),
+        (status = 429, description = "Too many connection tests of this account, or of the service, are running; retry after `Retry-After` seconds.", body = ErrorBody),
+    ))]
 async fn create(
     State(state): State<AppState>,
     Auth(who): Auth,
@@ -126,15 +129,19 @@ async fn create(
 /// Tests a connection with one cheap request to the CRM; stores nothing.
 #[utoipa::path(post, path = "/api/v1/data-sources/test", tag = "data-sources",
     request_body = NewDataSource,
-    responses((status = 200, description = "The CRM answered with the credential.", body = ConnectionOk)))]
+    responses(
+        (status = 200, description = "The CRM answered with the credential.", body = ConnectionOk),
+        (status = 429, description = "Too many connection tests of this account, or of the service, are running; retry after `Retry-After` seconds.", body = ErrorBody),
+    ))]
 async fn test(
     State(state): State<AppState>,
-    Auth(_): Auth,
+    Auth(who): Auth,
     Json(body): Json<NewDataSource>,
 ) -> ApiResult<axum::Json<ConnectionOk>> {
     data_sources::test(
         &state.crm_client()?,
         &state.config.outbound.private_targets,
+        who.company_id,
         &body.into(),
     )
     .await?;

@@ -55,6 +55,12 @@ pub struct CrmSettings {
     /// Most bytes read in one pull, all of its answers together; a pull passing it fails
     /// without reading further.
     pub max_answer_bytes: usize,
+    /// Limit of a whole connection test (one attempt, no retries), connection to last byte.
+    pub test_timeout: Duration,
+    /// Connection tests running at once in one process; more are refused (429).
+    pub tests_per_process: usize,
+    /// Connection tests of one company running at once in one process; more are refused (429).
+    pub tests_per_company: usize,
 }
 
 impl CrmSettings {
@@ -66,6 +72,16 @@ impl CrmSettings {
             .map(Duration::from_millis)?,
             max_answer_bytes: parse_num(get, "CRM_PULL_MAX_BYTES", 32 * 1024 * 1024, |v| {
                 (1024..=1024 * 1024 * 1024).contains(v)
+            })?,
+            test_timeout: parse_num(get, "CRM_TEST_TIMEOUT_MS", 15_000u64, |v| {
+                (100..=120_000).contains(v)
+            })
+            .map(Duration::from_millis)?,
+            tests_per_process: parse_num(get, "CRM_TESTS_PER_PROCESS", 8usize, |v| {
+                (1..=1000).contains(v)
+            })?,
+            tests_per_company: parse_num(get, "CRM_TESTS_PER_COMPANY", 2usize, |v| {
+                (1..=100).contains(v)
             })?,
         })
     }

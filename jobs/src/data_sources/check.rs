@@ -3,10 +3,11 @@
 
 use super::{NewDataSource, MIN_SCHEDULE_INTERVAL};
 use crate::crm::provider::{self, Connection, Credential, ProviderInfo, State};
-use crate::crm::CrmClient;
+use crate::crm::{CrmClient, PullError};
 use crate::error::{Result, ValidationError};
 use crate::outbound::guard::PrivateTargets;
 use chrono::{DateTime, Utc};
+use domain::ids::CompanyId;
 use std::str::FromStr;
 
 /// Most firings looked at when a new schedule's spacing is checked (an hourly one for a year).
@@ -127,19 +128,30 @@ pub fn check_new(policy: &PrivateTargets, new: &NewDataSource) -> Result<Checked
     })
 }
 
-/// The connection test: one cheap request with the credential; nothing is stored. A failure is
-/// a validation error naming what went wrong in the fixed words of `crate::crm::PullError`.
-pub async fn test_connection(crm: &CrmClient, checked: &Checked) -> Result<()> {
+/// The connection test: one cheap request with the credential, one attempt, within
+/// `CRM_TEST_TIMEOUT_MS` all told; nothing is stored. At most `CRM_TESTS_PER_COMPANY` of a
+/// company and `CRM_TESTS_PER_PROCESS` in all run at once ([`crate::Error::Busy`] beyond). A
+/// failure is a validation error naming what went wrong in the fixed words of
+/// `crate::crm::PullError`.
+pub async fn test_connection(crm: &CrmClient, company: CompanyId, checked: &Checked) -> Result<()> {
     let adapter = provider::find(checked.info.name)
         .and_then(|p| p.adapter)
         .ok_or_else(|| ValidationError::new("provider", "has no adapter"))?;
-    adapter
-        .check(&mut crm.session(), &checked.connection)
+    let _running = crm.connection_tests().start(company)?;
+    let limit = crm.settings().test_timeout;
+    let mut session = crm.test_session();
+    let outcome = tokio::time::timeout(limit, adapter.check(&mut session, &checked.connection))
         .await
-        .map_err(|e| ValidationError::new("connection", format!("the test failed: {e}")).into())
+        .unwrap_or(Err(PullError::Timeout(limit)));
+    outcome.map_err(|e| ValidationError::new("connection", format!("the test failed: {e}")).into())
 }
 
 /// Checks a new source and tests its connection (the body of `POST .../test`).
-pub async fn test(crm: &CrmClient, policy: &PrivateTargets, new: &NewDataSource) -> Result<()> {
-    test_connection(crm, &check_new(policy, new)?).await
+pub async fn test(
+    crm: &CrmClient,
+    policy: &PrivateTargets,
+    company: CompanyId,
+    new: &NewDataSource,
+) -> Result<()> {
+    test_connection(crm, company, &check_new(policy, new)?).await
 }

@@ -117,3 +117,148 @@ async fn csv_exports_never_hold_a_live_formula_and_figures_stay_figures() {
     // The guardrails and factors tables hold signed figures: they stayed numbers.
     assert!(negative_figures > 0, "some figure was negative and kept");
 }
+
+/// A connection test of `tenant` against `base_url`: its status, body and how long it took.
+async fn connection_test(
+    app: &TestApp,
+    tenant: &e2e::Tenant,
+    base_url: &str,
+) -> (u16, serde_json::Value, std::time::Duration, Option<String>) {
+    let started = std::time::Instant::now();
+    let r = app
+        .req_as(tenant, reqwest::Method::POST, "/api/v1/data-sources/test")
+        .json(&json!({ "provider": "generic_json", "base_url": base_url, "api_key": KEY }))
+        .send()
+        .await
+        .unwrap();
+    let retry_after = r
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let (s, body) = status_json(r).await;
+    (s, body, started.elapsed(), retry_after)
+}
+
+const KEY: &str = "crm-read-only-key-0042";
+
+#[tokio::test]
+async fn a_connection_test_makes_one_attempt_within_its_limit_and_few_run_at_once() {
+    use e2e::receiver::{Receiver, Reply, TestCa};
+    use std::time::Duration;
+    /// The CRM's answer to the slow tests: far beyond the test's limit, within a pull's.
+    const CRM_DELAY: Duration = Duration::from_secs(25);
+    const TEST_LIMIT_MS: u64 = 5_000;
+    let ca = TestCa::new();
+    let app = e2e::spawn_app_with(&[
+        ("OUTBOUND_ALLOW_PRIVATE_TARGETS", "127.0.0.0/8,::1"),
+        ("OUTBOUND_CA_FILE", ca.pem_path()),
+        ("CRM_PULL_TIMEOUT_MS", "60000"),
+        ("CRM_TEST_TIMEOUT_MS", &TEST_LIMIT_MS.to_string()),
+        ("CRM_TESTS_PER_COMPANY", "2"),
+        ("CRM_TESTS_PER_PROCESS", "3"),
+    ])
+    .await;
+    let limit = Duration::from_millis(TEST_LIMIT_MS);
+    let other = app.create_tenant("Other Storage").await;
+
+    // A busy CRM (429, come back in 30 s) is the answer of one attempt, not waited out.
+    let busy = Receiver::start(&ca, |_, _| {
+        let mut r = Reply::status(429);
+        r.headers.push(("retry-after", "30".to_owned()));
+        r
+    })
+    .await;
+    let (s, body, took, _) = connection_test(&app, &app.tenant, &busy.url("")).await;
+    assert_eq!(s, 422, "{body}");
+    assert_eq!(
+        body["error"],
+        "connection: the test failed: the CRM answered HTTP 429"
+    );
+    assert_eq!(busy.count(), 1, "one attempt, no retry");
+    assert!(took < limit, "no Retry-After wait: {took:?}");
+
+    // A CRM that holds the request: the test ends at its own limit, not the pull's.
+    let slow = Receiver::start(&ca, |_, _| Reply::status(200).after(CRM_DELAY)).await;
+    let (s, body, took, _) = connection_test(&app, &app.tenant, &slow.url("")).await;
+    assert_eq!(s, 422, "{body}");
+    assert_eq!(
+        body["error"],
+        "connection: the test failed: the CRM did not answer within 5 s"
+    );
+    assert!(took >= limit, "held until the limit: {took:?}");
+    assert!(
+        took < limit * 2,
+        "and let go then: {took:?} (limit {limit:?})"
+    );
+
+    // Two tests of a company run at once; a third, or a connection with its test, is refused
+    // at once while they do.
+    let held: Vec<_> = (0..2)
+        .map(|_| {
+            let (app, url) = (&app, slow.url(""));
+            async move { connection_test(app, &app.tenant, &url).await }
+        })
+        .collect();
+    let held = futures::future::join_all(held);
+    let slow_url = slow.url("");
+    let refused = async {
+        e2e::wait_until("both tests reached the CRM", limit, || async {
+            slow.count() >= 3
+        })
+        .await;
+        let third = connection_test(&app, &app.tenant, &slow.url("")).await;
+        let created = app
+            .post(
+                "/api/v1/data-sources",
+                &json!({ "provider": "generic_json", "base_url": slow.url(""), "api_key": KEY }),
+            )
+            .await;
+        // Another company still has the process's third place; beyond it, no one.
+        let (other_first, other_second) =
+            tokio::join!(connection_test(&app, &other, &slow_url), async {
+                e2e::wait_until(
+                    "the other company's test reached the CRM",
+                    limit,
+                    || async { slow.count() >= 4 },
+                )
+                .await;
+                connection_test(&app, &other, &slow_url).await
+            });
+        (third, status_json(created).await, other_first, other_second)
+    };
+    let (held, (third, created, other_first, other_second)) = tokio::join!(held, refused);
+    for (s, body, _, _) in &held {
+        assert_eq!(*s, 422, "held tests end at their limit: {body}");
+    }
+    let (s, body, took, retry_after) = third;
+    assert_eq!(s, 429, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("2 connection tests of this account"),
+        "{body}"
+    );
+    assert_eq!(retry_after.as_deref(), Some("5"));
+    assert!(took < limit, "refused at once: {took:?}");
+    assert_eq!(
+        created.0, 429,
+        "a connection's own test counts: {}",
+        created.1
+    );
+    assert_eq!(other_first.0, 422, "{}", other_first.1);
+    assert_eq!(other_second.0, 429, "{}", other_second.1);
+    assert!(
+        other_second.1["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("too many connection tests are running"),
+        "{}",
+        other_second.1
+    );
+    assert_eq!(app.count("data_sources").await, 0, "nothing was stored");
+    // Once they ended, a test runs again.
+    let (s, _, _, _) = connection_test(&app, &app.tenant, &busy.url("")).await;
+    assert_eq!(s, 422);
+    assert_eq!(busy.count(), 2);
+}
