@@ -31,8 +31,29 @@ pub fn app(state: AppState) -> Router {
             state.clone(),
             crate::body_timeout::limit,
         ))
+        .layer(middleware::from_fn(baseline_headers))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
+}
+
+/// Headers of every answer, whichever part of the app (or fallback) made it: `nosniff`, so no
+/// answer is read as another type than it says, and on an HTML page made outside the
+/// dashboard's own layer (the not-found page of an unknown address, say) the pages' security
+/// headers.
+async fn baseline_headers(req: Request, next: Next) -> Response {
+    let mut response = next.run(req).await;
+    let h = response.headers_mut();
+    let html = h
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/html"));
+    if html && !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+        crate::dashboard::page_security_headers(h, crate::dashboard::CSP);
+        h.entry(header::CACHE_CONTROL)
+            .or_insert(HeaderValue::from_static("no-store"));
+    }
+    h.entry(header::X_CONTENT_TYPE_OPTIONS)
+        .or_insert(HeaderValue::from_static("nosniff"));
+    response
 }
 
 async fn unknown_route(method: Method, uri: Uri, headers: axum::http::HeaderMap) -> Response {

@@ -26,7 +26,7 @@ pub fn neutralise(cell: &str) -> std::borrow::Cow<'_, str> {
 /// digits with thousands separators and a decimal point, an optional `%`.
 fn is_figure(cell: &str) -> bool {
     let rest = cell.strip_prefix(['-', '+']).unwrap_or(cell);
-    let rest = rest.trim_start_matches(|c: char| matches!(c, '$' | '€' | '£' | '¥'));
+    let rest = rest.trim_start_matches(['$', '€', '£', '¥']);
     let rest = rest.strip_suffix('%').unwrap_or(rest);
     !rest.is_empty()
         && rest.starts_with(|c: char| c.is_ascii_digit())

@@ -225,7 +225,30 @@ impl From<UnitSize> for String {
     }
 }
 
-/// Trimmed text of 1 to `MAX` characters.
+/// Whether `c` may not appear in text the service stores or shows: a control character
+/// (C0, DEL, C1) or a format character that changes how the text around it is read without
+/// being seen: the bidirectional embeddings, overrides, isolates and marks (U+061C, U+200E,
+/// U+200F, U+202A to U+202E, U+2066 to U+2069; `evil\u{202E}fdp.exe` shows as `evilexe.pdf`),
+/// zero-width space, word joiner, invisible operators and the byte order mark (U+200B,
+/// U+2060 to U+2064, U+FEFF). The zero-width joiner and non-joiner (U+200C, U+200D) stay
+/// allowed: scripts such as Persian and Devanagari and emoji sequences need them.
+pub fn is_forbidden_in_text(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{200B}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{FEFF}'
+        )
+}
+
+/// Trimmed text of 1 to `MAX` characters, without the characters of
+/// [`is_forbidden_in_text`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Text<const MAX: usize>(String);
@@ -242,6 +265,11 @@ impl<const MAX: usize> Text<MAX> {
         }
         if t.chars().any(|c| c.is_control()) {
             return Err("must not contain control characters".to_owned());
+        }
+        if t.chars().any(is_forbidden_in_text) {
+            return Err(
+                "must not contain invisible text-direction or formatting characters".to_owned(),
+            );
         }
         Ok(Self(t.to_owned()))
     }

@@ -44,7 +44,10 @@ pub enum PullError {
     Credentials,
     #[error("the CRM address is not a valid URL")]
     BadUrl,
-    #[error("the CRM address resolves to an internal network address")]
+    /// The address is an internal IP literal (seen without any lookup). A name that resolves
+    /// to an internal address is reported as [`PullError::Connect`], like one that does not
+    /// resolve at all, so the answer cannot be used to find which internal names exist.
+    #[error("the CRM address is an internal network address")]
     Internal,
     #[error("could not connect to the CRM")]
     Connect,
@@ -218,7 +221,11 @@ impl CrmClient {
 
     fn failure(&self, e: &reqwest::Error) -> PullError {
         match outbound::classify(e) {
-            Failure::Refused(_) => PullError::Internal,
+            Failure::Refused(refused) => {
+                // The reason stays in the log: telling it would tell which names resolve.
+                tracing::info!(%refused, "CRM address refused after resolution");
+                PullError::Connect
+            }
             Failure::Timeout => PullError::Timeout(self.settings.timeout),
             Failure::Connect(deepest) => {
                 tracing::info!(cause = deepest, "CRM connection failed");
@@ -323,6 +330,14 @@ impl Session {
         self.read += body.len();
         serde_json::from_slice(&body).map_err(|_| PullError::NotJson)
     }
+}
+
+/// Whether a path segment would be read as `.` or `..` (also percent-encoded): such a segment
+/// would be dropped or climb a level when the address is resolved, so a value from a customer
+/// or a CRM answer that becomes a path segment must not be one.
+pub fn is_dot_segment(segment: &str) -> bool {
+    let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+    matches!(&*decoded, "." | "..")
 }
 
 /// `Retry-After` in seconds (an HTTP date is not honoured: the backoff applies).

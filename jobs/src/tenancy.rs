@@ -114,6 +114,10 @@ pub async fn verify_password(
     password: &str,
 ) -> Result<Option<Verified>> {
     use argon2::password_hash::{PasswordHash, PasswordVerifier};
+    if email.contains('\0') {
+        // PostgreSQL text cannot hold a NUL, so no address has one: not a user.
+        return Ok(None);
+    }
     let row = sqlx::query!(
         "SELECT id, company_id, password_hash FROM users WHERE lower(email) = lower($1)",
         email.trim()
@@ -171,6 +175,7 @@ pub async fn create_company(
     if !(3..=254).contains(&email.len())
         || !email.contains('@')
         || email.contains(char::is_whitespace)
+        || email.contains(domain::values::is_forbidden_in_text)
     {
         return Err(
             crate::error::ValidationError::new("email", "must be an e-mail address").into(),

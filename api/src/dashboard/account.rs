@@ -2,15 +2,15 @@
 //! forgot / reset pages the reset mail links to. Reset and forgot go through the same `jobs`
 //! functions and limits as `POST /api/v1/auth/forgot` and `/auth/reset`.
 
+use super::extract::{Form, Query};
 use super::page::{self, PageResult};
 use super::session::{self, SignedIn};
 use crate::error::ApiError;
 use crate::extract::{client_address, PeerAddr};
 use crate::state::AppState;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::Form;
 use axum_extra::extract::cookie::CookieJar;
 use maud::{html, Markup};
 use serde::Deserialize;

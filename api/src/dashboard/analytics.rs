@@ -15,11 +15,12 @@ pub use revpas::revpas;
 pub use seasonality::seasonality;
 
 use super::chart::{self, num, opt, Chart, Kind, Series, Table};
+use super::extract::Query;
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
 use crate::error::ApiError;
 use crate::state::AppState;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use domain::analytics::AnalyticsSettings;
 use domain::values::UnitSize;
 use jobs::analytics::reports;

@@ -4,16 +4,16 @@
 //! status and error, schedule, enable / disable, a new key, delete. Same `jobs::data_sources`
 //! functions as `/api/v1/data-sources`.
 
+use super::extract::{Form, Query};
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
 use super::{form_error, require_access, through_api, Notice};
 use crate::extract::path_id;
 use crate::requests::{NewDataSource, UpdateDataSource};
 use crate::state::AppState;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
-use axum::Form;
 use jobs::crm::provider::{self, State as ProviderState};
 use jobs::data_sources::{self, DataSource, PullRange};
 use jobs::web_sessions::Session;

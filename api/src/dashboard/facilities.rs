@@ -1,6 +1,7 @@
 //! Facilities: list, create, edit, delete (after a confirmation). The form is turned into the
 //! JSON body of `/api/v1/facilities` and parsed by the same code, so the rules are the API's.
 
+use super::extract::{Form, Query};
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
 use super::{form_error, form_json, require_access, through_api, Notice};
@@ -8,10 +9,9 @@ use crate::error::ApiError;
 use crate::extract::path_id;
 use crate::requests::FacilityInput;
 use crate::state::AppState;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
-use axum::Form;
 use jobs::facilities::{self, Facility};
 use jobs::web_sessions::Session;
 use maud::{html, Markup};

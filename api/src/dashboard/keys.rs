@@ -1,15 +1,15 @@
 //! API keys: list, create (the full key shown once, with a copy button), revoke after a
 //! confirmation. Same `jobs::tenancy` functions as `/api/v1/api-keys`.
 
+use super::extract::{Form, Query};
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
 use super::Notice;
 use crate::extract::path_id;
 use crate::state::AppState;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
-use axum::Form;
 use jobs::tenancy::{self, CreatedKey};
 use jobs::web_sessions::Session;
 use maud::html;

@@ -8,6 +8,7 @@ mod analytics;
 mod assets;
 mod chart;
 mod data_sources;
+mod extract;
 mod facilities;
 mod facility;
 mod keys;
@@ -30,7 +31,8 @@ use std::collections::BTreeMap;
 
 /// Content-Security-Policy of every page: scripts, styles and everything else from this
 /// origin only (no inline script or style), no framing, forms posted only here.
-const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+pub(crate) const CSP: &str =
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
 connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
 
 pub fn router(state: AppState) -> Router<AppState> {

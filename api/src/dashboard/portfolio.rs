@@ -3,10 +3,11 @@
 //! sorted on the server by the `sort` and `dir` query parameters.
 
 use super::chart::{opt, Table};
+use super::extract::Query;
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
 use crate::state::AppState;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use domain::analytics::AnalyticsSettings;
 use jobs::analytics::reports::portfolio::FacilityOut;
 use jobs::pricing::store::{self, RunSummary};

@@ -2,16 +2,16 @@
 //! confirmation), and the delivery log with its filters and every attempt. Same `jobs::webhooks`
 //! functions as `/api/v1/webhooks`.
 
+use super::extract::{Form, Query};
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
 use super::{form_error, require_access, through_api, Notice};
 use crate::extract::path_id;
 use crate::requests::{DeliveryStatus, NewSubscription};
 use crate::state::AppState;
-use axum::extract::{Path, Query, RawQuery, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
-use axum::Form;
 use jobs::web_sessions::Session;
 use jobs::webhooks::{self, CreatedSubscription, DeliveryFilter};
 use maud::{html, Markup};

@@ -81,10 +81,10 @@ impl<const MAX: usize> PartialSchema for Text<MAX> {
             .min_length(Some(1))
             .max_length(Some(MAX))
             .pattern(Some(
-                r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$",
+                r"^[^\u0000-\u001F\u007F-\u009F\u061C\u200B\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]*[^\s\u0000-\u001F\u007F-\u009F\u061C\u200B\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF][^\u0000-\u001F\u007F-\u009F\u061C\u200B\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]*$",
             ))
             .description(Some(format!(
-                "Text of 1 to {MAX} characters (trimmed), no control characters."
+                "Text of 1 to {MAX} characters (trimmed), no control characters and no invisible text-direction or formatting characters (U+061C, U+200B, U+200E, U+200F, U+202A to U+202E, U+2060 to U+2064, U+2066 to U+2069, U+FEFF)."
             )))
             .into()
     }

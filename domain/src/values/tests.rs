@@ -31,6 +31,18 @@ fn text_and_urls() {
     assert_eq!(Text::<5>::parse("  abc ").unwrap().as_str(), "abc");
     assert!(Text::<5>::parse("abcdef").is_err());
     assert!(Text::<5>::parse("   ").is_err());
+    // Text-direction overrides and invisible format characters are refused like controls;
+    // the joiners some scripts need are not.
+    for c in [
+        '\u{202E}', '\u{2066}', '\u{200F}', '\u{061C}', '\u{FEFF}', '\u{200B}',
+    ] {
+        assert!(
+            Text::<20>::parse(&format!("evil{c}fdp.exe")).is_err(),
+            "{c:?}"
+        );
+    }
+    assert!(Text::<20>::parse("\u{0645}\u{06CC}\u{200C}\u{062E}\u{0648}").is_ok());
+    assert!(Text::<20>::parse("\u{1F469}\u{200D}\u{1F4BB}").is_ok());
     assert!(HttpUrl::parse("https://example.com/x").is_ok());
     assert!(HttpUrl::parse("ftp://example.com").is_err());
     assert!(HttpUrl::parse("example.com").is_err());

@@ -43,6 +43,9 @@ fn account(connection: &Connection) -> Result<&str, PullError> {
 /// `{base}/{segments...}?{query}`, built through the URL API (nothing in a segment can change
 /// which resource is asked for).
 fn endpoint(base: &str, segments: &[&str], query: &[(&str, u64)]) -> Result<url::Url, PullError> {
+    if segments.iter().any(|s| super::is_dot_segment(s)) {
+        return Err(PullError::BadUrl);
+    }
     let mut url = url::Url::parse(base).map_err(|_| PullError::BadUrl)?;
     url.set_fragment(None);
     url.path_segments_mut()

@@ -100,6 +100,12 @@ pub fn check_new(policy: &PrivateTargets, new: &NewDataSource) -> Result<Checked
         (None, false) => None,
     };
     let account_id = match (&new.account_id, info.needs_account_id) {
+        (Some(a), true) if crate::crm::is_dot_segment(a.as_str().trim()) => {
+            return Err(ValidationError::new(
+                "account_id",
+                "must not be `.` or `..` (it becomes a part of the CRM's path)",
+            ))
+        }
         (Some(a), true) if !a.as_str().trim().is_empty() => Some(a.as_str().trim().to_owned()),
         (_, true) => {
             return Err(ValidationError::new(

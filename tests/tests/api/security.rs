@@ -262,3 +262,244 @@ async fn a_connection_test_makes_one_attempt_within_its_limit_and_few_run_at_onc
     assert_eq!(s, 422);
     assert_eq!(busy.count(), 2);
 }
+
+/// A form post without a session (the public pages), its status, content type and text.
+async fn post_form(app: &TestApp, path: &str, fields: &[(&str, &str)]) -> (u16, String, String) {
+    let r = app
+        .http
+        .post(app.url(path))
+        .form(fields)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let content_type = r.headers()["content-type"].to_str().unwrap().to_owned();
+    (status, content_type, r.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_nul_or_control_character_in_a_form_is_refused_on_the_page_and_writes_nothing() {
+    let app = spawn_app().await;
+    let companies = app.count("companies").await;
+    let cases: [(&str, Vec<(&str, &str)>); 5] = [
+        (
+            "/login",
+            vec![("email", "a\0b@example.com"), ("password", "whatever1")],
+        ),
+        (
+            "/signup",
+            vec![
+                ("company", "Nul Storage"),
+                ("email", "nul\0@example.com"),
+                ("password", "long enough 1"),
+            ],
+        ),
+        (
+            "/signup",
+            vec![
+                ("company", "Nul\0 Storage"),
+                ("email", "nul@example.com"),
+                ("password", "long enough 1"),
+            ],
+        ),
+        (
+            "/signup",
+            vec![
+                ("company", "Right\u{202E}ffo"),
+                ("email", "bidi@example.com"),
+                ("password", "long enough 1"),
+            ],
+        ),
+        ("/forgot-password", vec![("email", "x\u{1}@example.com")]),
+    ];
+    for (path, fields) in cases {
+        let (status, content_type, text) = post_form(&app, path, &fields).await;
+        assert_eq!(status, 422, "{path} {fields:?}: {text}");
+        assert!(
+            content_type.starts_with("text/html"),
+            "{path}: the page's error view"
+        );
+        assert!(
+            text.contains("must not contain control characters"),
+            "{path}: {text}"
+        );
+    }
+    assert_eq!(app.count("companies").await, companies, "nothing written");
+    assert_eq!(
+        app.count("password_reset_requests").await,
+        0,
+        "nothing written"
+    );
+}
+
+#[tokio::test]
+async fn names_with_text_direction_overrides_are_refused_like_control_characters() {
+    let app = spawn_app().await;
+    for name in [
+        "Main\u{202E}txt.exe",
+        "\u{2067}Main",
+        "Main\u{200F}",
+        "\u{FEFF}Main",
+    ] {
+        let (s, body) = status_json(
+            app.post("/api/v1/facilities", &json!({ "name": name }))
+                .await,
+        )
+        .await;
+        assert_eq!(s, 422, "{name:?}: {body}");
+        assert!(
+            body["error"]
+                .as_str()
+                .unwrap()
+                .contains("invisible text-direction or formatting characters"),
+            "{body}"
+        );
+        let (s, body) = status_json(
+            app.sync(&json!({
+                "facility": { "name": name },
+                "date": "2026-11-10",
+                "occupancy_pct": 90,
+                "unit_types": [{ "size": "10x10", "tier": "standard", "street_rate": 100,
+                                  "occupancy_pct": 90, "total_units": 10 }],
+            }))
+            .await,
+        )
+        .await;
+        assert_eq!(s, 422, "sync {name:?}: {body}");
+    }
+    // Scripts that need the joiners keep them.
+    let persian = "\u{0645}\u{06CC}\u{200C}\u{062E}\u{0648}\u{0627}\u{0647}\u{0645}";
+    let (s, body) = status_json(
+        app.post("/api/v1/facilities", &json!({ "name": persian }))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 201, "{body}");
+    assert_eq!(body["name"], persian);
+    assert_eq!(app.count("facilities").await, 1);
+}
+
+#[tokio::test]
+async fn a_storedge_account_id_may_not_be_a_dot_segment() {
+    let app = spawn_app().await;
+    for account in [".", "..", "%2e%2E", " .. "] {
+        let (s, body) = status_json(
+            app.post(
+                "/api/v1/data-sources/test",
+                &json!({ "provider": "storedge", "api_key": "k", "api_secret": "s",
+                         "account_id": account }),
+            )
+            .await,
+        )
+        .await;
+        assert_eq!(s, 422, "{account:?}: {body}");
+        assert!(
+            body["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("account_id: must not be `.` or `..`"),
+            "{body}"
+        );
+    }
+    assert_eq!(app.count("data_sources").await, 0);
+}
+
+#[tokio::test]
+async fn a_connection_test_does_not_tell_internal_names_from_unknown_ones() {
+    let app = spawn_app().await;
+    // A name of this machine's hosts file that resolves to an internal address (`localhost`
+    // itself is refused by name, before any lookup, which tells nothing).
+    let hosts = std::fs::read_to_string("/etc/hosts").unwrap();
+    let internal_name = hosts
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let ip: std::net::IpAddr = words.next()?.parse().ok()?;
+            let internal = ip.is_loopback()
+                || matches!(ip, std::net::IpAddr::V4(v4) if v4.is_private() || v4.is_link_local());
+            internal
+                .then(|| words.find(|n| *n != "localhost" && !n.ends_with(".localhost")))
+                .flatten()
+                .map(str::to_owned)
+        })
+        .next()
+        .expect("the hosts file names this machine with an internal address");
+    let mut answers = Vec::new();
+    for base_url in [
+        format!("https://{internal_name}:9"),
+        "https://no-such-host.invalid".to_owned(),
+    ] {
+        let (s, body, _, _) = connection_test(&app, &app.tenant, &base_url).await;
+        assert_eq!(s, 422, "{base_url}: {body}");
+        answers.push(body["error"].clone());
+    }
+    assert_eq!(answers[0], answers[1]);
+    assert_eq!(
+        answers[0],
+        "connection: the test failed: could not connect to the CRM"
+    );
+}
+
+#[tokio::test]
+async fn page_rejections_are_pages_and_every_answer_says_nosniff() {
+    let app = spawn_app().await;
+    let cookie = app.session_cookie().await;
+    let id = app.create_facility("Main").await;
+    // A bad query parameter of a page: the page's error view naming it, not the API's JSON.
+    let r = app
+        .http
+        .get(app.url(&format!("/app/facilities/{id}?days=abc")))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    let text = r.text().await.unwrap();
+    assert!(text.contains("days: invalid digit"), "{text}");
+    // A form sent as something else than a form.
+    let r = app
+        .http
+        .post(app.url("/login"))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 415);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    // The not-found page of an unknown address carries the pages' security headers.
+    let r = app
+        .http
+        .get(app.url("/no-such-page"))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    for header in [
+        "content-security-policy",
+        "x-frame-options",
+        "referrer-policy",
+    ] {
+        assert!(r.headers().contains_key(header), "404 page: {header}");
+    }
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    // The API's answers, good and bad.
+    for (path, status) in [
+        ("/api/v1/facilities", 200),
+        ("/api/v1/no-such-endpoint", 404),
+        ("/healthz", 200),
+    ] {
+        let r = app.get(path).await;
+        assert_eq!(r.status(), status, "{path}");
+        assert_eq!(r.headers()["x-content-type-options"], "nosniff", "{path}");
+    }
+}

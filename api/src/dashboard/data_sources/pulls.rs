@@ -1,16 +1,16 @@
 //! One data source's page: its pulls (`GET /api/v1/data-sources/:id/pulls`) and the backfill
 //! form (the rules of `POST /api/v1/data-sources/:id/pull`).
 
+use crate::dashboard::extract::{Form, Query};
 use crate::dashboard::page::{self, Messages, Nav, PageResult};
 use crate::dashboard::session::SignedIn;
 use crate::dashboard::{form_error, require_access, through_api, Notice};
 use crate::extract::path_id;
 use crate::requests::PullRange;
 use crate::state::AppState;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
-use axum::Form;
 use jobs::data_sources::{self, DataSource, Pull};
 use jobs::web_sessions::Session;
 use maud::{html, Markup};

@@ -57,3 +57,28 @@ fn addresses_are_built_through_the_url_api() {
         "https://api.storedgefms.com/v1/a%2F..%2Fb/unit_groups"
     );
 }
+
+#[test]
+fn a_dot_segment_from_an_account_or_an_answer_is_refused_not_resolved() {
+    for dots in [".", "..", "%2e", "%2E%2e"] {
+        assert_eq!(
+            endpoint(
+                "https://crm.example.com/v1",
+                &["companies", dots, "facilities"],
+                &[]
+            ),
+            Err(PullError::BadUrl),
+            "{dots:?}"
+        );
+    }
+    assert_eq!(
+        endpoint(
+            "https://crm.example.com/v1",
+            &["companies", "a.b", "facilities"],
+            &[]
+        )
+        .unwrap()
+        .as_str(),
+        "https://crm.example.com/v1/companies/a.b/facilities"
+    );
+}
