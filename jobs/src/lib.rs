@@ -26,6 +26,7 @@ pub mod queue;
 pub mod runs;
 #[cfg(feature = "demo-seed")]
 pub mod seed;
+pub mod sign_up;
 pub mod status;
 pub mod sync;
 pub mod tenancy;

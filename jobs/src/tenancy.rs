@@ -171,7 +171,22 @@ pub async fn create_company(
 ) -> Result<CreatedCompany> {
     let name = domain::values::Text::<200>::parse(new.name)
         .map_err(|m| crate::error::ValidationError::new("name", m))?;
-    let email = new.email.trim();
+    let email = check_email(new.email)?;
+    let password_hash = match new.password {
+        Some(p) => Some(hash_off_thread(p).await?),
+        None => None,
+    };
+    let mut tx = pool.begin().await?;
+    let created =
+        insert_company(&mut tx, hasher, &name, email, password_hash, new.trial_days).await?;
+    tx.commit().await?;
+    Ok(created)
+}
+
+/// An e-mail address as a login: trimmed, 3 to 254 bytes, one `@` at least, no whitespace,
+/// control or invisible formatting characters.
+pub fn check_email(email: &str) -> Result<&str> {
+    let email = email.trim();
     if !(3..=254).contains(&email.len())
         || !email.contains('@')
         || email.contains(char::is_whitespace)
@@ -181,24 +196,31 @@ pub async fn create_company(
             crate::error::ValidationError::new("email", "must be an e-mail address").into(),
         );
     }
-    let password_hash = match new.password {
-        Some(p) => {
-            check_password_rules(p)?;
-            let p = p.to_owned();
-            Some(
-                tokio::task::spawn_blocking(move || hash_password(&p))
-                    .await
-                    .map_err(|e| {
-                        crate::Error::Internal(format!("password hashing stopped: {e}"))
-                    })??,
-            )
-        }
-        None => None,
-    };
-    let trial_ends_at = Utc::now() + Duration::days(i64::from(new.trial_days));
+    Ok(email)
+}
+
+/// [`hash_password`] on a blocking thread (the rules checked first).
+pub async fn hash_off_thread(password: &str) -> Result<String> {
+    check_password_rules(password)?;
+    let p = password.to_owned();
+    tokio::task::spawn_blocking(move || hash_password(&p))
+        .await
+        .map_err(|e| crate::Error::Internal(format!("password hashing stopped: {e}")))?
+}
+
+/// Creates a company in trial with its first user (`password_hash` already made, or none) and
+/// first API key, in the caller's transaction; a taken address is a conflict.
+pub(crate) async fn insert_company(
+    tx: &mut sqlx::PgConnection,
+    hasher: &KeyHasher,
+    name: &domain::values::Text<200>,
+    email: &str,
+    password_hash: Option<String>,
+    trial_days: u32,
+) -> Result<CreatedCompany> {
+    let trial_ends_at = Utc::now() + Duration::days(i64::from(trial_days));
     let company_id = Uuid::now_v7();
     let user_id = Uuid::now_v7();
-    let mut tx = pool.begin().await?;
     sqlx::query!(
         "INSERT INTO companies (id, name, subscription_state, trial_ends_at) VALUES ($1, $2, 'trialing', $3)",
         company_id,
@@ -217,8 +239,7 @@ pub async fn create_company(
     .execute(&mut *tx)
     .await
     .map_err(|e| conflict_on_unique(e, |_| "a user with this e-mail already exists".to_owned()))?;
-    let key = insert_key(&mut tx, hasher, company_id.into(), "default").await?;
-    tx.commit().await?;
+    let key = insert_key(&mut *tx, hasher, company_id.into(), "default").await?;
     Ok(CreatedCompany {
         company_id: company_id.into(),
         user_id,

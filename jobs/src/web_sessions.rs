@@ -176,29 +176,10 @@ pub async fn purge_ended(pool: &PgPool) -> Result<u64> {
     .rows_affected())
 }
 
-/// Signs a user up: a new company on trial with its first user, and a session for that user.
-pub async fn sign_up(
-    pool: &PgPool,
-    hasher: &crate::tenancy::KeyHasher,
-    company_name: &str,
-    email: &str,
-    password: &str,
-    trial_days: u32,
-) -> Result<NewSession> {
-    crate::tenancy::check_password_rules(password)?;
-    let created = crate::tenancy::create_company(
-        pool,
-        hasher,
-        crate::tenancy::NewCompany {
-            name: company_name,
-            email,
-            password: Some(password),
-            trial_days,
-        },
-    )
-    .await?;
-    // The user was created just now with this password: nothing to check it against.
-    insert(pool, created.user_id, None)
+/// A session for a user created just now (by a sign-up link): there is no earlier password
+/// hash to check it against.
+pub(crate) async fn start_new_user(pool: &PgPool, user_id: Uuid) -> Result<NewSession> {
+    insert(pool, user_id, None)
         .await?
         .ok_or_else(|| crate::Error::Internal("the new user was gone before its session".into()))
 }

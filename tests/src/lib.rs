@@ -333,6 +333,25 @@ impl TestApp {
         }
     }
 
+    /// Turns recorded sign-up and password-reset requests into mail and writes every due mail
+    /// into `dir` as `.eml` files, as the worker's mail loop does (links point at this app);
+    /// how many were written.
+    pub async fn deliver_mail(&self, dir: &std::path::Path) -> usize {
+        let config = &self.server.state.config;
+        let (db, key, base) = (self.db(), &config.master_key, &self.server.base);
+        jobs::sign_up::process_requests(db, key, base, 100)
+            .await
+            .expect("sign-up requests are handled");
+        jobs::password_reset::process_requests(db, key, base, 100)
+            .await
+            .expect("reset requests are handled");
+        let mailer = jobs::mail::Mailer::new(None, &config.mail_from, dir.to_owned())
+            .expect("the folder mailer is made");
+        jobs::mail::deliver_due(db, &mailer, key, 100)
+            .await
+            .expect("due mail is written")
+    }
+
     /// A dashboard session cookie (`name=value`) of the tenant's user, for plain HTTP requests
     /// to the pages.
     pub async fn session_cookie(&self) -> String {

@@ -237,14 +237,15 @@ async fn retention(ctx: &JobContext) -> anyhow::Result<()> {
         tracing::info!(trimmed, "finished jobs trimmed");
     }
     let purged = jobs::mail::purge_finished(&ctx.db, ctx.settings.retention, 10_000).await?;
-    let expired = jobs::password_reset::purge_expired(&ctx.db).await?;
+    let expired = jobs::password_reset::purge_expired(&ctx.db).await?
+        + jobs::sign_up::purge_expired(&ctx.db).await?;
     let sessions = jobs::web_sessions::purge_ended(&ctx.db).await?;
     if purged + expired + sessions > 0 {
         tracing::info!(
             purged,
             expired,
             sessions,
-            "sent mail, expired reset tokens and ended sessions purged"
+            "sent mail, expired reset and sign-up links and ended sessions purged"
         );
     }
     for kind in QUEUES {
@@ -281,7 +282,7 @@ async fn cron_loop(ctx: JobContext, stop: CancellationToken) {
     }
 }
 
-/// Turns recorded password-reset requests into mails, then sends what is due.
+/// Turns recorded password-reset and sign-up requests into mails, then sends what is due.
 async fn mail_loop(
     db: sqlx::PgPool,
     mailer: jobs::mail::Mailer,
@@ -299,6 +300,9 @@ async fn mail_loop(
             jobs::password_reset::process_requests(&db, &key, &public_base_url, 100).await
         {
             tracing::warn!(error = %e, "password reset pass failed");
+        }
+        if let Err(e) = jobs::sign_up::process_requests(&db, &key, &public_base_url, 100).await {
+            tracing::warn!(error = %e, "sign-up pass failed");
         }
         match jobs::mail::deliver_due(&db, &mailer, &key, 50).await {
             Ok(0) => {}

@@ -1,4 +1,5 @@
-//! Sign-up, login (throttled per account and per client), logout, "log out everywhere", and the
+//! Sign-up (by mail: the form does not tell which addresses have accounts, see
+//! `jobs::sign_up`), login (throttled per account and per client), logout, "log out everywhere", and the
 //! forgot / reset pages the reset mail links to. Reset and forgot go through the same `jobs`
 //! functions and limits as `POST /api/v1/auth/forgot` and `/auth/reset`.
 
@@ -189,7 +190,6 @@ pub async fn signup(
     State(state): State<AppState>,
     PeerAddr(peer): PeerAddr,
     headers: HeaderMap,
-    jar: CookieJar,
     Form(form): Form<SignUp>,
 ) -> PageResult {
     let client = client_address(&headers, peer, state.config.trusted_proxies);
@@ -203,22 +203,17 @@ pub async fn signup(
             .into());
         }
     }
-    let created = jobs::web_sessions::sign_up(
-        &state.db,
-        &state.hasher,
-        &form.company,
-        &form.email,
-        &form.password,
-        state.config.trial_days,
-    )
-    .await;
-    match created {
-        Ok(started) => Ok((
-            jar.add(session::session_cookie(&state, started.token)),
-            Redirect::to("/app"),
-        )
-            .into_response()),
-        Err(e @ (jobs::Error::Invalid(_) | jobs::Error::Conflict(_))) => Ok(page::render_status(
+    // The same answer whether or not the address has an account: the mail tells which.
+    let recorded =
+        jobs::sign_up::request(&state.db, &form.company, &form.email, &form.password).await;
+    match recorded {
+        Ok(()) => Ok(page::render(page::public(
+            "Check your mail",
+            &[],
+            Some("We sent a mail to this address. Open its link within 24 hours to finish creating the account. If the address already has an account, the mail says how to log in instead."),
+            html! { p { a href="/login" { "Back to log in" } } },
+        ))),
+        Err(e @ jobs::Error::Invalid(_)) => Ok(page::render_status(
             StatusCode::UNPROCESSABLE_ENTITY,
             page::public(
                 "Create an account",
@@ -226,6 +221,77 @@ pub async fn signup(
                 None,
                 signup_form(&form.company, &form.email),
             ),
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct ConfirmForm {
+    token: String,
+}
+
+fn confirm_refused(message: String) -> Response {
+    page::render_status(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        page::public(
+            "Finish creating your account",
+            &[message],
+            None,
+            html! { p { a href="/signup" { "Sign up again" } " or " a href="/login" { "log in" } } },
+        ),
+    )
+}
+
+/// The page a sign-up mail links to: what the link creates, and the button that creates it
+/// (opening the link alone changes nothing, so a mail scanner following it does no harm).
+pub async fn confirm_page(
+    State(state): State<AppState>,
+    Query(q): Query<TokenQuery>,
+) -> PageResult {
+    let token = q.token.unwrap_or_default();
+    match jobs::sign_up::pending(&state.db, &token).await {
+        Ok(p) => Ok(page::render(page::public(
+            "Finish creating your account",
+            &[],
+            Some(&format!(
+                "Create the account of {} for {}, on a {}-day free trial.",
+                p.company_name, p.email, state.config.trial_days
+            )),
+            html! {
+                form class="stack" method="post" action="/signup/confirm" {
+                    input type="hidden" name="token" value=(token);
+                    button type="submit" { "Create the account" }
+                }
+            },
+        ))),
+        Err(jobs::Error::Invalid(m)) => Ok(confirm_refused(m.to_string())),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Creates the account of a sign-up link and signs its user in.
+pub async fn confirm(
+    State(state): State<AppState>,
+    jar: CookieJar,
+    Form(form): Form<ConfirmForm>,
+) -> PageResult {
+    match jobs::sign_up::confirm(
+        &state.db,
+        &state.hasher,
+        &form.token,
+        state.config.trial_days,
+    )
+    .await
+    {
+        Ok(started) => Ok((
+            jar.add(session::session_cookie(&state, started.token)),
+            Redirect::to("/app"),
+        )
+            .into_response()),
+        Err(jobs::Error::Invalid(m)) => Ok(confirm_refused(m.to_string())),
+        Err(jobs::Error::Conflict(_)) => Ok(confirm_refused(
+            "This address has an account already: log in, or choose a new password.".to_owned(),
         )),
         Err(e) => Err(e.into()),
     }

@@ -111,6 +111,10 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/login", get(account::login_page).post(account::login))
         .route("/signup", get(account::signup_page).post(account::signup))
         .route(
+            "/signup/confirm",
+            get(account::confirm_page).post(account::confirm),
+        )
+        .route(
             "/forgot-password",
             get(account::forgot_page).post(account::forgot),
         )

@@ -19,9 +19,38 @@ async fn signed_in(app: &TestApp) -> Browser {
     b
 }
 
+/// The `.eml` files of `dir` as (recipient, text) with quoted-printable soft breaks undone.
+fn mails(dir: &std::path::Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let eml = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        let text = eml
+            .replace("=\r\n", "")
+            .replace("=\n", "")
+            .replace("=3D", "=");
+        let to = text
+            .lines()
+            .find_map(|l| l.strip_prefix("To: "))
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
+        out.push((to, text));
+    }
+    out
+}
+
+/// The first link of a mail's text that contains `path`.
+fn link_in(text: &str, path: &str) -> Option<String> {
+    text.split_whitespace()
+        .find(|w| w.starts_with("http") && w.contains(path))
+        .map(str::to_owned)
+}
+
 #[tokio::test]
-async fn sign_up_logs_in_on_a_trial_and_logout_ends_the_session() {
+async fn sign_up_by_mail_starts_a_trial_and_tells_nothing_of_taken_addresses() {
     let app = spawn_app().await;
+    let mail_dir = std::env::temp_dir().join(format!("mail-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&mail_dir).unwrap();
     let b = Browser::start().await;
     let base = &app.server.base;
     b.goto(&format!("{base}/")).await;
@@ -32,6 +61,66 @@ async fn sign_up_logs_in_on_a_trial_and_logout_ends_the_session() {
     b.fill("input[name=password]", "a long enough password")
         .await;
     b.click("form[action='/signup'] button[type=submit]").await;
+    b.wait_text("We sent a mail to this address").await;
+    let new_address_page = b.text("main").await;
+    assert_eq!(
+        app.count("companies").await,
+        1,
+        "no account before the link"
+    );
+
+    // The same form with the tenant's own address answers the same page.
+    let other = Browser::start().await;
+    other.goto(&format!("{base}/signup")).await;
+    other.fill("input[name=company]", "Copycat").await;
+    other.fill("input[name=email]", &app.tenant.email).await;
+    other
+        .fill("input[name=password]", "a long enough password")
+        .await;
+    other
+        .click("form[action='/signup'] button[type=submit]")
+        .await;
+    other.wait_text("We sent a mail to this address").await;
+    assert_eq!(other.text("main").await, new_address_page);
+    other.close().await;
+
+    // The worker's mail pass: a link for the new address, a note for the taken one.
+    assert_eq!(app.deliver_mail(&mail_dir).await, 2);
+    let mails = mails(&mail_dir);
+    let to_new = mails
+        .iter()
+        .find(|(to, _)| to.eq_ignore_ascii_case("owner@harbor.example"))
+        .expect("a mail to the new address");
+    let to_taken = mails
+        .iter()
+        .find(|(to, _)| *to == app.tenant.email)
+        .expect("a mail to the owner of the taken address");
+    assert!(to_taken.1.contains("already has one"), "{}", to_taken.1);
+    assert!(link_in(&to_taken.1, "/signup/confirm").is_none());
+    assert!(link_in(&to_taken.1, "/forgot-password").is_some());
+    let link = link_in(&to_new.1, "/signup/confirm?token=").expect("a sign-up link");
+    assert!(
+        link.starts_with(&format!("{base}/signup/confirm?token=")),
+        "{link}"
+    );
+    assert_eq!(app.count("companies WHERE name = 'Copycat'").await, 0);
+
+    // A second request within five minutes sends no second mail.
+    let again = post_signup(&app, "Harbor Self Storage", "owner@harbor.example").await;
+    assert_eq!(again, 200);
+    assert_eq!(app.deliver_mail(&mail_dir).await, 0);
+
+    // Opening the link shows what it creates; the button creates it and signs in.
+    b.goto(&link).await;
+    b.wait_text("Create the account of Harbor Self Storage")
+        .await;
+    assert_eq!(
+        app.count("companies").await,
+        1,
+        "opening the link creates nothing"
+    );
+    b.click("form[action='/signup/confirm'] button[type=submit]")
+        .await;
     b.wait_path("/app").await;
     assert_eq!(b.text("header .company").await, "Harbor Self Storage");
     assert_eq!(b.text("#subscription").await, "Trial: 14 days left");
@@ -43,25 +132,39 @@ async fn sign_up_logs_in_on_a_trial_and_logout_ends_the_session() {
     .await
     .unwrap();
     assert_eq!((state.as_str(), days), ("trialing", 14));
-
-    // The e-mail is taken now.
-    let other = Browser::start().await;
-    other.goto(&format!("{base}/signup")).await;
-    other.fill("input[name=company]", "Copycat").await;
-    other
-        .fill("input[name=email]", "owner@harbor.example")
-        .await;
-    other
-        .fill("input[name=password]", "a long enough password")
-        .await;
-    other
-        .click("form[action='/signup'] button[type=submit]")
-        .await;
-    other
-        .wait_text("a user with this e-mail already exists")
-        .await;
-    assert_eq!(app.count("companies WHERE name = 'Copycat'").await, 0);
-    other.close().await;
+    // The password given at sign-up is the account's.
+    let login = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .post(format!("{base}/login"))
+        .form(&[
+            ("email", "owner@harbor.example"),
+            ("password", "a long enough password"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), 303);
+    // The link works once.
+    let r = app
+        .http
+        .post(app.url("/signup/confirm"))
+        .form(&[("token", link.split("token=").nth(1).unwrap())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422);
+    assert!(r
+        .text()
+        .await
+        .unwrap()
+        .contains("is invalid, expired or already used"));
+    assert_eq!(
+        app.count("companies WHERE name = 'Harbor Self Storage'")
+            .await,
+        1
+    );
 
     // Logout ends the session: /app sends back to the login page.
     b.click("header form[action='/logout'] button").await;
@@ -69,7 +172,11 @@ async fn sign_up_logs_in_on_a_trial_and_logout_ends_the_session() {
     b.wait_text("You are logged out.").await;
     b.goto(&format!("{base}/app/keys")).await;
     b.wait_path("/login").await;
-    assert_eq!(app.count("web_sessions").await, 0);
+    assert_eq!(
+        app.count("web_sessions").await,
+        1,
+        "only the plain login's session is left"
+    );
     b.close().await;
 }
 
@@ -169,6 +276,22 @@ async fn login_attempts_sent_at_once_stay_within_the_per_account_limit() {
     let checked = statuses.iter().filter(|s| **s == 401).count();
     let refused = statuses.iter().filter(|s| **s == 429).count();
     assert_eq!((checked, refused), (10, 20), "{statuses:?}");
+}
+
+/// A sign-up form post; its status.
+async fn post_signup(app: &TestApp, company: &str, email: &str) -> u16 {
+    app.http
+        .post(app.url("/signup"))
+        .form(&[
+            ("company", company),
+            ("email", email),
+            ("password", "a long enough password"),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
 }
 
 /// The link of the reset mail the worker wrote to `dir` (quoted-printable soft breaks undone).
