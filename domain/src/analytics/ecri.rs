@@ -9,8 +9,10 @@
 //! 4. increase = min(ceiling - rent, rent x max step, rent x jurisdiction cap), each cap that is
 //!    the binding one reported (`street_ceiling`, `max_step`, `jurisdiction_cap`);
 //! 5. rounded down to whole currency, so no cap is exceeded by rounding;
-//! 6. below the minimum worth a notice (the larger of min % of rent and the min amount):
-//!    nothing (`minimum_increase`).
+//! 6. below the minimum worth a notice: nothing (`minimum_increase`). The minimum is the
+//!    larger of min % of rent and the min amount, except for a rent so small that the largest
+//!    step allowed cannot reach the min amount (rent x max step < amount: under $50 with the
+//!    defaults): there the min % alone applies, or no such rent could ever be raised.
 //!
 //! Per size: tenants affected = tenants of the cohorts with an increase; monthly uplift = sum of
 //! tenants x increase; expected move-outs = tenants affected x the move-out rate after an
@@ -33,7 +35,8 @@ pub struct EcriSettings {
     pub street_premium_pct: f64,
     /// Smallest increase worth a notice, percent of the current rent ...
     pub min_increase_pct: f64,
-    /// ... and in currency; the larger of the two applies.
+    /// ... and in currency; the larger of the two applies, except below the rent at which a
+    /// full step reaches this amount (rent x max step < amount), where the percent alone does.
     pub min_increase_amount: f64,
     /// Legal cap per increase, percent, where one applies (e.g. 10 in a declared emergency area).
     pub jurisdiction_cap_pct: Option<f64>,
@@ -109,7 +112,13 @@ pub fn suggest(c: &Cohort, street_rate: f64, s: &EcriSettings) -> CohortSuggesti
         .collect();
     guardrails.sort();
     let increase = smallest.max(0.0).floor();
-    let minimum = (c.avg_rent * s.min_increase_pct / 100.0).max(s.min_increase_amount);
+    let by_pct = c.avg_rent * s.min_increase_pct / 100.0;
+    let full_step = c.avg_rent * s.max_step_pct / 100.0;
+    let minimum = if full_step < s.min_increase_amount {
+        by_pct
+    } else {
+        by_pct.max(s.min_increase_amount)
+    };
     if increase < minimum {
         return none(Guardrail::MinimumIncrease);
     }
@@ -282,6 +291,29 @@ mod tests {
     }
 
     #[test]
+    fn a_small_rent_far_below_street_is_raised_by_the_percent_minimum() {
+        // A 5x5 at $45.10, 18 % under its $55 street, 14 months since its last increase: a full
+        // 10 % step is $4.51, which can never reach the $5 minimum; the 3 % minimum ($1.35)
+        // applies, and it gets $4 (whole currency, rounded down).
+        let d = EcriSettings::default();
+        let s = suggest(&cohort(12, 45.10, 14.0), 55.0, &d);
+        assert_eq!((s.increase, s.guardrails), (4.0, vec![Guardrail::MaxStep]));
+        // At $50 a full step reaches $5: the $5 minimum applies again, as for any larger rent.
+        let s = suggest(&cohort(12, 50.0, 14.0), 53.0, &d);
+        assert_eq!(
+            (s.increase, s.guardrails),
+            (0.0, vec![Guardrail::MinimumIncrease]),
+            "$3 to the street is under $5"
+        );
+        let s = suggest(&cohort(12, 30.0, 14.0), 30.5, &d);
+        assert_eq!(
+            (s.increase, s.guardrails),
+            (0.0, vec![Guardrail::MinimumIncrease]),
+            "$0.50 rounds down to nothing"
+        );
+    }
+
+    #[test]
     fn jurisdiction_cap_and_premium() {
         let s = EcriSettings {
             jurisdiction_cap_pct: Some(7.0),
@@ -369,7 +401,12 @@ mod tests {
                 if let Some(c) = cap {
                     prop_assert!(r.increase <= rent * c / 100.0 + 1e-9);
                 }
-                prop_assert!(r.increase >= (rent * 0.03).max(5.0));
+                let minimum = if rent * step / 100.0 < 5.0 {
+                    rent * 0.03
+                } else {
+                    (rent * 0.03).max(5.0)
+                };
+                prop_assert!(r.increase >= minimum);
             }
         }
     }

@@ -15,6 +15,53 @@ fn assert_close(v: &Value, want: f64) {
 }
 
 #[tokio::test]
+async fn analytics_ecri_raises_small_rents_by_the_percent_minimum() {
+    let app = spawn_app().await;
+    // A 5x5 cohort at $45.10, 18 % under its $55 street, 14 months since its last increase: a
+    // full 10 % step ($4.51) can never reach the $5 minimum, so the 3 % minimum applies: +$4
+    // (whole currency), 4 / 45.10 = 8.87 %, new rent 49.10, 12 tenants: uplift 48, net 38.40.
+    // The 10x10 cohort at $100 (street 104): +4 is still under max(3 %, $5) and gets nothing.
+    let res = push(
+        &app,
+        json!({
+            "facility": { "name": "Small Units" }, "date": "2026-11-20",
+            "unit_types": [
+                { "size": "5x5", "street_rate": 55, "total_units": 20, "occupied_units": 12 },
+                { "size": "10x10", "street_rate": 104, "total_units": 20, "occupied_units": 10 }
+            ],
+            "tenant_rents": [
+                { "size": "5x5", "avg_rent": 45.10, "tenant_count": 12, "months_since_last_increase": 14 },
+                { "size": "10x10", "avg_rent": 100, "tenant_count": 10, "months_since_last_increase": 14 }
+            ]
+        }),
+    )
+    .await;
+    let id = res["facility"]["id"].as_str().unwrap().to_owned();
+    let body = get_ok(&app, &format!("/api/v1/analytics/ecri?facility_id={id}")).await;
+    let sizes = body["facilities"][0]["sizes"].as_array().unwrap().clone();
+    let by = |s: &str| sizes.iter().find(|x| x["size"] == s).unwrap().clone();
+    let small = by("5x5");
+    assert_close(&small["rent_gap_pct"], 21.95);
+    assert_eq!(small["tenants_affected"], 12);
+    assert_close(&small["suggested_increase"], 4.0);
+    assert_close(&small["suggested_increase_pct"], 8.87);
+    assert_close(&small["suggested_new_rent"], 49.10);
+    assert_close(&small["monthly_uplift"], 48.0);
+    assert_close(&small["net_monthly_uplift"], 38.40);
+    assert_eq!(
+        small["guardrails"],
+        json!([{ "guardrail": "max_step", "tenants": 12 }])
+    );
+    let big = by("10x10");
+    assert_eq!(big["tenants_affected"], 0);
+    assert_eq!(
+        big["guardrails"],
+        json!([{ "guardrail": "minimum_increase", "tenants": 10 }])
+    );
+    app.run_jobs().await;
+}
+
+#[tokio::test]
 async fn analytics_ecri_by_hand() {
     let app = spawn_app().await;
     // 10x10 has two tiers with 50 units each at 130 and 110: street 120 (unit-weighted).
