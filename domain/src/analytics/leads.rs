@@ -3,8 +3,11 @@
 //! which lead it came from), so it is labelled as such and never estimated.
 //!
 //! - share_pct = channel leads / all leads x 100 (null when there are no leads);
-//! - overall conversion_pct = move-ins / leads x 100 over the same period and facilities (null
-//!   without leads). Walk-in move-ins without a recorded lead count too, so it can exceed 100;
+//! - overall conversion_pct = conversion move-ins / leads x 100, where the conversion move-ins
+//!   are those of the facility-days that sent leads (a facility or a day without lead data
+//!   would count move-ins against no leads: one facility with 10 leads and 2 move-ins and one
+//!   with no lead data and 8 move-ins convert 20 %, not 100 %); null without leads. Walk-in
+//!   move-ins without a recorded lead count too, so it can exceed 100;
 //! - a channel is dead when it had leads in the preceding period of the same length and none
 //!   in this one.
 
@@ -43,9 +46,11 @@ pub struct Channel {
 pub struct Funnel {
     /// Leads in the period.
     pub total_leads: u64,
-    /// Move-ins in the period.
+    /// Move-ins in the period, of every facility and day in scope.
     pub move_ins: u64,
-    /// Move-ins per lead, percent.
+    /// Move-ins of the facility-days that sent leads: the conversion's numerator.
+    pub conversion_move_ins: u64,
+    /// Conversion move-ins per lead, percent.
     pub conversion_pct: Option<f64>,
     /// Per channel, most leads first.
     pub channels: Vec<Channel>,
@@ -54,7 +59,9 @@ pub struct Funnel {
 }
 
 /// Channels come back ordered by leads (most first), then name.
-pub fn funnel(channels: &[ChannelLeads], move_ins: u64) -> Funnel {
+/// `move_ins` counts every facility-day of the period, `conversion_move_ins` only those that
+/// sent leads.
+pub fn funnel(channels: &[ChannelLeads], move_ins: u64, conversion_move_ins: u64) -> Funnel {
     let total: u64 = channels.iter().map(|c| c.leads).sum();
     let mut out: Vec<Channel> = channels
         .iter()
@@ -80,7 +87,9 @@ pub fn funnel(channels: &[ChannelLeads], move_ins: u64) -> Funnel {
     Funnel {
         total_leads: total,
         move_ins,
-        conversion_pct: (total > 0).then(|| round2(move_ins as f64 / total as f64 * 100.0)),
+        conversion_move_ins,
+        conversion_pct: (total > 0)
+            .then(|| round2(conversion_move_ins as f64 / total as f64 * 100.0)),
         channels: out,
         dead_channels,
     }
@@ -106,6 +115,7 @@ mod tests {
         let f = funnel(
             &[ch("phone", 10, 8), ch("referral", 0, 5), ch("web", 30, 20)],
             12,
+            12,
         );
         assert_eq!(f.total_leads, 40);
         assert_eq!(f.conversion_pct, Some(30.0));
@@ -127,8 +137,16 @@ mod tests {
     }
 
     #[test]
+    fn only_move_ins_of_days_with_leads_convert() {
+        // One facility: 10 leads, 2 move-ins; another sent no leads and had 8 move-ins.
+        let f = funnel(&[ch("web", 10, 0)], 10, 2);
+        assert_eq!((f.move_ins, f.conversion_move_ins), (10, 2));
+        assert_eq!(f.conversion_pct, Some(20.0));
+    }
+
+    #[test]
     fn no_leads_no_ratio() {
-        let f = funnel(&[], 3);
+        let f = funnel(&[], 3, 0);
         assert_eq!(f.conversion_pct, None);
         assert!(f.channels.is_empty());
     }
@@ -137,7 +155,7 @@ mod tests {
         #[test]
         fn shares_sum_to_100(counts in proptest::collection::vec(0u64..10_000, 1..12)) {
             let chans: Vec<ChannelLeads> = counts.iter().enumerate().map(|(i, c)| ch(&format!("c{i}"), *c, 0)).collect();
-            let f = funnel(&chans, 0);
+            let f = funnel(&chans, 0, 0);
             let sum: f64 = f.channels.iter().filter_map(|c| c.share_pct).sum();
             if f.total_leads > 0 {
                 prop_assert!((sum - 100.0).abs() < 0.01 * chans.len() as f64);

@@ -285,6 +285,70 @@ async fn analytics_seasonality_by_hand() {
 }
 
 #[tokio::test]
+async fn lead_conversion_counts_only_facilities_that_sent_leads_and_a_short_history_says_so() {
+    let app = spawn_app().await;
+    // 40 days of data, Oct 12 - Nov 20. "Leads" sends web 1 a day and 1 move-in on Nov 11 and
+    // Nov 20; "No Leads" sends no leads and 1 move-in a day on Nov 13 - 20.
+    // 30d (Oct 22 - Nov 20): 30 leads; move-ins 2 + 8 = 10, of which 2 on days with leads:
+    // conversion 2 / 30 = 6.67 % (not 10 / 30 = 33.33 %); 1 of 2 facilities sent leads.
+    // The previous 30 days (Sep 22 - Oct 21) hold data from Oct 12 only: 10 of 30 days.
+    let start = chrono::NaiveDate::from_ymd_opt(2026, 10, 12).unwrap();
+    for i in 0..40 {
+        let date = start + chrono::Days::new(i);
+        let day = date.format("%Y-%m-%d").to_string();
+        let with_leads_mi = u32::from(day == "2026-11-11" || day == "2026-11-20");
+        push(
+            &app,
+            json!({ "facility": { "name": "Leads" }, "date": day,
+                    "move_ins": { "daily": with_leads_mi },
+                    "leads": [{ "channel": "web", "count": 1 }] }),
+        )
+        .await;
+        let no_leads_mi = u32::from(day.as_str() >= "2026-11-13");
+        push(
+            &app,
+            json!({ "facility": { "name": "No Leads" }, "date": day,
+                    "move_ins": { "daily": no_leads_mi } }),
+        )
+        .await;
+    }
+    let body = get_ok(&app, "/api/v1/analytics/leads?period=30d").await;
+    assert_eq!(body["total_leads"], 30);
+    assert_eq!(body["move_ins"], 10);
+    assert_eq!(body["conversion_move_ins"], 2);
+    assert_close(&body["conversion_pct"], 6.67);
+    assert_eq!(body["facilities_reporting"], 2);
+    assert_eq!(body["facilities_with_leads"], 1);
+    assert_eq!(body["snapshots"], 60);
+    assert_eq!(body["snapshots_with_leads"], 30);
+    assert_eq!(body["period_days_covered"], 30);
+    assert_eq!(body["previous_period_days_covered"], 10);
+    assert_eq!(body["channels"][0]["previous_period_leads"], 10);
+    // 90 days reach back before the data on both sides.
+    let long = get_ok(&app, "/api/v1/analytics/leads?period=90d").await;
+    assert_eq!(long["period_days_covered"], 40);
+    assert_eq!(long["previous_period_days_covered"], 0);
+    // The page says whose move-ins convert and that the previous period is partial.
+    let cookie = app.session_cookie().await;
+    let page = app
+        .http
+        .get(app.url("/app/analytics/leads?period=30d"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("2 move-ins of the 1 of 2 facilities that sent leads"),
+        "{page}"
+    );
+    assert!(page.contains("only 10 of them have any"), "{page}");
+    app.run_jobs().await;
+}
+
+#[tokio::test]
 async fn analytics_leads_by_hand() {
     let app = spawn_app().await;
     // Nov 1 is first sent with web 99, email 3 and 9 move-ins, then re-sent: only the second

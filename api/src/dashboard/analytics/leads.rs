@@ -20,9 +20,16 @@ pub async fn leads(
         }
     };
     let report = reports::leads::report(&state.db, s.company_id, facility, days).await?;
+    let previous_days = report.previous_period_days_covered;
+    // A previous period that began before the data did is named for what it covers.
+    let previous = if previous_days < days {
+        format!("the {days} days before (data for {previous_days} of them)")
+    } else {
+        format!("the {days} days before")
+    };
     let mut table = Table::new(
         "lead-channels",
-        format!("Leads per channel, last {days} days against the {days} days before"),
+        format!("Leads per channel, last {days} days against {previous}"),
         &[
             "Channel",
             "Leads",
@@ -97,7 +104,12 @@ pub async fn leads(
         div class="figures" {
             div { "Leads" b id="leads-total" { (f.total_leads) } }
             div { "Move-ins" b id="leads-move-ins" { (f.move_ins) } }
-            div { "Lead to move-in" b id="leads-conversion" { (opt(f.conversion_pct)) "%" } }
+            div { "Lead to move-in" b id="leads-conversion" { (opt(f.conversion_pct)) "%" }
+                span class="muted" id="leads-conversion-scope" {
+                    (f.conversion_move_ins) " move-ins of the " (report.facilities_with_leads)
+                    " of " (report.facilities_reporting) " facilities that sent leads"
+                }
+            }
             div { "Dead channels" b id="leads-dead" { (f.dead_channels.len()) } }
         }
         @if !f.dead_channels.is_empty() {
@@ -106,6 +118,12 @@ pub async fn leads(
             }
         }
         p class="muted" { "Per-channel conversion is not measured: the data carries move-ins, not their channel." }
+        @if previous_days < days {
+            p class="banner" id="leads-partial-previous" {
+                "The previous " (days) " days reach back before the first data: only " (previous_days)
+                " of them have any, so their counts are not a full period's."
+            }
+        }
         @if let Some(reason) = &report.reason { p class="muted" { (reason) } }
         (chart.svg())
         (table.render(&q))

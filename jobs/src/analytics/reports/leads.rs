@@ -1,8 +1,11 @@
 //! `GET /api/v1/analytics/leads`: the lead funnel over the last 30 or 90 days of data.
 //!
 //! The period ends at the latest snapshot in scope (`as_of`) and covers `days` snapshot dates
-//! back from it; the previous period is the `days` before that. Leads come from the sync's
-//! `leads` addition (`sync_leads`), move-ins from the daily move-ins of the same records.
+//! back from it; the previous period is the `days` before that, and says how many of its days
+//! lie on or after the first data in scope (a previous period before the data began is not a
+//! full one to compare with). Leads come from the sync's `leads` addition (`sync_leads`),
+//! move-ins from the daily move-ins of the same records; the conversion counts only the
+//! move-ins of the facility-days that sent leads, and the report says how many facilities did.
 
 use crate::error::Result;
 use chrono::{Duration, NaiveDate};
@@ -24,6 +27,15 @@ pub struct Report {
     /// Snapshots in the period, and how many of them carried daily move-ins.
     pub snapshots: i64,
     pub snapshots_with_move_ins: i64,
+    /// Snapshots in the period that sent leads.
+    pub snapshots_with_leads: i64,
+    /// Facilities with a snapshot in the period, and how many of them sent leads.
+    pub facilities_reporting: i64,
+    pub facilities_with_leads: i64,
+    /// Days of the period, and of the previous period, on or after the first data in scope:
+    /// less than `days` when the period reaches back before it.
+    pub period_days_covered: i64,
+    pub previous_period_days_covered: i64,
     pub per_channel_conversion: &'static str,
     pub reason: Option<String>,
 }
@@ -53,82 +65,94 @@ pub async fn report(
             as_of: None,
             period_start: None,
             previous_period_start: None,
-            funnel: funnel(&[], 0),
+            funnel: funnel(&[], 0, 0),
             snapshots: 0,
             snapshots_with_move_ins: 0,
+            snapshots_with_leads: 0,
+            facilities_reporting: 0,
+            facilities_with_leads: 0,
+            period_days_covered: 0,
+            previous_period_days_covered: 0,
             per_channel_conversion: note,
             reason: Some("no sync has been received in this scope yet".to_owned()),
         });
     };
     let start = as_of - Duration::days(days - 1);
     let prev_start = start - Duration::days(days);
-    // Company-wide from the daily company totals (`company_days`, `company_lead_days`); one
-    // facility from its own rows. Both give the same figures (the triggers keep the totals).
-    let (rows, move_ins, snapshots, with_move_ins) = match facility {
-        None => {
-            let rows = sqlx::query!(
-                r#"SELECT channel,
-                          coalesce(sum(leads) FILTER (WHERE snapshot_date >= $2), 0)::int8 AS "leads!",
-                          coalesce(sum(leads) FILTER (WHERE snapshot_date < $2), 0)::int8 AS "previous!"
-                   FROM company_lead_days
-                   WHERE company_id = $1 AND snapshot_date >= $3 AND snapshot_date <= $4
-                   GROUP BY channel HAVING sum(leads) > 0"#,
-                company_id.uuid(),
-                start,
-                prev_start,
-                as_of
-            )
-            .fetch_all(pool)
-            .await?
-            .into_iter()
-            .map(|r| (r.channel, r.leads, r.previous))
-            .collect::<Vec<_>>();
-            let m = sqlx::query!(
-                r#"SELECT coalesce(sum(move_ins_daily_sum), 0)::int8 AS "move_ins!",
-                          coalesce(sum(snapshots), 0)::int8 AS "snapshots!",
-                          coalesce(sum(snapshots_with_move_ins), 0)::int8 AS "with_move_ins!"
-                   FROM company_days
-                   WHERE company_id = $1 AND snapshot_date >= $2 AND snapshot_date <= $3"#,
-                company_id.uuid(),
-                start,
-                as_of
-            )
-            .fetch_one(pool)
-            .await?;
-            (rows, m.move_ins, m.snapshots, m.with_move_ins)
-        }
-        Some(_) => {
-            let rows = sqlx::query!(
-                r#"SELECT channel,
-                          coalesce(sum(lead_count) FILTER (WHERE snapshot_date >= $2), 0)::int8 AS "leads!",
-                          coalesce(sum(lead_count) FILTER (WHERE snapshot_date < $2), 0)::int8 AS "previous!"
-                   FROM sync_leads
-                   WHERE facility_id = ANY($1) AND snapshot_date >= $3 AND snapshot_date <= $4
-                   GROUP BY channel HAVING sum(lead_count) > 0"#,
-                &ids,
-                start,
-                prev_start,
-                as_of
-            )
-            .fetch_all(pool)
-            .await?
-            .into_iter()
-            .map(|r| (r.channel, r.leads, r.previous))
-            .collect::<Vec<_>>();
-            let m = sqlx::query!(
-                r#"SELECT coalesce(sum(move_ins_daily), 0)::int8 AS "move_ins!", count(*) AS "snapshots!",
-                          count(move_ins_daily) AS "with_move_ins!"
-                   FROM sync_records
-                   WHERE company_id = $1 AND facility_id = ANY($2) AND snapshot_date >= $3 AND snapshot_date <= $4"#,
-                company_id.uuid(),
-                &ids,
-                start,
-                as_of
-            )
-            .fetch_one(pool)
-            .await?;
-            (rows, m.move_ins, m.snapshots, m.with_move_ins)
-        }
+    // Company-wide lead counts from the daily company totals (`company_lead_days`); one
+    // facility's from its own rows. Both give the same figures (the triggers keep the totals).
+    let rows = match facility {
+        None => sqlx::query!(
+            r#"SELECT channel,
+                      coalesce(sum(leads) FILTER (WHERE snapshot_date >= $2), 0)::int8 AS "leads!",
+                      coalesce(sum(leads) FILTER (WHERE snapshot_date < $2), 0)::int8 AS "previous!"
+               FROM company_lead_days
+               WHERE company_id = $1 AND snapshot_date >= $3 AND snapshot_date <= $4
+               GROUP BY channel HAVING sum(leads) > 0"#,
+            company_id.uuid(),
+            start,
+            prev_start,
+            as_of
+        )
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|r| (r.channel, r.leads, r.previous))
+        .collect::<Vec<_>>(),
+        Some(_) => sqlx::query!(
+            r#"SELECT channel,
+                      coalesce(sum(lead_count) FILTER (WHERE snapshot_date >= $2), 0)::int8 AS "leads!",
+                      coalesce(sum(lead_count) FILTER (WHERE snapshot_date < $2), 0)::int8 AS "previous!"
+               FROM sync_leads
+               WHERE facility_id = ANY($1) AND snapshot_date >= $3 AND snapshot_date <= $4
+               GROUP BY channel HAVING sum(lead_count) > 0"#,
+            &ids,
+            start,
+            prev_start,
+            as_of
+        )
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|r| (r.channel, r.leads, r.previous))
+        .collect::<Vec<_>>(),
+    };
+    // Move-ins, and those of the facility-days that sent leads (the conversion's numerator),
+    // from the daily records of the period.
+    let m = sqlx::query!(
+        r#"SELECT coalesce(sum(move_ins_daily), 0)::int8 AS "move_ins!",
+                  coalesce(sum(move_ins_daily) FILTER (WHERE leads_total IS NOT NULL), 0)::int8
+                      AS "conversion_move_ins!",
+                  count(*) AS "snapshots!",
+                  count(move_ins_daily) AS "with_move_ins!",
+                  count(DISTINCT facility_id) AS "facilities!",
+                  count(DISTINCT facility_id) FILTER (WHERE leads_total IS NOT NULL)
+                      AS "facilities_with_leads!",
+                  count(*) FILTER (WHERE leads_total IS NOT NULL) AS "snapshots_with_leads!"
+           FROM sync_records
+           WHERE company_id = $1 AND facility_id = ANY($2) AND snapshot_date >= $3 AND snapshot_date <= $4"#,
+        company_id.uuid(),
+        &ids,
+        start,
+        as_of
+    )
+    .fetch_one(pool)
+    .await?;
+    // The first data in scope: a period reaching before it is only partly covered.
+    let first: Option<NaiveDate> = sqlx::query_scalar!(
+        "SELECT min(snapshot_date) FROM sync_records WHERE company_id = $1 AND facility_id = ANY($2)",
+        company_id.uuid(),
+        &ids
+    )
+    .fetch_one(pool)
+    .await?;
+    let first = first.unwrap_or(as_of);
+    let covered = |from: NaiveDate, to: NaiveDate| (to - from.max(first)).num_days().max(0) + 1;
+    let period_days_covered = covered(start, as_of).min(days);
+    let previous_period_days_covered = if first > start - Duration::days(1) {
+        0
+    } else {
+        covered(prev_start, start - Duration::days(1)).min(days)
     };
     let channels: Vec<ChannelLeads> = rows
         .into_iter()
@@ -138,7 +162,11 @@ pub async fn report(
             previous_period_leads: u64::try_from(previous).unwrap_or(0),
         })
         .collect();
-    let f = funnel(&channels, u64::try_from(move_ins).unwrap_or(0));
+    let f = funnel(
+        &channels,
+        u64::try_from(m.move_ins).unwrap_or(0),
+        u64::try_from(m.conversion_move_ins).unwrap_or(0),
+    );
     let reason = (f.total_leads == 0).then(|| {
         "no leads were recorded in the period (leads arrive through the sync's `leads` field)"
             .to_owned()
@@ -150,8 +178,13 @@ pub async fn report(
         period_start: Some(start),
         previous_period_start: Some(prev_start),
         funnel: f,
-        snapshots,
-        snapshots_with_move_ins: with_move_ins,
+        snapshots: m.snapshots,
+        snapshots_with_move_ins: m.with_move_ins,
+        snapshots_with_leads: m.snapshots_with_leads,
+        facilities_reporting: m.facilities,
+        facilities_with_leads: m.facilities_with_leads,
+        period_days_covered,
+        previous_period_days_covered,
         per_channel_conversion: note,
         reason,
     })
