@@ -11,6 +11,7 @@ mod seasonality;
 pub use ecri::ecri;
 pub use leads::leads;
 pub use lease_up::lease_up;
+pub(crate) use revpas::rent_estimate;
 pub use revpas::revpas;
 pub use seasonality::seasonality;
 

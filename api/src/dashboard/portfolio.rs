@@ -30,7 +30,7 @@ const COLUMNS: [(&str, &str); 10] = [
     ("mode", "Mode"),
     ("occupancy", "Occupancy %"),
     ("revpaf", "RevPAF"),
-    ("gap", "Rent gap %"),
+    ("gap", "Rent gap % of in-place"),
     ("flags", "Risk flags"),
     ("data", "Latest data"),
     ("raise", "Raise"),
@@ -153,7 +153,14 @@ pub async fn show(
                 }
                 div { "Rent gap (street − in place)"
                     b id="kpi-rent-gap" { (opt(roll.revenue.rent_gap)) }
-                    span class="muted" { (opt(roll.revenue.rent_gap_pct)) "% of potential" }
+                    span class="muted" { (opt(roll.revenue.rent_gap_pct)) "% of in-place rent" }
+                    @if roll.revenue.actual_rent_estimated {
+                        span class="muted" id="kpi-rent-estimated" { "in-place rent partly estimated: " (super::analytics::rent_estimate(&roll.revenue)) }
+                    }
+                }
+                div { "Lost to vacancy and rent gap"
+                    b id="kpi-revenue-gap" { (opt(roll.revenue.revenue_gap)) }
+                    span class="muted" { (opt(roll.revenue.revenue_gap_pct)) "% of potential" }
                 }
                 div { "Facilities in lease-up" b id="kpi-lease-up" { (roll.facilities_in_lease_up) } }
                 div { "Risk flags" b id="kpi-flags" { (flags) }

@@ -3,8 +3,14 @@
 //!
 //! - RevPAU = actual rent / total units (currency per unit per month);
 //! - RevPAF = actual rent / rentable sq ft (currency per sq ft per month);
-//! - rent gap = GPR - actual rent; gap_pct = gap / GPR x 100;
-//! - economic occupancy = actual rent / GPR x 100.
+//! - rent gap = street rent of the occupied units - actual rent; rent_gap_pct = rent gap /
+//!   actual rent x 100: how far the tenants in place pay under today's street rates (negative
+//!   above them), the same meaning as the ECRI report's `rent_gap_pct` (street / in-place - 1);
+//! - revenue gap = GPR - actual rent; revenue_gap_pct = revenue gap / GPR x 100: the loss to
+//!   vacancy and to the rent gap together;
+//! - economic occupancy = actual rent / GPR x 100;
+//! - actual_rent_coverage_pct: the share of occupied units whose rent was sent (the rest is
+//!   estimated, see `crate::sync::derive`).
 //!
 //! Each figure is null when an input is missing or zero, and says when an input was estimated.
 
@@ -22,6 +28,8 @@ pub struct Figures {
     pub gross_potential_rent: Option<f64>,
     pub actual_rent: Option<f64>,
     pub actual_rent_estimated: bool,
+    pub actual_rent_coverage_pct: Option<f64>,
+    pub occupied_potential_rent: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, utoipa::ToSchema)]
@@ -34,10 +42,15 @@ pub struct Revenue {
     pub gross_potential_rent: Option<f64>,
     /// Rent of the occupied units, per month.
     pub actual_rent: Option<f64>,
-    /// Gross potential rent - actual rent.
+    /// Street rent of the occupied units - actual rent: what the tenants in place pay under
+    /// today's street rates, per month (negative when they pay above).
     pub rent_gap: Option<f64>,
-    /// Rent gap / gross potential rent, percent.
+    /// Rent gap / actual rent, percent (street against in-place rent, as in the ECRI report).
     pub rent_gap_pct: Option<f64>,
+    /// Gross potential rent - actual rent: the loss to vacancy and to the rent gap, per month.
+    pub revenue_gap: Option<f64>,
+    /// Revenue gap / gross potential rent, percent.
+    pub revenue_gap_pct: Option<f64>,
     /// Actual rent / gross potential rent, percent.
     pub economic_occupancy_pct: Option<f64>,
     /// Units counted.
@@ -48,8 +61,11 @@ pub struct Revenue {
     pub units_estimated: bool,
     /// True when the area was estimated.
     pub rentable_sqft_estimated: bool,
-    /// True when the actual rent was estimated.
+    /// True when the actual rent was estimated (in whole or in part).
     pub actual_rent_estimated: bool,
+    /// Occupied units whose rent was sent, percent; the rest was estimated. Null when unknown
+    /// (occupied units not known, or a record stored before coverage was recorded).
+    pub actual_rent_coverage_pct: Option<f64>,
 }
 
 fn round4(v: f64) -> f64 {
@@ -62,15 +78,22 @@ pub fn revenue(f: &Figures) -> Revenue {
     let sqft = positive(f.rentable_sqft);
     let gpr = f.gross_potential_rent;
     let actual = f.actual_rent;
-    let gap = gpr.zip(actual).map(|(g, a)| g - a);
+    let revenue_gap = gpr.zip(actual).map(|(g, a)| g - a);
+    let rent_gap = f.occupied_potential_rent.zip(actual).map(|(p, a)| p - a);
     Revenue {
         revpau: actual.zip(units).map(|(a, u)| round2(a / u)),
         // Per square foot the figures are small (about 1 to 2 a month): four decimals.
         revpaf: actual.zip(sqft).map(|(a, s)| round4(a / s)),
         gross_potential_rent: gpr.map(round2),
         actual_rent: actual.map(round2),
-        rent_gap: gap.map(round2),
-        rent_gap_pct: gap.zip(positive(gpr)).map(|(g, p)| round2(g / p * 100.0)),
+        rent_gap: rent_gap.map(round2),
+        rent_gap_pct: rent_gap
+            .zip(positive(actual))
+            .map(|(g, a)| round2(g / a * 100.0)),
+        revenue_gap: revenue_gap.map(round2),
+        revenue_gap_pct: revenue_gap
+            .zip(positive(gpr))
+            .map(|(g, p)| round2(g / p * 100.0)),
         economic_occupancy_pct: actual
             .zip(positive(gpr))
             .map(|(a, p)| round2(a / p * 100.0)),
@@ -79,6 +102,7 @@ pub fn revenue(f: &Figures) -> Revenue {
         units_estimated: f.units_estimated,
         rentable_sqft_estimated: f.rentable_sqft_estimated,
         actual_rent_estimated: f.actual_rent_estimated,
+        actual_rent_coverage_pct: f.actual_rent_coverage_pct,
     }
 }
 
@@ -108,6 +132,22 @@ pub fn sum(all: &[Figures]) -> Figures {
         gross_potential_rent: opt_sum_f(|f| f.gross_potential_rent),
         actual_rent: opt_sum_f(|f| f.actual_rent),
         actual_rent_estimated: all.iter().any(|f| f.actual_rent_estimated),
+        // Weighted by occupied units; only when every facility has both.
+        actual_rent_coverage_pct: all
+            .iter()
+            .map(|f| Some((f.actual_rent_coverage_pct?, f.occupied_units? as f64)))
+            .collect::<Option<Vec<(f64, f64)>>>()
+            .and_then(|parts| {
+                let occupied: f64 = parts.iter().map(|p| p.1).sum();
+                (occupied > 0.0)
+                    .then(|| round2(parts.iter().map(|p| p.0 * p.1).sum::<f64>() / occupied))
+            }),
+        // Only when every facility has it, so the gap compares like with like.
+        occupied_potential_rent: if all.iter().all(|f| f.occupied_potential_rent.is_some()) {
+            opt_sum_f(|f| f.occupied_potential_rent)
+        } else {
+            None
+        },
     }
 }
 
@@ -126,8 +166,9 @@ mod tests {
 
     #[test]
     fn by_hand() {
-        // 150 units, 7,500 sq ft, GPR 10,000, actual 8,115:
-        // RevPAU 54.10, RevPAF 1.082, gap 1,885 (18.85 %), economic occupancy 81.15 %.
+        // 150 units, 7,500 sq ft, GPR 10,000, actual 8,115, street rent of the occupied units
+        // 8,500: RevPAU 54.10, RevPAF 1.082, revenue gap 1,885 (18.85 % of GPR), rent gap 385
+        // (385 / 8,115 = 4.74 % under street), economic occupancy 81.15 %.
         let r = revenue(&Figures {
             total_units: Some(150),
             occupied_units: Some(125),
@@ -135,14 +176,27 @@ mod tests {
             rentable_sqft_estimated: true,
             gross_potential_rent: Some(10_000.0),
             actual_rent: Some(8_115.0),
+            occupied_potential_rent: Some(8_500.0),
             ..Figures::default()
         });
         assert_eq!(r.revpau, Some(54.1));
         assert_eq!(r.revpaf, Some(1.082));
-        assert_eq!(r.rent_gap, Some(1_885.0));
-        assert_eq!(r.rent_gap_pct, Some(18.85));
+        assert_eq!(r.revenue_gap, Some(1_885.0));
+        assert_eq!(r.revenue_gap_pct, Some(18.85));
+        assert_eq!(r.rent_gap, Some(385.0));
+        assert_eq!(r.rent_gap_pct, Some(4.74));
         assert_eq!(r.economic_occupancy_pct, Some(81.15));
         assert!(r.rentable_sqft_estimated);
+        // Every tenant at exactly street: no rent gap, however much is vacant.
+        let r = revenue(&Figures {
+            total_units: Some(100),
+            occupied_units: Some(80),
+            gross_potential_rent: Some(10_000.0),
+            actual_rent: Some(8_000.0),
+            occupied_potential_rent: Some(8_000.0),
+            ..Figures::default()
+        });
+        assert_eq!((r.rent_gap_pct, r.revenue_gap_pct), (Some(0.0), Some(20.0)));
     }
 
     #[test]

@@ -5,8 +5,15 @@
 //! - occupied per type: as sent; else units x occupancy (the type's, else the facility's). Estimated.
 //! - rentable area: as sent for the facility; else sum of units x width x depth (flagged).
 //! - gross potential rent: sum of units x street rate.
-//! - actual rent: sum of tenant_count x avg_rent from tenant_rents; else occupied x street rate
-//!   (flagged as estimated).
+//! - occupied potential rent: sum of occupied x street rate per type (the street rent of the
+//!   units in use); unknown when a type's occupied units are.
+//! - actual rent, per size: the listed tenants (tenant_rents) at their rents; the occupied units
+//!   of the size beyond them estimated at the listed tenants' average rent of that size when
+//!   any are listed (tenants in place of one size are the best guide to the others' rents,
+//!   which past increases have moved away from street), else at the size's street rate (the
+//!   occupied-weighted rate of its tiers). Listed tenants of a size without unit types count at
+//!   their rents. Estimated when any occupied unit was; `actual_rent_coverage_pct` is the share
+//!   of occupied units whose rent was listed (0 without tenant_rents).
 
 use super::payload::SyncPayload;
 use crate::values::{round2, COUNT_MAX};
@@ -28,6 +35,11 @@ pub struct Derived {
     pub gross_potential_rent: Option<f64>,
     pub actual_rent: Option<f64>,
     pub actual_rent_estimated: bool,
+    /// Occupied units whose rent was sent, percent of occupied units (null when they are
+    /// unknown).
+    pub actual_rent_coverage_pct: Option<f64>,
+    /// Street rent of the occupied units: sum of occupied x street rate per type.
+    pub occupied_potential_rent: Option<f64>,
     pub leads_total: Option<u32>,
 }
 
@@ -110,24 +122,24 @@ pub fn derive(p: &SyncPayload, facility_sqft: Option<f64>) -> Derived {
             true,
         ),
     };
-    let (actual_rent, actual_rent_estimated) = if p.tenant_rents.is_empty() {
-        let est = occupied_units.map(|_| {
-            round2(
-                p.unit_types
-                    .iter()
-                    .zip(&per_type)
-                    .map(|(u, c)| f64::from(c.occupied_units.unwrap_or(0)) * u.street_rate.get())
-                    .sum(),
-            )
-        });
-        (est, true)
-    } else {
-        let sum = p
-            .tenant_rents
-            .iter()
-            .map(|r| f64::from(r.tenant_count.get()) * r.avg_rent.get())
-            .sum();
-        (Some(round2(sum)), false)
+    let occupied_potential_rent = occupied_units.map(|_| {
+        round2(
+            p.unit_types
+                .iter()
+                .zip(&per_type)
+                .map(|(u, c)| f64::from(c.occupied_units.unwrap_or(0)) * u.street_rate.get())
+                .sum(),
+        )
+    });
+    let rents = actual_rents(p, &per_type, occupied_units.is_some());
+    let actual_rent_coverage_pct = rents
+        .occupied
+        .filter(|o| *o > 0.0)
+        .map(|o| round2(rents.covered / o * 100.0));
+    let (actual_rent, actual_rent_estimated) = match (p.tenant_rents.is_empty(), rents.occupied) {
+        // No tenant rents and no occupied units known: nothing to count or estimate from.
+        (true, None) => (None, true),
+        _ => (Some(round2(rents.actual)), rents.estimated),
     };
     let leads_total = (!p.leads.is_empty()).then(|| {
         p.leads
@@ -144,8 +156,82 @@ pub fn derive(p: &SyncPayload, facility_sqft: Option<f64>) -> Derived {
         gross_potential_rent,
         actual_rent,
         actual_rent_estimated,
+        actual_rent_coverage_pct,
+        occupied_potential_rent,
         leads_total,
     }
+}
+
+/// Actual rent from the listed tenants and the estimate of the occupied units beyond them.
+struct Rents {
+    actual: f64,
+    estimated: bool,
+    /// Occupied units known (all types), and how many of them the listed tenants cover.
+    occupied: Option<f64>,
+    covered: f64,
+}
+
+fn actual_rents(p: &SyncPayload, per_type: &[TypeCounts], occupied_known: bool) -> Rents {
+    /// Per size: occupied units, their street rent, listed tenants and their rent.
+    #[derive(Default)]
+    struct Size {
+        occupied: f64,
+        street_rent: f64,
+        listed: f64,
+        listed_rent: f64,
+    }
+    // Sizes in the order first seen; a payload has a few dozen at most.
+    let mut sizes: Vec<(&crate::values::UnitSize, Size)> = Vec::new();
+    fn slot<'a>(
+        sizes: &mut Vec<(&'a crate::values::UnitSize, Size)>,
+        size: &'a crate::values::UnitSize,
+    ) -> usize {
+        sizes
+            .iter()
+            .position(|(s, _)| *s == size)
+            .unwrap_or_else(|| {
+                sizes.push((size, Size::default()));
+                sizes.len() - 1
+            })
+    }
+    for (u, c) in p.unit_types.iter().zip(per_type) {
+        let i = slot(&mut sizes, &u.size);
+        let o = f64::from(c.occupied_units.unwrap_or(0));
+        sizes[i].1.occupied += o;
+        sizes[i].1.street_rent += o * u.street_rate.get();
+    }
+    for r in &p.tenant_rents {
+        let i = slot(&mut sizes, &r.size);
+        let n = f64::from(r.tenant_count.get());
+        sizes[i].1.listed += n;
+        sizes[i].1.listed_rent += n * r.avg_rent.get();
+    }
+    let mut out = Rents {
+        actual: 0.0,
+        // Without occupied units nothing beyond the listed tenants can be estimated (the
+        // coverage is then unknown, not the rent).
+        estimated: false,
+        occupied: occupied_known.then_some(0.0),
+        covered: 0.0,
+    };
+    for (_, s) in &sizes {
+        out.actual += s.listed_rent;
+        out.covered += s.listed.min(s.occupied);
+        let missing = s.occupied - s.listed;
+        if occupied_known && missing > 0.0 {
+            let per_unit = if s.listed > 0.0 {
+                s.listed_rent / s.listed
+            } else {
+                s.street_rent / s.occupied
+            };
+            out.actual += missing * per_unit;
+            out.estimated = true;
+        }
+        if let Some(total) = out.occupied.as_mut() {
+            *total += s.occupied;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -183,6 +269,50 @@ mod tests {
         assert!(d.rentable_sqft_estimated);
         assert_eq!(d.actual_rent, Some(8_115.0));
         assert!(!d.actual_rent_estimated);
+        assert_eq!(d.actual_rent_coverage_pct, Some(100.0));
+        // Street rent of the occupied units: 45*100 + 80*50 = 8,500.
+        assert_eq!(d.occupied_potential_rent, Some(8_500.0));
+    }
+
+    #[test]
+    fn partial_tenant_rents_count_the_listed_and_estimate_the_rest() {
+        // 10x10: 100 units at 130, 90 occupied; one cohort of 10 tenants at 120 is sent. The 80
+        // others are estimated at the listed average (120): 1,200 + 9,600 = 10,800, not 1,200
+        // (economic occupancy 10,800 / 13,000 = 83 %, not 9 %). 5x5: 40 units at 60, 30
+        // occupied, no tenant listed: estimated at street, 1,800. Coverage 10 / 120 = 8.33 %.
+        let p = payload(
+            r#"{"date":"2026-11-01","unit_types":[
+                {"size":"10x10","street_rate":130,"total_units":100,"occupied_units":90},
+                {"size":"5x5","street_rate":60,"total_units":40,"occupied_units":30}],
+              "tenant_rents":[{"size":"10x10","avg_rent":120,"tenant_count":10}]}"#,
+        );
+        let d = derive(&p, None);
+        assert_eq!(d.actual_rent, Some(12_600.0));
+        assert!(d.actual_rent_estimated);
+        assert_eq!(d.actual_rent_coverage_pct, Some(8.33));
+        assert_eq!(d.occupied_potential_rent, Some(90.0 * 130.0 + 30.0 * 60.0));
+        // Two tiers of one size share its listed tenants; more tenants listed than occupied
+        // units count at their rents and cover the size fully.
+        let p = payload(
+            r#"{"date":"2026-11-01","unit_types":[
+                {"size":"10x10","tier":"climate","street_rate":140,"total_units":10,"occupied_units":8},
+                {"size":"10x10","tier":"drive-up","street_rate":100,"total_units":10,"occupied_units":2}],
+              "tenant_rents":[{"size":"10x10","avg_rent":110,"tenant_count":12},
+                              {"size":"10x20","avg_rent":200,"tenant_count":3}]}"#,
+        );
+        let d = derive(&p, None);
+        assert_eq!(d.actual_rent, Some(12.0 * 110.0 + 3.0 * 200.0));
+        assert!(!d.actual_rent_estimated);
+        assert_eq!(d.actual_rent_coverage_pct, Some(100.0));
+        // Occupancy unknown: the listed rents as sent, coverage unknown.
+        let p = payload(
+            r#"{"date":"2026-11-01","unit_types":[{"size":"10x10","street_rate":100}],
+              "tenant_rents":[{"size":"10x10","avg_rent":95,"tenant_count":4}]}"#,
+        );
+        let d = derive(&p, None);
+        assert_eq!(d.actual_rent, Some(380.0));
+        assert_eq!(d.actual_rent_coverage_pct, None);
+        assert!(!d.actual_rent_estimated);
     }
 
     #[test]
@@ -214,6 +344,7 @@ mod tests {
         assert_eq!(d.gross_potential_rent, Some(15_000.0));
         assert_eq!(d.actual_rent, Some(13_000.0));
         assert!(d.actual_rent_estimated);
+        assert_eq!(d.actual_rent_coverage_pct, Some(0.0));
         assert_eq!(d.rentable_sqft, Some(12_500.0));
         assert!(!d.rentable_sqft_estimated);
     }

@@ -51,6 +51,8 @@ struct Columns {
     gpr: Vec<Option<f64>>,
     actual: Vec<Option<f64>>,
     actual_est: Vec<bool>,
+    coverage: Vec<Option<f64>>,
+    occupied_potential: Vec<Option<f64>>,
     leads_total: Vec<Option<i32>>,
     promotions: Vec<String>,
     tenant_rents: Vec<String>,
@@ -116,6 +118,8 @@ impl Columns {
         self.gpr.push(d.gross_potential_rent);
         self.actual.push(d.actual_rent);
         self.actual_est.push(d.actual_rent_estimated);
+        self.coverage.push(d.actual_rent_coverage_pct);
+        self.occupied_potential.push(d.occupied_potential_rent);
         self.leads_total.push(to_i32(d.leads_total));
         self.promotions.push(encode("promotions", &p.promotions)?);
         self.tenant_rents
@@ -186,14 +190,18 @@ pub async fn write_snapshots(
                move_ins_daily, move_ins_mtd, move_ins_target_monthly, move_outs_daily, move_outs_mtd,
                unit_type_count, total_units, occupied_units, units_estimated, rentable_sqft,
                rentable_sqft_estimated, gross_potential_rent, actual_rent, actual_rent_estimated,
-               leads_total, promotions, tenant_rents, raw_payload)
+               leads_total, promotions, tenant_rents, raw_payload, actual_rent_coverage_pct,
+               occupied_potential_rent)
            SELECT u.id, $1, $2, u.d, $3, u.occ, u.mid, u.mim, u.mit, u.mod, u.mom, u.tc, u.tu, u.ou,
-                  u.ue, u.sq, u.se, u.gpr, u.ar, u.ae, u.lt, u.pr::jsonb, u.tr::jsonb, u.raw::jsonb
+                  u.ue, u.sq, u.se, u.gpr, u.ar, u.ae, u.lt, u.pr::jsonb, u.tr::jsonb, u.raw::jsonb,
+                  u.cov, u.opr
            FROM UNNEST($4::uuid[], $5::date[], $6::float8[], $7::int4[], $8::int4[], $9::int4[],
                        $10::int4[], $11::int4[], $12::int4[], $13::int4[], $14::int4[], $15::bool[],
                        $16::float8[], $17::bool[], $18::float8[], $19::float8[], $20::bool[],
-                       $21::int4[], $22::text[], $23::text[], $24::text[])
-                AS u(id, d, occ, mid, mim, mit, mod, mom, tc, tu, ou, ue, sq, se, gpr, ar, ae, lt, pr, tr, raw)
+                       $21::int4[], $22::text[], $23::text[], $24::text[], $25::float8[],
+                       $26::float8[])
+                AS u(id, d, occ, mid, mim, mit, mod, mom, tc, tu, ou, ue, sq, se, gpr, ar, ae, lt, pr,
+                     tr, raw, cov, opr)
            ON CONFLICT (facility_id, snapshot_date) DO UPDATE SET
                source = EXCLUDED.source, occupancy_pct = EXCLUDED.occupancy_pct,
                move_ins_daily = EXCLUDED.move_ins_daily, move_ins_mtd = EXCLUDED.move_ins_mtd,
@@ -204,6 +212,8 @@ pub async fn write_snapshots(
                rentable_sqft = EXCLUDED.rentable_sqft, rentable_sqft_estimated = EXCLUDED.rentable_sqft_estimated,
                gross_potential_rent = EXCLUDED.gross_potential_rent, actual_rent = EXCLUDED.actual_rent,
                actual_rent_estimated = EXCLUDED.actual_rent_estimated, leads_total = EXCLUDED.leads_total,
+               actual_rent_coverage_pct = EXCLUDED.actual_rent_coverage_pct,
+               occupied_potential_rent = EXCLUDED.occupied_potential_rent,
                promotions = EXCLUDED.promotions, tenant_rents = EXCLUDED.tenant_rents,
                raw_payload = EXCLUDED.raw_payload, updated_at = now()
            RETURNING id, snapshot_date, (xmax = 0) AS "created!""#,
@@ -231,6 +241,8 @@ pub async fn write_snapshots(
         &cols.promotions,
         &cols.tenant_rents,
         &cols.raw,
+        &cols.coverage as &[Option<f64>],
+        &cols.occupied_potential as &[Option<f64>],
     )
     .fetch_all(&mut *conn)
     .await?;

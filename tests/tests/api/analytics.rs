@@ -472,16 +472,107 @@ async fn analytics_leads_by_hand() {
 }
 
 #[tokio::test]
+async fn partial_tenant_rents_are_counted_and_estimated_and_the_rent_gap_means_one_thing() {
+    let app = spawn_app().await;
+    // 100 units of 10x10 at 130, 90 occupied, and one cohort of 10 tenants at 120 sent: the
+    // 80 others are estimated at the listed average, so actual rent is 10,800 (not 1,200),
+    // economic occupancy 10,800 / 13,000 = 83.08 % (not 9.23 %), 11.11 % of it sent.
+    let res = push(
+        &app,
+        json!({ "facility": { "name": "Partial" }, "date": "2026-11-20",
+                "unit_types": [{ "size": "10x10", "street_rate": 130, "total_units": 100, "occupied_units": 90 }],
+                "tenant_rents": [{ "size": "10x10", "avg_rent": 120, "tenant_count": 10, "months_since_last_increase": 3 }] }),
+    )
+    .await;
+    let partial = res["facility"]["id"].as_str().unwrap().to_owned();
+    // Every tenant pays exactly street, a fifth of the units is empty: no rent gap (as the
+    // ECRI report says), a 20 % revenue gap (all of it vacancy).
+    let res = push(
+        &app,
+        json!({ "facility": { "name": "At Street" }, "date": "2026-11-20",
+                "unit_types": [{ "size": "10x10", "street_rate": 100, "total_units": 100, "occupied_units": 80 }],
+                "tenant_rents": [{ "size": "10x10", "avg_rent": 100, "tenant_count": 80, "months_since_last_increase": 3 }] }),
+    )
+    .await;
+    let at_street = res["facility"]["id"].as_str().unwrap().to_owned();
+
+    let one = |id: String| {
+        let app = &app;
+        async move {
+            get_ok(app, &format!("/api/v1/analytics/revpas?facility_id={id}")).await["facilities"]
+                [0]
+            .clone()
+        }
+    };
+    let p = one(partial.clone()).await;
+    assert_close(&p["actual_rent"], 10_800.0);
+    assert_close(&p["economic_occupancy_pct"], 83.08);
+    assert_eq!(p["actual_rent_estimated"], true);
+    assert_close(&p["actual_rent_coverage_pct"], 11.11);
+    // Street rent of the occupied units 11,700: 900 under street, 8.33 % of the in-place rent,
+    // as the ECRI report's 130 / 120 - 1 = 8.33 %.
+    assert_close(&p["rent_gap_pct"], 8.33);
+    let ecri = get_ok(
+        &app,
+        &format!("/api/v1/analytics/ecri?facility_id={partial}"),
+    )
+    .await;
+    assert_close(&ecri["facilities"][0]["sizes"][0]["rent_gap_pct"], 8.33);
+
+    let s = one(at_street.clone()).await;
+    assert_close(&s["rent_gap_pct"], 0.0);
+    assert_close(&s["revenue_gap_pct"], 20.0);
+    assert_close(&s["economic_occupancy_pct"], 80.0);
+    assert_eq!(s["actual_rent_estimated"], false);
+    let ecri = get_ok(
+        &app,
+        &format!("/api/v1/analytics/ecri?facility_id={at_street}"),
+    )
+    .await;
+    assert_close(&ecri["facilities"][0]["sizes"][0]["rent_gap_pct"], 0.0);
+
+    // The portfolio says the same, with the coverage weighted by occupied units
+    // (10 + 80 of 170 sent: 52.94 %).
+    let portfolio = get_ok(&app, "/api/v1/analytics/portfolio").await;
+    let r = &portfolio["rollup"];
+    assert_close(&r["actual_rent"], 18_800.0);
+    assert_eq!(r["actual_rent_estimated"], true);
+    assert_close(&r["actual_rent_coverage_pct"], 52.94);
+    // And the pages say the rent is partly estimated, with how much was sent.
+    let cookie = app.session_cookie().await;
+    for path in ["/app/portfolio", "/app/analytics/revpas"] {
+        let page = app
+            .http
+            .get(app.url(path))
+            .header("cookie", &cookie)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            page.contains("partly estimated: rent (52.9 % sent)"),
+            "{path}: {page}"
+        );
+    }
+    app.run_jobs().await;
+}
+
+#[tokio::test]
 async fn analytics_revpas_by_hand() {
     let app = spawn_app().await;
     // A (rentable area 20,000 sq ft sent): 10x10 100 units at 100 (90 occupied), 10x20 50 at 200
     // (40 occupied): GPR 20,000. Nov 20 rents 90 x 95 + 40 x 190 = 16,150: RevPAU 16,150 / 150 =
-    // 107.67, RevPAF 16,150 / 20,000 = 0.8075, gap 3,850 (19.25 %), economic occupancy 80.75 %.
+    // 107.67, RevPAF 16,150 / 20,000 = 0.8075, revenue gap 3,850 (19.25 % of GPR), economic
+    // occupancy 80.75 %; the occupied units' street rent is 90 x 100 + 40 x 200 = 17,000, so the
+    // rent gap is 850 (850 / 16,150 = 5.26 % under street).
     // Oct 31 rents 90 x 90 + 40 x 180 = 15,300: RevPAU 102.00, RevPAF 0.765.
     // B (area 5,000 sq ft, no unit counts): 5x5 at 50, 80 % occupied: 5,000 / 25 = 200 units
     // (estimated), 160 occupied, GPR 10,000, actual estimated 8,000: RevPAU 40, RevPAF 1.6.
     // Ranked by RevPAF: B (1.6) then A (0.8075). Portfolio: 350 units, 24,150 rent,
-    // 25,000 sq ft: RevPAU 69.00, RevPAF 0.966, GPR 30,000, gap 5,850 (19.5 %).
+    // 25,000 sq ft: RevPAU 69.00, RevPAF 0.966, GPR 30,000, revenue gap 5,850 (19.5 %); rent gap
+    // 25,000 - 24,150 = 850 (3.52 %); rent sent for A's 130 occupied units of 290: 44.83 %.
     let a_types = json!([
         { "size": "10x10", "street_rate": 100, "total_units": 100, "occupied_units": 90 },
         { "size": "10x20", "street_rate": 200, "total_units": 50, "occupied_units": 40 }
@@ -523,10 +614,14 @@ async fn analytics_revpas_by_hand() {
     let a = &body["facilities"][1];
     assert_close(&a["revpau"], 107.67);
     assert_close(&a["revpaf"], 0.8075);
-    assert_close(&a["rent_gap"], 3_850.0);
-    assert_close(&a["rent_gap_pct"], 19.25);
+    assert_close(&a["revenue_gap"], 3_850.0);
+    assert_close(&a["revenue_gap_pct"], 19.25);
+    assert_close(&a["rent_gap"], 850.0);
+    assert_close(&a["rent_gap_pct"], 5.26);
     assert_close(&a["economic_occupancy_pct"], 80.75);
     assert_eq!(a["actual_rent_estimated"], false);
+    assert_close(&a["actual_rent_coverage_pct"], 100.0);
+    assert_close(&b["actual_rent_coverage_pct"], 0.0);
     assert!(body["facilities"][2]["reason"]
         .as_str()
         .unwrap()
@@ -535,8 +630,11 @@ async fn analytics_revpas_by_hand() {
     assert_eq!(p["total_units"], 350);
     assert_close(&p["revpau"], 69.0);
     assert_close(&p["revpaf"], 0.966);
-    assert_close(&p["rent_gap"], 5_850.0);
-    assert_close(&p["rent_gap_pct"], 19.5);
+    assert_close(&p["revenue_gap"], 5_850.0);
+    assert_close(&p["revenue_gap_pct"], 19.5);
+    assert_close(&p["rent_gap"], 850.0);
+    assert_close(&p["rent_gap_pct"], 3.52);
+    assert_close(&p["actual_rent_coverage_pct"], 44.83);
     assert!(body["basis"]
         .as_str()
         .unwrap()

@@ -6,13 +6,22 @@ fn estimates(r: &domain::analytics::revenue::Revenue) -> String {
     [
         (r.units_estimated, "units"),
         (r.rentable_sqft_estimated, "area"),
-        (r.actual_rent_estimated, "rent"),
     ]
     .iter()
     .filter(|(on, _)| *on)
-    .map(|(_, w)| *w)
+    .map(|(_, w)| (*w).to_owned())
+    .chain(r.actual_rent_estimated.then(|| rent_estimate(r)))
     .collect::<Vec<_>>()
     .join(", ")
+}
+
+/// How much of the actual rent was estimated: "rent (12.5 % sent)", or "rent" when the share
+/// sent is unknown.
+pub(crate) fn rent_estimate(r: &domain::analytics::revenue::Revenue) -> String {
+    match r.actual_rent_coverage_pct {
+        Some(c) => format!("rent ({c:.1} % sent)"),
+        None => "rent".to_owned(),
+    }
 }
 
 fn revenue_cells(r: &domain::analytics::revenue::Revenue) -> Vec<String> {
@@ -23,18 +32,22 @@ fn revenue_cells(r: &domain::analytics::revenue::Revenue) -> Vec<String> {
         opt(r.actual_rent),
         opt(r.rent_gap),
         opt(r.rent_gap_pct),
+        opt(r.revenue_gap),
+        opt(r.revenue_gap_pct),
         opt(r.economic_occupancy_pct),
         estimates(r),
     ]
 }
 
-const REVENUE_HEADERS: [&str; 8] = [
+const REVENUE_HEADERS: [&str; 10] = [
     "RevPAU",
     "RevPAF",
     "Potential rent",
     "Actual rent",
-    "Gap",
-    "Gap %",
+    "Rent gap (street − in place)",
+    "Rent gap % of in-place",
+    "Lost to vacancy and rent gap",
+    "Lost % of potential",
     "Economic occupancy %",
     "Estimated",
 ];
@@ -106,8 +119,12 @@ pub async fn revpas(
             div { "RevPAU" b id="revpau" { (opt(pf.revpau)) } }
             div { "RevPAF" b id="revpaf" { (opt(pf.revpaf)) } }
             div { "Potential rent" b { (opt(pf.gross_potential_rent)) } }
-            div { "Actual rent" b { (opt(pf.actual_rent)) } }
-            div { "Gap" b { (opt(pf.rent_gap)) } span class="muted" { (opt(pf.rent_gap_pct)) "%" } }
+            div { "Actual rent" b id="actual-rent" { (opt(pf.actual_rent)) }
+                @if pf.actual_rent_estimated { span class="muted" id="actual-rent-estimated" { "partly estimated: " (rent_estimate(pf)) } } }
+            div { "Rent gap (street − in place)" b id="rent-gap" { (opt(pf.rent_gap)) }
+                span class="muted" { (opt(pf.rent_gap_pct)) "% of in-place rent" } }
+            div { "Lost to vacancy and rent gap" b id="revenue-gap" { (opt(pf.revenue_gap)) }
+                span class="muted" { (opt(pf.revenue_gap_pct)) "% of potential" } }
         }
         p class="muted" { "Based on street rates before concessions. Estimated: a figure the data did not carry (unit count, area or in-place rent), estimated from the others." }
         @if let Some(reason) = &report.reason { p class="muted" { (reason) } }

@@ -85,6 +85,7 @@ pub async fn latest(pool: &PgPool, facility_ids: &[Uuid]) -> Result<BTreeMap<Uui
                   s.total_units, s.occupied_units, s.units_estimated AS "units_estimated!",
                   s.rentable_sqft, s.rentable_sqft_estimated AS "rentable_sqft_estimated!",
                   s.gross_potential_rent, s.actual_rent, s.actual_rent_estimated AS "actual_rent_estimated!",
+                  s.actual_rent_coverage_pct, s.occupied_potential_rent,
                   s.tenant_rents AS "tenant_rents!: sqlx::types::Json<TenantRents>"
            FROM unnest($1::uuid[]) AS f(id)
            CROSS JOIN LATERAL (
@@ -117,6 +118,8 @@ pub async fn latest(pool: &PgPool, facility_ids: &[Uuid]) -> Result<BTreeMap<Uui
                         gross_potential_rent: r.gross_potential_rent,
                         actual_rent: r.actual_rent,
                         actual_rent_estimated: r.actual_rent_estimated,
+                        actual_rent_coverage_pct: r.actual_rent_coverage_pct,
+                        occupied_potential_rent: r.occupied_potential_rent,
                     },
                     tenant_rents: r.tenant_rents.0 .0,
                 },

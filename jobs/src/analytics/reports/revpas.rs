@@ -119,7 +119,8 @@ async fn trend_rows(
 ) -> Result<BTreeMap<NaiveDate, Vec<Figures>>> {
     let rows = sqlx::query!(
         r#"SELECT month, total_units, occupied_units, units_estimated, rentable_sqft,
-                  rentable_sqft_estimated, gross_potential_rent, actual_rent, actual_rent_estimated
+                  rentable_sqft_estimated, gross_potential_rent, actual_rent, actual_rent_estimated,
+                  actual_rent_coverage_pct, occupied_potential_rent
            FROM facility_months
            WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
              AND month >= (SELECT (max(month) - interval '11 months')::date FROM facility_months
@@ -140,6 +141,8 @@ async fn trend_rows(
             gross_potential_rent: r.gross_potential_rent,
             actual_rent: r.actual_rent,
             actual_rent_estimated: r.actual_rent_estimated,
+            actual_rent_coverage_pct: r.actual_rent_coverage_pct,
+            occupied_potential_rent: r.occupied_potential_rent,
         });
     }
     Ok(by_month)
