@@ -33,6 +33,17 @@ impl From<Percent> for f64 {
     }
 }
 
+/// Rounded to four decimals: ratios near 1 (a demand index, a pace, RevPAF per square foot).
+/// Like [`round2`], never -0.
+pub fn round4(v: f64) -> f64 {
+    let r = (v * 10_000.0).round() / 10_000.0;
+    if r == 0.0 {
+        0.0
+    } else {
+        r
+    }
+}
+
 /// Rounded to two decimals: cents of money, hundredths of a percent. Every figure the service
 /// reports to two decimals goes through here. A small negative rounds to 0, not -0 (JSON would
 /// carry `-0.0`, and the dashboard shows it as 0).

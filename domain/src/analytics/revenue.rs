@@ -14,7 +14,7 @@
 //!
 //! Each figure is null when an input is missing or zero, and says when an input was estimated.
 
-use crate::values::round2;
+use crate::values::{round2, round4};
 use serde::Serialize;
 
 /// One snapshot's (or one month's latest snapshot's) stock figures.
@@ -66,10 +66,6 @@ pub struct Revenue {
     /// Occupied units whose rent was sent, percent; the rest was estimated. Null when unknown
     /// (occupied units not known, or a record stored before coverage was recorded).
     pub actual_rent_coverage_pct: Option<f64>,
-}
-
-fn round4(v: f64) -> f64 {
-    (v * 10_000.0).round() / 10_000.0
 }
 
 pub fn revenue(f: &Figures) -> Revenue {

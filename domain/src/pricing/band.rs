@@ -70,6 +70,18 @@ pub struct CompetitorBand {
 }
 
 impl CompetitorBand {
+    /// The band as reported: rates to cents, the weight to two decimals.
+    pub fn rounded(&self) -> Self {
+        use crate::values::round2;
+        Self {
+            p25: round2(self.p25),
+            median: round2(self.median),
+            p75: round2(self.p75),
+            weight: round2(self.weight),
+            ..self.clone()
+        }
+    }
+
     /// How much the band can be trusted, 0..=1: weighted competitor count against five fresh
     /// competitors.
     pub fn strength(&self) -> f64 {

@@ -81,7 +81,8 @@ fn recommend_one(
         occupancy_pct: occupancy,
         factors: Vec::new(),
         guardrails: Vec::new(),
-        competitor_band: band.clone(),
+        // Shown to cents; the engine worked with the band unrounded.
+        competitor_band: band.as_ref().map(CompetitorBand::rounded),
     };
     if !(current.is_finite() && current > 0.0) {
         rec.guardrails.push(Guardrail {

@@ -832,3 +832,59 @@ async fn every_report_is_the_recorded_one() {
         insta::assert_json_snapshot!(format!("analytics-{report}"), redacted(&answer));
     }
 }
+
+/// Every number of `v` (at any depth) with its path, when it has more than `decimals` decimals.
+fn unrounded(v: &Value, path: &str, decimals: i32, out: &mut Vec<String>) {
+    match v {
+        Value::Number(n) => {
+            if let Some(x) = n.as_f64() {
+                let scale = 10f64.powi(decimals);
+                if ((x * scale).round() - x * scale).abs() > 1e-6 * scale.max(x.abs()) {
+                    out.push(format!("{path} = {x}"));
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                unrounded(item, &format!("{path}[{i}]"), decimals, out);
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map {
+                unrounded(item, &format!("{path}.{k}"), decimals, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn every_figure_the_reports_answer_is_rounded() {
+    let app = spawn_app().await;
+    let today = chrono::Utc::now().date_naive();
+    jobs::seed::seed_bulk(app.db(), app.tenant.company_id.into(), 3, 400, today, 2)
+        .await
+        .unwrap();
+    let list = get_ok(&app, "/api/v1/facilities").await;
+    let id = list["facilities"][0]["id"].as_str().unwrap().to_owned();
+    let mut paths: Vec<String> = [
+        "portfolio",
+        "ecri",
+        "seasonality",
+        "lease-up",
+        "leads?period=90d",
+        "revpas",
+    ]
+    .iter()
+    .map(|r| format!("/api/v1/analytics/{r}"))
+    .collect();
+    paths.push(format!("/api/v1/analytics/seasonality?facility_id={id}"));
+    paths.push(format!("/api/v1/facilities/{id}/recommendations"));
+    let mut found = Vec::new();
+    for path in &paths {
+        // Money and percents have two decimals, ratios near 1 (RevPAF, an index, a pace) four.
+        unrounded(&get_ok(&app, path).await, path, 4, &mut found);
+    }
+    assert!(found.is_empty(), "unrounded figures: {found:#?}");
+    app.run_jobs().await;
+}

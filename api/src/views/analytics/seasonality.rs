@@ -2,6 +2,7 @@
 
 use chrono::NaiveDate;
 use domain::analytics::seasonality::{MonthIndex, Reading};
+use domain::values::{round2, round4};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -32,6 +33,7 @@ pub(crate) struct Report {
     pub reason: Option<String>,
 }
 
+/// Indexes and paces are ratios near 1 (four decimals); percents have two.
 impl From<jobs::analytics::reports::seasonality::Report> for Report {
     fn from(r: jobs::analytics::reports::seasonality::Report) -> Self {
         Self {
@@ -39,11 +41,25 @@ impl From<jobs::analytics::reports::seasonality::Report> for Report {
             size: r.size,
             scope: r.scope,
             as_of: r.as_of,
-            months: r.months,
+            months: r
+                .months
+                .into_iter()
+                .map(|m| MonthIndex {
+                    index: round4(m.index),
+                    pace: m.pace.map(round4),
+                    ..m
+                })
+                .collect(),
             own_data_months: r.own_data_months,
             prior_months: r.prior_months,
             min_facility_days_per_month: r.min_facility_days_per_month,
-            current_month: r.current_month,
+            current_month: r.current_month.map(|c| Reading {
+                index: round4(c.index),
+                pace: round4(c.pace),
+                expected_pace: c.expected_pace.map(round4),
+                vs_profile_pct: c.vs_profile_pct.map(round2),
+                ..c
+            }),
             advisory: r.advisory,
             reason: r.reason,
         }
