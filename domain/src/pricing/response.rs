@@ -23,6 +23,11 @@ pub struct Response {
     /// The size was full at either end of the window: turned-away demand went unseen, so the
     /// position is a lower bound and does not fall below the earlier one.
     pub censored: bool,
+    /// Occupancy (share of units) at the start and at the end of the window, and its days:
+    /// the figures a sentence about the response must cite.
+    pub occupancy_then: f64,
+    pub occupancy_now: f64,
+    pub days: u32,
 }
 
 /// Share of move-ins a rate at `x` times the median wins against one at the median, for an
@@ -118,6 +123,9 @@ pub fn learned_response(
         position,
         fills,
         censored,
+        occupancy_then: then,
+        occupancy_now: now,
+        days: e.days_ago,
     })
 }
 
@@ -149,28 +157,45 @@ pub(super) fn response_offset(
     let pp = (s.response_weight * (r.position - 1.0) * 100.0)
         .clamp(-s.response_max_pp, s.response_max_pp);
     let pp = pp.min(0.0);
+    // Every sentence starts from what was seen (the window, the fill at both ends, the rate
+    // against the median), so what it concludes can be checked against those figures. Whole
+    // percents: formatting integers costs a fraction of formatting floats, and this runs for
+    // every unit type of every run.
+    let seen = format!(
+        "over the last {} days the size went from {}% to {}% full at {}% of the competitor median",
+        r.days,
+        whole_pct(r.occupancy_then),
+        whole_pct(r.occupancy_now),
+        whole_pct(r.then)
+    );
     if pp == 0.0 {
         return Factor {
             name,
             contribution_pct: 0.0,
             detail: if r.censored {
-                "the size was full in the last weeks, so its own fill shows no reason to cut"
+                format!("{seen}; a full size turns demand away unseen, so its fill shows no reason to cut")
+            } else if r.fills {
+                format!(
+                    "{seen}; at that pace of move-ins it would reach its fill target \
+                     (response_fill_pct) at about {}% of the median, not below the median, so \
+                     this factor adds no cut",
+                    whole_pct(r.position)
+                )
             } else {
-                "the size's own fill at its recent rate shows it would hold its fill target at \
-                 or above the competitor median, so it adds no cut"
-            }
-            .into(),
+                format!(
+                    "{seen}; no rate near the median fills it, rent per unit is highest at about \
+                     {}% of the median, not below the median, so this factor adds no cut",
+                    whole_pct(r.position)
+                )
+            },
         };
     }
     Factor {
         name,
         contribution_pct: pp,
-        // Whole percents: formatting integers costs a fraction of formatting floats, and this
-        // runs for every unit type of every run.
         detail: format!(
-            "at {}% of the median the size showed demand for {}% of its units at the median, \
+            "{seen}; move-ins at that pace would keep {}% of its units let at the median rate, \
              so {}% of the median {}",
-            whole_pct(r.then),
             whole_pct(r.demand),
             whole_pct(r.position),
             if r.censored {

@@ -215,3 +215,60 @@ fn every_factor_explains_itself_in_one_sentence() {
         );
     }
 }
+
+/// The sentence of a factor.
+fn detail(rec: &Recommendation, name: &str) -> String {
+    rec.factors
+        .iter()
+        .find(|f| f.name == name)
+        .map(|f| f.detail.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_price_response_sentence_cites_the_figures_it_rests_on() {
+    // 99 % full four weeks ago, 96.7 % now, at the median: the move-ins of the window would keep
+    // fewer units let than the size holds today. The sentence says so from the fill it saw,
+    // instead of "demand for N %" next to a size almost full.
+    let i = learning(96.7, 99.0, 100.0);
+    let rec = one(&i);
+    let d = detail(&rec, "price_response");
+    assert!(
+        d.starts_with("over the last 28 days the size went from 99% to 97% full at 100% of the competitor median"),
+        "{d}"
+    );
+    let r = learned(&i);
+    if factor(&rec, "price_response") < 0.0 {
+        assert!(
+            d.contains(&format!(
+                "move-ins at that pace would keep {}% of its units let at the median rate",
+                (r.demand * 100.0).round()
+            )),
+            "{d}"
+        );
+    }
+    // 62 % full for 120 days at 1.27 times the median: it does not hold its fill target where
+    // it stands, and the sentence does not say it would; it says where the fill target lies.
+    let mut i = with_rate(learning(62.0, 62.0, 127.0), 127.0);
+    i.unit_types[0].earlier.as_mut().unwrap().days_ago = 120;
+    let r = learned(&i);
+    let rec = one(&i);
+    let d = detail(&rec, "price_response");
+    assert_eq!(factor(&rec, "price_response"), 0.0);
+    assert!(
+        d.starts_with("over the last 120 days the size went from 62% to 62% full at 127% of the competitor median"),
+        "{d}"
+    );
+    assert!(
+        d.contains(&format!(
+            "would reach its fill target (response_fill_pct) at about {}% of the median",
+            (r.position * 100.0).round()
+        )),
+        "{d}"
+    );
+    assert!(
+        r.position < 1.27,
+        "its fill target lies below where it stands: {r:?}"
+    );
+    assert!(!d.contains("would hold its fill target at or above"), "{d}");
+}
