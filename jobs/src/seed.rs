@@ -78,12 +78,14 @@ pub fn snapshot(
             *r = (*r * rng.gen_range(0.97..1.04)).round();
         }
     }
+    let mut occupied_per_type: Vec<u32> = Vec::with_capacity(UNIT_MIX.len());
     let unit_types: Vec<Value> = UNIT_MIX
         .iter()
         .zip(&state.rates)
         .map(|((size, tier, _, units), rate)| {
             let occ = (state.occupancy + rng.gen_range(-6.0..6.0)).clamp(0.0, 100.0);
             let occupied = (f64::from(*units) * occ / 100.0).round() as u32;
+            occupied_per_type.push(occupied.min(*units));
             json!({
                 "size": size, "tier": tier, "street_rate": rate,
                 "occupancy_pct": (occ * 10.0).round() / 10.0,
@@ -105,15 +107,32 @@ pub fn snapshot(
             })
         })
         .collect();
+    // Every occupied unit's tenant, in three cohorts per unit type as an operator's rent roll
+    // reads: long-stayers due an increase below street, recent move-ins near it, and tenants
+    // raised above it.
     let tenant_rents: Vec<Value> = UNIT_MIX
         .iter()
         .zip(&state.rates)
-        .map(|((size, _, _, units), rate)| {
-            json!({
-                "size": size, "avg_rent": (rate * rng.gen_range(0.82..1.02_f64)).round(),
-                "tenant_count": (f64::from(*units) * state.occupancy / 100.0 / 2.0).round(),
-                "months_since_last_increase": rng.gen_range(1..18), "original_rent": (rate * 0.8).round(),
+        .zip(&occupied_per_type)
+        .flat_map(|(((size, _, _, _), rate), occupied)| {
+            let due = (f64::from(*occupied) * 0.4).round() as u32;
+            let recent = (f64::from(*occupied) * 0.4).round() as u32;
+            let raised = occupied.saturating_sub(due + recent);
+            [
+                (due, 0.84..0.97, 10..20),
+                (recent, 0.95..1.04, 1..9),
+                (raised, 1.03..1.18, 2..8),
+            ]
+            .into_iter()
+            .filter(|(n, _, _)| *n > 0)
+            .map(|(n, share, months)| {
+                json!({
+                    "size": size, "avg_rent": (rate * rng.gen_range(share)).round(),
+                    "tenant_count": n, "months_since_last_increase": rng.gen_range(months),
+                    "original_rent": (rate * 0.8).round(),
+                })
             })
+            .collect::<Vec<_>>()
         })
         .collect();
     let leads: Vec<Value> = CHANNELS

@@ -267,3 +267,42 @@ async fn the_portfolio_follows_the_latest_days_unit_types() {
     assert_eq!(e["total_units"], 100);
     app.run_jobs().await;
 }
+
+#[tokio::test]
+async fn the_demo_portfolio_reads_like_an_operators() {
+    let app = e2e::spawn_app().await;
+    let today = chrono::Utc::now().date_naive();
+    jobs::seed::seed_bulk(app.db(), app.tenant.company_id.into(), 8, 120, today, 2)
+        .await
+        .unwrap();
+    let body = e2e::get_ok(&app, "/api/v1/analytics/portfolio").await;
+    let num = |v: &serde_json::Value| v.as_f64().unwrap_or_else(|| panic!("{v} is a number"));
+    let r = &body["rollup"];
+    // Every occupied tenant's rent is sent, spread around street: economic occupancy a little
+    // under unit occupancy, RevPAF about a dollar per square foot a month at US-like rates.
+    assert_eq!(num(&r["actual_rent_coverage_pct"]), 100.0, "{r}");
+    assert_eq!(r["actual_rent_estimated"], false);
+    let economic = num(&r["economic_occupancy_pct"]);
+    assert!(
+        (75.0..=95.0).contains(&economic),
+        "economic occupancy {economic}"
+    );
+    let revpaf = num(&r["revpaf"]);
+    assert!((0.7..=1.5).contains(&revpaf), "RevPAF {revpaf}");
+    // The invariant on every facility: over 50 % occupied with rents near street, economic
+    // occupancy stays within 50-120 %, and the rent gap stays within a few tenths of street.
+    for f in body["facilities"].as_array().unwrap() {
+        let occupancy = num(&f["occupancy_pct"]);
+        let economic = num(&f["economic_occupancy_pct"]);
+        if occupancy > 50.0 {
+            assert!((50.0..=120.0).contains(&economic), "{f}");
+        }
+        let gap = num(&f["rent_gap_pct"]);
+        assert!((-20.0..=30.0).contains(&gap), "{f}");
+    }
+    // Every facility sent leads.
+    let leads = e2e::get_ok(&app, "/api/v1/analytics/leads").await;
+    assert_eq!(leads["facilities_with_leads"], 8);
+    assert_eq!(leads["facilities_reporting"], 8);
+    app.run_jobs().await;
+}

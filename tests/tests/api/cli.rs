@@ -168,6 +168,13 @@ async fn migrate_then_admin_commands_print_one_json_line() {
         .await
         .unwrap();
     assert_eq!(records, 6);
+    // The demo's pages show recommendations from the start: one run per facility.
+    assert_eq!(seeded["runs"], 2);
+    let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM recommendation_runs")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(runs, 2);
 
     // Duplicate e-mail: a clear error, no second company.
     let dup = api(
