@@ -89,6 +89,18 @@ pub async fn latest_runs(pool: &PgPool, company_id: CompanyId) -> Result<Vec<Lat
     store::latest_runs(&mut conn, company_id).await
 }
 
+/// The latest run of each of `facility_ids`, per size and tier (for reports that show the
+/// engine's rate beside their own).
+pub async fn latest_sizes(
+    pool: &PgPool,
+    facility_ids: &[Uuid],
+) -> Result<
+    std::collections::HashMap<Uuid, (chrono::NaiveDate, String, Vec<store::SizeRecommendation>)>,
+> {
+    let mut conn = pool.acquire().await?;
+    store::latest_sizes(&mut conn, facility_ids).await
+}
+
 /// The facility's daily history over its last `days` days.
 pub async fn history(
     pool: &PgPool,

@@ -283,3 +283,55 @@ pub async fn run(
 ) -> Result<Option<Run>> {
     fetch_run(conn, company_id, facility_id, Some(run_id)).await
 }
+
+/// One size of a facility's latest run, as another report shows it beside its own figure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SizeRecommendation {
+    pub size: String,
+    pub tier: String,
+    pub recommended_rate: f64,
+    /// The run's own sentence for its biggest factor (what moved the rate most).
+    pub main_factor: Option<String>,
+}
+
+/// The latest run of each facility, per size and tier: (snapshot date, mode, sizes).
+pub async fn latest_sizes(
+    conn: &mut PgConnection,
+    facility_ids: &[Uuid],
+) -> Result<std::collections::HashMap<Uuid, (NaiveDate, String, Vec<SizeRecommendation>)>> {
+    let rows = sqlx::query!(
+        r#"SELECT DISTINCT ON (facility_id) facility_id, snapshot_date, mode, recommendations
+           FROM recommendation_runs WHERE facility_id = ANY($1)
+           ORDER BY facility_id, generated_at DESC"#,
+        facility_ids
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let sizes = serde_json::from_value::<Vec<engine::Recommendation>>(r.recommendations)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|rec| SizeRecommendation {
+                    main_factor: rec
+                        .factors
+                        .iter()
+                        .filter(|f| f.contribution_pct != 0.0)
+                        .max_by(|a, b| {
+                            a.contribution_pct
+                                .abs()
+                                .total_cmp(&b.contribution_pct.abs())
+                        })
+                        .map(|f| {
+                            format!("{} {:+.1} %", f.name.replace('_', " "), f.contribution_pct)
+                        }),
+                    size: rec.size,
+                    tier: rec.tier,
+                    recommended_rate: rec.recommended_rate,
+                })
+                .collect();
+            (r.facility_id, (r.snapshot_date, r.mode, sizes))
+        })
+        .collect())
+}

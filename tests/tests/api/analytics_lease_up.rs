@@ -107,6 +107,48 @@ async fn analytics_lease_up_history_and_fill_in_any_arrival_order() {
             ],
             "{name}"
         );
+        // Beside each suggestion, the engine's rate of the facility's latest run and why the
+        // two differ, in words that match the figures.
+        let id = f["facility_id"].as_str().unwrap();
+        let runs = get_ok(
+            &app,
+            &format!("/api/v1/facilities/{id}/recommendation-runs"),
+        )
+        .await;
+        let latest = &runs["runs"][0];
+        let run = get_ok(
+            &app,
+            &format!(
+                "/api/v1/facilities/{id}/recommendation-runs/{}",
+                latest["recommendation_id"].as_str().unwrap()
+            ),
+        )
+        .await;
+        for s in f["fill_suggestions"].as_array().unwrap() {
+            let size = s["size"].as_str().unwrap();
+            let engine = run["recommendations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["size"] == size)
+                .unwrap()["recommended_rate"]
+                .as_f64()
+                .unwrap();
+            assert_eq!(s["engine_rate"].as_f64(), Some(engine), "{name} {size}");
+            let suggested = s["suggested_rate"].as_f64().unwrap();
+            let note = s["engine_note"].as_str().unwrap();
+            let want = if (engine - suggested).abs() < 1.0 {
+                "agrees"
+            } else if engine > suggested {
+                "holds more"
+            } else {
+                "goes lower"
+            };
+            assert!(
+                note.contains(want),
+                "{name} {size}: {engine} vs {suggested}: {note}"
+            );
+        }
     }
     let steady = res["facilities"]
         .as_array()

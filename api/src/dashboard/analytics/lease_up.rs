@@ -39,6 +39,8 @@ pub async fn lease_up(
             "Floor applied",
             "Competitors",
             "Stale",
+            "Engine's rate",
+            "Engine against this suggestion",
         ],
     );
     for f in &report.facilities {
@@ -70,6 +72,8 @@ pub async fn lease_up(
                 yes(x.floor_applied),
                 x.competitors.to_string(),
                 x.stale_competitors.to_string(),
+                opt(x.engine_rate),
+                x.engine_note.clone(),
             ]);
         }
     }

@@ -50,6 +50,11 @@ pub(crate) struct Fill {
     pub competitors: usize,
     /// Of which stale.
     pub stale_competitors: usize,
+    /// The pricing engine's recommended street rate for the size in the facility's latest run
+    /// (the mean of its tiers'); null when no run covers the size.
+    pub engine_rate: Option<f64>,
+    /// Whether the suggestion and the engine agree, and why they differ when they do.
+    pub engine_note: String,
 }
 
 impl From<jobs::analytics::reports::lease_up::Fill> for Fill {
@@ -63,6 +68,8 @@ impl From<jobs::analytics::reports::lease_up::Fill> for Fill {
             floor_applied: r.floor_applied,
             competitors: r.competitors,
             stale_competitors: r.stale_competitors,
+            engine_rate: r.engine_rate,
+            engine_note: r.engine_note,
         }
     }
 }

@@ -47,6 +47,11 @@ pub struct Fill {
     pub competitors: usize,
     /// Of which stale.
     pub stale_competitors: usize,
+    /// The pricing engine's recommended street rate for the size in the facility's latest run
+    /// (the mean of its tiers'); null when no run covers the size.
+    pub engine_rate: Option<f64>,
+    /// Whether the two agree, and why they differ when they do.
+    pub engine_note: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -136,6 +141,7 @@ pub async fn report(
     let units = unit_types(pool, &sync_ids).await?;
     let observations = super::competitors::competitor_observations(pool, &in_lease_up).await?;
     let pricing = super::competitors::pricing_settings(pool, &in_lease_up).await?;
+    let runs = crate::pricing::latest_sizes(pool, &in_lease_up).await?;
     let out: Vec<FacilityOut> = facilities
         .iter()
         .map(|f| {
@@ -182,7 +188,11 @@ pub async fn report(
                             s.lease_up_discount_pct,
                             s.lease_up_floor_share,
                         );
+                        let (engine_rate, engine_note) =
+                            engine_beside(runs.get(&f.id), &size, fill.rate, s.max_step_pct);
                         o.fill_suggestions.push(Fill {
+                            engine_rate,
+                            engine_note,
                             size,
                             street_rate: rate,
                             suggested_rate: fill.rate,
@@ -213,4 +223,59 @@ pub async fn report(
         facilities_in_lease_up: in_lease_up.len(),
         facilities: out,
     })
+}
+
+/// The engine's rate for `size` in the latest run, and a sentence on how it stands against the
+/// fill suggestion: the suggestion goes straight to the competitor P25 (or the floor), the engine
+/// moves part of the way from the current rate each run, within `max_step_pct`, and weighs
+/// occupancy, its trend, the price response and the season too.
+fn engine_beside(
+    run: Option<&(
+        NaiveDate,
+        String,
+        Vec<crate::pricing::store::SizeRecommendation>,
+    )>,
+    size: &str,
+    suggested: f64,
+    max_step_pct: f64,
+) -> (Option<f64>, String) {
+    let Some((date, mode, sizes)) = run else {
+        return (
+            None,
+            "no engine run yet: the engine's rate appears after its first run".to_owned(),
+        );
+    };
+    let of_size: Vec<_> = sizes.iter().filter(|r| r.size == size).collect();
+    if of_size.is_empty() {
+        return (
+            None,
+            format!("the engine's run of {date} has no rate for this size"),
+        );
+    }
+    let engine = domain::values::round2(
+        of_size.iter().map(|r| r.recommended_rate).sum::<f64>() / of_size.len() as f64,
+    );
+    let main = of_size
+        .iter()
+        .find_map(|r| r.main_factor.clone())
+        .map(|f| format!("; its biggest factor: {f}"))
+        .unwrap_or_default();
+    let note = if (engine - suggested).abs() < 1.0 {
+        format!("the engine's run of {date} agrees")
+    } else if mode != "lease_up" {
+        format!(
+            "the engine's run of {date} priced the facility as stabilized, not in lease-up{main}"
+        )
+    } else if engine > suggested {
+        format!(
+            "the engine's run of {date} holds more: it moves part of the way toward its target each run, \
+             at most {max_step_pct}% a step, and weighs occupancy and its trend besides the P25{main}"
+        )
+    } else {
+        format!(
+            "the engine's run of {date} goes lower: occupancy, its trend or the price response \
+             took its target below the P25{main}"
+        )
+    };
+    (Some(engine), note)
 }
