@@ -120,19 +120,25 @@ pub async fn report(
     // Move-ins, and those of the facility-days that sent leads (the conversion's numerator),
     // from the daily records of the period.
     let m = sqlx::query!(
-        r#"SELECT coalesce(sum(move_ins_daily), 0)::int8 AS "move_ins!",
-                  coalesce(sum(move_ins_daily) FILTER (WHERE leads_total IS NOT NULL), 0)::int8
-                      AS "conversion_move_ins!",
-                  count(*) AS "snapshots!",
-                  count(move_ins_daily) AS "with_move_ins!",
-                  count(DISTINCT facility_id) AS "facilities!",
-                  count(DISTINCT facility_id) FILTER (WHERE leads_total IS NOT NULL)
-                      AS "facilities_with_leads!",
-                  count(*) FILTER (WHERE leads_total IS NOT NULL) AS "snapshots_with_leads!"
-           FROM sync_records
-           WHERE company_id = $1 AND facility_id = ANY($2) AND snapshot_date >= $3 AND snapshot_date <= $4"#,
+        r#"SELECT coalesce(sum(mi), 0)::int8 AS "move_ins!",
+                  coalesce(sum(cmi), 0)::int8 AS "conversion_move_ins!",
+                  coalesce(sum(n), 0)::int8 AS "snapshots!",
+                  coalesce(sum(nmi), 0)::int8 AS "with_move_ins!",
+                  count(*) AS "facilities!",
+                  count(*) FILTER (WHERE nl > 0) AS "facilities_with_leads!",
+                  coalesce(sum(nl), 0)::int8 AS "snapshots_with_leads!"
+           FROM (
+               SELECT facility_id, sum(move_ins_daily) AS mi,
+                      sum(move_ins_daily) FILTER (WHERE leads_total IS NOT NULL) AS cmi,
+                      count(*) AS n, count(move_ins_daily) AS nmi,
+                      count(*) FILTER (WHERE leads_total IS NOT NULL) AS nl
+               FROM sync_records
+               WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
+                 AND snapshot_date >= $3 AND snapshot_date <= $4
+               GROUP BY facility_id
+           ) per_facility"#,
         company_id.uuid(),
-        &ids,
+        facility.map(FacilityId::uuid),
         start,
         as_of
     )
@@ -140,9 +146,9 @@ pub async fn report(
     .await?;
     // The first data in scope: a period reaching before it is only partly covered.
     let first: Option<NaiveDate> = sqlx::query_scalar!(
-        "SELECT min(snapshot_date) FROM sync_records WHERE company_id = $1 AND facility_id = ANY($2)",
+        "SELECT min(snapshot_date) FROM sync_records WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)",
         company_id.uuid(),
-        &ids
+        facility.map(FacilityId::uuid)
     )
     .fetch_one(pool)
     .await?;
