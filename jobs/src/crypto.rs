@@ -20,6 +20,19 @@ pub enum CryptoError {
 
 /// The id byte written before values sealed by `key`: derived from the key (never revealing
 /// it), so every process that holds a key names it alike.
+/// A secret token for a link or a cookie: 32 random bytes, URL-safe base64 without padding.
+pub fn random_token() -> String {
+    use base64::Engine as _;
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// What is stored of a token: its SHA-256 (the token itself is never stored).
+pub fn token_hash(token: &str) -> Vec<u8> {
+    Sha256::digest(token.as_bytes()).to_vec()
+}
+
 pub fn key_id(key: &[u8; 32]) -> u8 {
     Sha256::new()
         .chain_update(b"sealing-key-id/v1")

@@ -10,11 +10,8 @@
 
 use crate::config::MasterKey;
 use crate::error::{Result, ValidationError};
-use base64::Engine as _;
 use chrono::{Duration, Utc};
-use rand::RngCore;
 use redis::aio::ConnectionManager;
-use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -23,9 +20,7 @@ pub const TOKEN_LIFETIME: Duration = Duration::hours(1);
 /// Least time between two reset mails to one user.
 pub const MAIL_SPACING: Duration = Duration::minutes(5);
 
-fn token_hash(token: &str) -> Vec<u8> {
-    Sha256::digest(token.as_bytes()).to_vec()
-}
+use crate::crypto::{random_token, token_hash};
 
 /// Reset requests per client address per hour; past it a request is dropped silently.
 pub const REQUESTS_PER_CLIENT_PER_HOUR: u64 = 30;
@@ -171,9 +166,7 @@ pub async fn process_requests(
 }
 
 async fn issue_token(conn: &mut sqlx::PgConnection, user_id: Uuid) -> Result<String> {
-    let mut bytes = [0u8; 32];
-    rand::rngs::OsRng.fill_bytes(&mut bytes);
-    let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+    let token = random_token();
     sqlx::query!(
         "INSERT INTO password_reset_tokens (id, user_id, token_hash, expires_at) VALUES ($1, $2, $3, $4)",
         Uuid::now_v7(),

@@ -13,11 +13,8 @@ use crate::config::MasterKey;
 use crate::error::{Result, ValidationError};
 use crate::tenancy::KeyHasher;
 use crate::web_sessions::NewSession;
-use base64::Engine as _;
 use chrono::{Duration, Utc};
 use domain::values::Text;
-use rand::RngCore;
-use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -30,8 +27,9 @@ pub const CONFIRM_SUBJECT: &str = "Finish creating your account";
 /// Subject of the note to the owner of an address that has an account.
 pub const EXISTS_SUBJECT: &str = "Someone tried to create an account with your address";
 
+/// The stored hash of a token as a link or a form carries it (surrounding space dropped).
 fn token_hash(token: &str) -> Vec<u8> {
-    Sha256::digest(token.trim().as_bytes()).to_vec()
+    crate::crypto::token_hash(token.trim())
 }
 
 /// Checks and records a sign-up: the same answer (`Ok`) whether or not the address has an
@@ -108,7 +106,7 @@ pub async fn process_requests(
                 ),
             )
         } else {
-            let token = new_token();
+            let token = crate::crypto::random_token();
             sqlx::query!(
                 "INSERT INTO sign_up_tokens
                      (id, token_hash, company_name, email, password_hash, expires_at)
@@ -138,12 +136,6 @@ pub async fn process_requests(
         mailed += 1;
     }
     Ok(mailed)
-}
-
-fn new_token() -> String {
-    let mut bytes = [0u8; 32];
-    rand::rngs::OsRng.fill_bytes(&mut bytes);
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
 fn invalid_token() -> crate::Error {

@@ -5,11 +5,8 @@
 //! password reset.
 
 use crate::error::Result;
-use base64::Engine as _;
 use chrono::{DateTime, Duration, Utc};
 use domain::ids::CompanyId;
-use rand::RngCore;
-use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -18,15 +15,7 @@ pub const IDLE_LIFETIME: Duration = Duration::hours(12);
 /// No session lives longer than this, however busy.
 pub const ABSOLUTE_LIFETIME: Duration = Duration::days(7);
 
-fn token_hash(token: &str) -> Vec<u8> {
-    Sha256::digest(token.as_bytes()).to_vec()
-}
-
-fn random_token() -> String {
-    let mut bytes = [0u8; 32];
-    rand::rngs::OsRng.fill_bytes(&mut bytes);
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
+use crate::crypto::{random_token, token_hash};
 
 /// A new session: the token goes into the cookie and is never stored.
 #[derive(Debug)]
