@@ -352,6 +352,19 @@ impl TestApp {
             .expect("due mail is written")
     }
 
+    /// The text of a dashboard page fetched with a session `cookie` (see [`Self::session_cookie`]).
+    pub async fn page_text(&self, cookie: &str, path: &str) -> String {
+        self.http
+            .get(self.url(path))
+            .header("cookie", cookie)
+            .send()
+            .await
+            .expect("the page answers")
+            .text()
+            .await
+            .expect("the page has a text body")
+    }
+
     /// A dashboard session cookie (`name=value`) of the tenant's user, for plain HTTP requests
     /// to the pages.
     pub async fn session_cookie(&self) -> String {

@@ -331,15 +331,8 @@ async fn lead_conversion_counts_only_facilities_that_sent_leads_and_a_short_hist
     // The page says whose move-ins convert and that the previous period is partial.
     let cookie = app.session_cookie().await;
     let page = app
-        .http
-        .get(app.url("/app/analytics/leads?period=30d"))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .page_text(&cookie, "/app/analytics/leads?period=30d")
+        .await;
     assert!(
         page.contains("2 move-ins of the 1 of 2 facilities that sent leads"),
         "{page}"
@@ -541,16 +534,7 @@ async fn partial_tenant_rents_are_counted_and_estimated_and_the_rent_gap_means_o
     // And the pages say the rent is partly estimated, with how much was sent.
     let cookie = app.session_cookie().await;
     for path in ["/app/portfolio", "/app/analytics/revpas"] {
-        let page = app
-            .http
-            .get(app.url(path))
-            .header("cookie", &cookie)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let page = app.page_text(&cookie, path).await;
         assert!(
             page.contains("partly estimated: rent (52.9 % sent)"),
             "{path}: {page}"

@@ -557,15 +557,8 @@ async fn run_now_without_a_snapshot_is_refused_on_a_pool_of_one_connection() {
     let id = f["id"].as_str().unwrap();
     let cookie = app.session_cookie().await;
     let page = app
-        .http
-        .get(app.url(&format!("/app/facilities/{id}")))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .page_text(&cookie, &format!("/app/facilities/{id}"))
+        .await;
     let csrf = page
         .split("name=\"csrf\" value=\"")
         .nth(1)
