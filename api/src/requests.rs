@@ -6,7 +6,7 @@
 //! the same fields under the same rules.
 
 use chrono::NaiveDate;
-use domain::values::{HttpUrl, Quantity, Text};
+use domain::values::{Currency, HttpUrl, Quantity, Text};
 use serde::{Deserialize, Deserializer};
 use uuid::Uuid;
 
@@ -219,4 +219,12 @@ impl From<DeliveryFilter> for jobs::webhooks::DeliveryFilter {
             cursor: b.cursor,
         }
     }
+}
+
+/// The company's settings; an absent field stays as it is.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompanySettings {
+    /// The currency the dashboard shows the company's amounts in (no amount is converted).
+    pub currency: Option<Currency>,
 }

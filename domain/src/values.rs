@@ -349,6 +349,9 @@ pub fn millis<S: serde::Serializer>(
     s.collect_str(&at.format("%Y-%m-%dT%H:%M:%S%.3fZ"))
 }
 
+mod currency;
+pub use currency::Currency;
+
 #[cfg(test)]
 mod tests;
 

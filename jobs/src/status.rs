@@ -16,6 +16,7 @@ pub struct Report {
     pub company_id: Uuid,
     pub company_name: String,
     pub time_zone: String,
+    pub currency: String,
     pub plan: String,
     pub subscription: Subscription,
     pub usage: Usage,
@@ -78,6 +79,7 @@ pub async fn report(
         company_id: company.id,
         company_name: company.name,
         time_zone: company.time_zone,
+        currency: company.currency,
         plan: company.plan,
         subscription: Subscription {
             state: effective.to_owned(),

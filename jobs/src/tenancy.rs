@@ -283,18 +283,40 @@ pub struct CompanyInfo {
     pub subscription_state: String,
     pub trial_ends_at: Option<DateTime<Utc>>,
     pub time_zone: String,
+    /// ISO 4217 code of the currency its figures are shown in.
+    pub currency: String,
     pub created_at: DateTime<Utc>,
 }
 
 pub async fn company(pool: &PgPool, company_id: CompanyId) -> Result<CompanyInfo> {
     sqlx::query_as!(
         CompanyInfo,
-        "SELECT id, name, plan, subscription_state, trial_ends_at, time_zone, created_at FROM companies WHERE id = $1",
+        "SELECT id, name, plan, subscription_state, trial_ends_at, time_zone, currency, created_at FROM companies WHERE id = $1",
         company_id.uuid()
     )
     .fetch_optional(pool)
     .await?
     .ok_or_else(|| Error::not_found(format!("no company with id {company_id}")))
+}
+
+/// Changes the company's settings (an absent one stays) and answers the company: the
+/// currency its figures are shown in (amounts are not converted). `PATCH /api/v1/company` and
+/// the overview page's form.
+pub async fn update_company(
+    pool: &PgPool,
+    company_id: CompanyId,
+    currency: Option<domain::values::Currency>,
+) -> Result<CompanyInfo> {
+    if let Some(currency) = currency {
+        sqlx::query!(
+            "UPDATE companies SET currency = $2 WHERE id = $1",
+            company_id.uuid(),
+            currency.code()
+        )
+        .execute(pool)
+        .await?;
+    }
+    company(pool, company_id).await
 }
 
 #[derive(Debug, Serialize)]

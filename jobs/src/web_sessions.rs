@@ -79,6 +79,8 @@ pub struct Session {
     pub company_name: String,
     pub subscription_state: String,
     pub trial_ends_at: Option<DateTime<Utc>>,
+    /// The currency the company's figures are shown in.
+    pub currency: domain::values::Currency,
     pub csrf_token: String,
 }
 
@@ -117,7 +119,8 @@ pub async fn lookup(pool: &PgPool, token: &str) -> Result<Option<Session>> {
            )
            SELECT s.id AS "id!", s.user_id AS "user_id!", s.csrf_token AS "csrf_token!",
                   u.email, c.id AS "company_id!", c.name AS "company_name!",
-                  c.subscription_state AS "subscription_state!", c.trial_ends_at
+                  c.subscription_state AS "subscription_state!", c.trial_ends_at,
+                  c.currency AS "currency!"
            FROM s JOIN users u ON u.id = s.user_id JOIN companies c ON c.id = u.company_id"#,
         token_hash(token),
         now,
@@ -133,6 +136,7 @@ pub async fn lookup(pool: &PgPool, token: &str) -> Result<Option<Session>> {
         company_name: r.company_name,
         subscription_state: r.subscription_state,
         trial_ends_at: r.trial_ends_at,
+        currency: domain::values::Currency::parse(&r.currency).unwrap_or_default(),
         csrf_token: r.csrf_token,
     }))
 }

@@ -15,8 +15,9 @@ pub(crate) use revpas::rent_estimate;
 pub use revpas::revpas;
 pub use seasonality::seasonality;
 
-use super::chart::{self, num, opt, Chart, Kind, Series, Table};
+use super::chart::{self, Chart, Kind, Series, Table};
 use super::extract::Query;
+use super::figures::{cells, Cell, Figures, Measure};
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
 use crate::error::ApiError;
@@ -80,8 +81,8 @@ fn word<T: Serialize>(v: &T) -> String {
         .unwrap_or_default()
 }
 
-fn yes(b: bool) -> String {
-    if b { "yes" } else { "" }.to_owned()
+fn yes(b: bool) -> Cell {
+    Cell::text(if b { "yes" } else { "" })
 }
 
 fn sub_nav(current: &str) -> Markup {

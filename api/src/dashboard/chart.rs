@@ -3,35 +3,29 @@
 //! accessible title and description and comes with its data as a table, for screen readers
 //! and for copying.
 
+use crate::dashboard::figures::{Figures, Measure};
 use maud::{html, Markup, PreEscaped};
 use std::fmt::Write as _;
 
 mod table;
 pub use table::{export, Table};
 
-/// A number as the pages and their CSV show it: up to two decimals, no trailing zeros.
-pub fn num(v: f64) -> String {
-    let s = format!("{:.2}", (v * 100.0).round() / 100.0);
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" {
-        "0".to_owned()
-    } else {
-        s.to_owned()
-    }
-}
-
 /// The y axis's ticks: about `target` intervals of a round step (1, 2, 2.5 or 5 x 10^k)
 /// from a multiple of the step at or below `lo` to one at or above `hi`, so the labels read
-/// 80, 85, 90 rather than 81.57. Returns the step and the ticks, lowest first.
-fn nice_ticks(lo: f64, hi: f64, target: u32) -> (f64, Vec<f64>) {
+/// 80, 85, 90 rather than 81.57. No step needs more than `max_decimals` decimals (a percent
+/// axis never reads 85.25). Returns the step and the ticks, lowest first.
+fn nice_ticks(lo: f64, hi: f64, target: u32, max_decimals: u32) -> (f64, Vec<f64>) {
     let hi = if hi > lo { hi } else { lo + 1.0 };
     let raw = (hi - lo) / f64::from(target.max(1));
     let magnitude = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+    let smallest = 10f64.powi(-(max_decimals as i32));
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0, 20.0]
         .iter()
         .map(|m| m * magnitude)
+        .filter(|s| tick_decimals(*s) <= max_decimals as usize)
         .find(|s| *s >= raw * (1.0 - 1e-9))
-        .unwrap_or(10.0 * magnitude);
+        .unwrap_or(10.0 * magnitude)
+        .max(smallest);
     // Snap to the step's grid; the small allowance keeps 90.0000001 from opening a new step.
     let first = (lo / step + 1e-9).floor();
     let last = (hi / step - 1e-9).ceil().max(first + 1.0);
@@ -56,24 +50,35 @@ fn tick_decimals(step: f64) -> usize {
         .unwrap_or(6) as usize
 }
 
-/// A y-axis label with the decimals its step needs.
-fn tick(v: f64, step: f64) -> String {
-    let decimals = tick_decimals(step);
-    let s = format!("{v:.decimals$}");
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
+/// A y-axis label in the chart's measure, with the decimals its step needs (never more than
+/// the measure's own).
+fn tick(figures: &Figures, measure: Measure, v: f64, step: f64) -> String {
+    let most = figures.decimals(measure);
+    let needed = (tick_decimals(step) as u32).min(most);
+    // Money shows whole units or all its cents ($2.50, never $2.5).
+    let decimals = if measure.is_money() && needed > 0 {
+        most
     } else {
-        &s
+        needed
     };
-    if s == "-0" {
-        "0".to_owned()
-    } else {
-        s.to_owned()
-    }
+    figures.with_decimals(measure, v, decimals).shown
 }
 
-pub fn opt(v: Option<f64>) -> String {
-    v.map(num).unwrap_or_default()
+/// The share of the y axis's height the data's spread fills at least, so that a 2 % swing
+/// does not look like a cliff: an axis not drawn from zero spans at least this share of its
+/// largest value (90 to 92 draws on an axis of about 75 to 95).
+const MIN_SPAN_OF_VALUE: f64 = 0.2;
+
+/// A category label cut to the width it has (about 6.5 px a character at 11 px), with `…`.
+fn fit_label(label: &str, width_px: f64) -> String {
+    let room = ((width_px / 6.5).floor() as usize).max(2);
+    if label.chars().count() <= room {
+        label.to_owned()
+    } else {
+        let mut cut: String = label.chars().take(room - 1).collect();
+        cut.push('…');
+        cut
+    }
 }
 
 /// How a series is drawn.
@@ -106,7 +111,11 @@ pub struct Chart {
     /// The id of the figure; its table view is `<id>-table`.
     pub id: String,
     pub title: String,
+    /// What the values are (`per sq ft`, `%`), for the table view's headers.
     pub unit: String,
+    /// How the values read (money of the company's currency, a percent, a count).
+    pub measure: Measure,
+    pub figures: Figures,
     /// The x axis: one label per point (dates, months, names).
     pub labels: Vec<String>,
     pub series: Vec<Series>,
@@ -141,8 +150,22 @@ impl Chart {
         if self.from_zero || self.series.iter().any(|s| s.kind == Kind::Bar) {
             lo = lo.min(0.0);
             hi = hi.max(0.0);
+        } else {
+            let least = MIN_SPAN_OF_VALUE * lo.abs().max(hi.abs());
+            if hi - lo < least {
+                let mid = (hi + lo) / 2.0;
+                let (l, h) = (mid - least / 2.0, mid + least / 2.0);
+                // Values on one side of zero keep their axis on that side.
+                (lo, hi) = if lo >= 0.0 && l < 0.0 {
+                    (0.0, least)
+                } else if hi <= 0.0 && h > 0.0 {
+                    (-least, 0.0)
+                } else {
+                    (l, h)
+                };
+            }
         }
-        Some(nice_ticks(lo, hi, 4))
+        Some(nice_ticks(lo, hi, 4, self.figures.decimals(self.measure)))
     }
 
     /// The SVG of the chart: axes with a few ticks, one polyline (or bars) per series, and a
@@ -165,22 +188,31 @@ impl Chart {
             let yy = y(v);
             let _ = write!(
                 body,
-                r##"<line x1="{LEFT}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}" stroke="#d8dde5"/><text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11" fill="#5b6472">{}</text>"##,
+                r##"<line x1="{LEFT}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}" stroke="#d8dde5"/><text class="y-label" x="{:.1}" y="{:.1}" text-anchor="end" font-size="11" fill="#5b6472">{}</text>"##,
                 W - RIGHT,
                 LEFT - 4.0,
                 yy + 4.0,
-                tick(v, step)
+                tick(&self.figures, self.measure, v, step)
             );
         }
-        // x labels: at most about eight, evenly spread.
+        // x labels: at most about eight, evenly spread, each cut to the room it has so that
+        // neighbours never overlap (the full label is the text's tooltip).
         let step = n.div_ceil(8).max(1);
+        let room = plot_w / n.max(1) as f64 * step as f64 - 6.0;
         for i in (0..n).step_by(step) {
+            let full = &self.labels[i];
+            let shown = fit_label(full, room);
             let _ = write!(
                 body,
-                r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11" fill="#5b6472">{}</text>"##,
+                r##"<text class="x-label" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11" fill="#5b6472">{}{}</text>"##,
                 x(i),
                 H - BOTTOM + 16.0,
-                maud::html! { (self.labels[i]) }.into_string()
+                if &shown == full {
+                    String::new()
+                } else {
+                    maud::html! { title { (full) } }.into_string()
+                },
+                maud::html! { (shown) }.into_string()
             );
         }
         let bars: Vec<&Series> = self.series.iter().filter(|s| s.kind == Kind::Bar).collect();
@@ -236,8 +268,8 @@ impl Chart {
             n,
             self.labels.first().map_or("", String::as_str),
             self.labels.last().map_or("", String::as_str),
-            num(lo),
-            num(hi),
+            self.figures.cell(self.measure, lo),
+            self.figures.cell(self.measure, hi),
             self.unit
         );
         html! {
@@ -277,14 +309,10 @@ impl Chart {
                 .map(|s| format!("{} ({})", s.name, self.unit)),
         );
         for (i, label) in self.labels.iter().enumerate() {
-            let mut row = vec![label.clone()];
+            let mut row = vec![crate::dashboard::figures::Cell::text(label.clone())];
             row.extend(self.series.iter().map(|s| {
-                s.values
-                    .get(i)
-                    .copied()
-                    .flatten()
-                    .map(num)
-                    .unwrap_or_default()
+                self.figures
+                    .cell(self.measure, s.values.get(i).copied().flatten())
             }));
             t.row(row);
         }

@@ -13,7 +13,8 @@ use domain::ids::FacilityId;
 use forms::*;
 use tables::*;
 
-use super::chart::{self, num, opt, Chart, Kind, Series, Table};
+use super::chart::{self, Chart, Kind, Series, Table};
+use super::figures::{cells, Figures, Measure};
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
 use super::{form_json, require_access, Notice};
@@ -130,15 +131,16 @@ async fn render(
         .as_ref()
         .and_then(|r| serde_json::from_value(r.recommendations.clone()).ok())
         .unwrap_or_default();
-    let (rec_table, factor_table, guard_table) = recommendation_tables(&recs);
-    let runs_table = runs_table(&l.runs);
-    let charts = charts(&l.history, days);
+    let fig = Figures::new(s.currency);
+    let (rec_table, factor_table, guard_table) = recommendation_tables(&fig, &recs);
+    let runs_table = runs_table(&fig, &l.runs);
+    let charts = charts(&fig, &l.history, days);
     let chart_tables: Vec<Table> = charts
         .iter()
         .map(|c| c.table(format!("{}-table", c.id)))
         .collect();
-    let rates_table = rates_table(&l.rates);
-    let bands_table = bands_table(&l.rates);
+    let rates_table = rates_table(&fig, &l.rates);
+    let bands_table = bands_table(&fig, &l.rates);
     let mut tables: Vec<&Table> = vec![
         &rec_table,
         &factor_table,

@@ -11,6 +11,7 @@ mod data_sources;
 mod extract;
 mod facilities;
 mod facility;
+pub(crate) mod figures;
 mod keys;
 mod overview;
 pub mod page;
@@ -38,6 +39,7 @@ connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none';
 pub fn router(state: AppState) -> Router<AppState> {
     let app = Router::new()
         .route("/app", get(overview::show))
+        .route("/app/company", post(overview::save_company))
         .route("/app/portfolio", get(portfolio::show))
         .route("/app/analytics/ecri", get(analytics::ecri))
         .route("/app/analytics/seasonality", get(analytics::seasonality))

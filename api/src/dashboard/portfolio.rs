@@ -2,8 +2,9 @@
 //! table with each one's latest recommendation summary (`GET /api/v1/recommendation-runs/latest`),
 //! sorted on the server by the `sort` and `dir` query parameters.
 
-use super::chart::{opt, Table};
+use super::chart::Table;
 use super::extract::Query;
+use super::figures::{cells, Figures};
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
 use crate::state::AppState;
@@ -28,9 +29,9 @@ pub struct PageQuery {
 const COLUMNS: [(&str, &str); 10] = [
     ("name", "Facility"),
     ("mode", "Mode"),
-    ("occupancy", "Occupancy %"),
+    ("occupancy", "Occupancy"),
     ("revpaf", "RevPAF"),
-    ("gap", "Rent gap % of in-place"),
+    ("gap", "Rent gap (% of in-place)"),
     ("flags", "Risk flags"),
     ("data", "Latest data"),
     ("raise", "Raise"),
@@ -113,6 +114,7 @@ pub async fn show(
         })
         .collect();
     sort_rows(&mut rows, sort, descending);
+    let fig = Figures::new(s.currency);
 
     let mut table = Table::new(
         "portfolio-facilities",
@@ -120,17 +122,17 @@ pub async fn show(
         &COLUMNS.map(|(_, h)| h),
     );
     for r in &rows {
-        table.row(vec![
+        table.row(cells![
             r.f.facility_name.clone(),
             r.f.mode.replace('_', "-"),
-            opt(r.f.occupancy_pct),
-            opt(r.f.revenue.revpaf),
-            opt(r.f.revenue.rent_gap_pct),
-            r.f.flags.len().to_string(),
+            fig.pct(r.f.occupancy_pct),
+            fig.per_sqft(r.f.revenue.revpaf),
+            fig.pct(r.f.revenue.rent_gap_pct),
+            fig.count(r.f.flags.len() as f64),
             r.f.as_of.map(|d| d.to_string()).unwrap_or_default(),
-            r.run.map(|x| x.raise.to_string()).unwrap_or_default(),
-            r.run.map(|x| x.hold.to_string()).unwrap_or_default(),
-            r.run.map(|x| x.lower.to_string()).unwrap_or_default(),
+            fig.count(r.run.map(|x| x.raise as f64)),
+            fig.count(r.run.map(|x| x.hold as f64)),
+            fig.count(r.run.map(|x| x.lower as f64)),
         ]);
     }
     let query = format!(
@@ -146,24 +148,24 @@ pub async fn show(
         section aria-labelledby="kpi-h" {
             h2 id="kpi-h" class="skip" { "Key figures" }
             div class="figures" id="kpis" {
-                div { "Occupancy (units)" b id="kpi-occupancy" { (opt(roll.unit_occupancy_pct)) "%" } }
+                div { "Occupancy (units)" b id="kpi-occupancy" { (fig.pct(roll.unit_occupancy_pct)) } }
                 div { "RevPAF (per sq ft, month)"
-                    b id="kpi-revpaf" { (opt(roll.revenue.revpaf)) }
+                    b id="kpi-revpaf" { (fig.per_sqft(roll.revenue.revpaf)) }
                     @if roll.revenue.rentable_sqft_estimated { span class="muted" { "area estimated" } }
                 }
                 div { "Rent gap (street − in place)"
-                    b id="kpi-rent-gap" { (opt(roll.revenue.rent_gap)) }
-                    span class="muted" { (opt(roll.revenue.rent_gap_pct)) "% of in-place rent" }
+                    b id="kpi-rent-gap" { (fig.amount(roll.revenue.rent_gap)) }
+                    span class="muted" { (fig.pct(roll.revenue.rent_gap_pct)) " of in-place rent" }
                     @if roll.revenue.actual_rent_estimated {
                         span class="muted" id="kpi-rent-estimated" { "in-place rent partly estimated: " (super::analytics::rent_estimate(&roll.revenue)) }
                     }
                 }
                 div { "Lost to vacancy and rent gap"
-                    b id="kpi-revenue-gap" { (opt(roll.revenue.revenue_gap)) }
-                    span class="muted" { (opt(roll.revenue.revenue_gap_pct)) "% of potential" }
+                    b id="kpi-revenue-gap" { (fig.amount(roll.revenue.revenue_gap)) }
+                    span class="muted" { (fig.pct(roll.revenue.revenue_gap_pct)) " of potential" }
                 }
-                div { "Facilities in lease-up" b id="kpi-lease-up" { (roll.facilities_in_lease_up) } }
-                div { "Risk flags" b id="kpi-flags" { (flags) }
+                div { "Facilities in lease-up" b id="kpi-lease-up" { (fig.count(roll.facilities_in_lease_up as f64)) } }
+                div { "Risk flags" b id="kpi-flags" { (fig.count(flags as f64)) }
                     span class="muted" { "on " (roll.facilities_flagged) " of " (roll.facilities) " facilities" } }
             }
             p class="muted" {

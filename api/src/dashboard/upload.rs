@@ -4,6 +4,7 @@
 //! cases behind `POST /api/v1/facilities/:id/upload` (`jobs::upload::{collect, store}`). Any bad row: every one is listed with
 //! its line, field and reason, and nothing is written.
 
+use super::figures::Figures;
 use super::page::{self, Messages, Nav, PageResult};
 use super::require_access;
 use super::session::SignedIn;
@@ -68,20 +69,20 @@ fn form(s: &Session, items: &[Facility], c: &Choice) -> Markup {
     }
 }
 
-fn preview(c: &Collected) -> Markup {
+fn preview(fig: &Figures, c: &Collected) -> Markup {
     html! {
         h2 { "Preview: the first rows as read" }
         div class="table-wrap" {
             @match c.kind {
                 UploadKind::UnitRates => {
                     table id="preview" {
-                        thead { tr { th { "Line" } th { "Date" } th { "Size" } th { "Tier" } th { "Street rate" } th { "Occupancy %" } th { "Move-ins MTD" } th { "Units" } th { "Occupied" } } }
+                        thead { tr { th { "Line" } th { "Date" } th { "Size" } th { "Tier" } th { "Street rate" } th { "Occupancy" } th { "Move-ins MTD" } th { "Units" } th { "Occupied" } } }
                         tbody {
                             @for r in c.units.values().flatten().take(PREVIEW_ROWS) {
                                 tr { td class="num" { (r.line) } td { (r.date.map(|d| d.to_string()).unwrap_or_default()) }
-                                     td { (r.size) } td { (r.tier) } td class="num" { (r.street_rate) }
-                                     td class="num" { (opt(r.occupancy_pct)) } td class="num" { (opt(r.move_ins_mtd)) }
-                                     td class="num" { (opt(r.total_units)) } td class="num" { (opt(r.occupied_units)) } }
+                                     td { (r.size) } td { (r.tier) } td class="num" { (fig.rate(r.street_rate)) }
+                                     td class="num" { (fig.pct(r.occupancy_pct)) } td class="num" { (fig.count(r.move_ins_mtd.map(f64::from))) }
+                                     td class="num" { (fig.count(r.total_units.map(f64::from))) } td class="num" { (fig.count(r.occupied_units.map(f64::from))) } }
                             }
                         }
                     }
@@ -91,7 +92,7 @@ fn preview(c: &Collected) -> Markup {
                         thead { tr { th { "Observed" } th { "Competitor" } th { "Size" } th { "Rate" } th { "Promotion" } th { "Source" } } }
                         tbody {
                             @for r in c.competitors.iter().take(PREVIEW_ROWS) {
-                                tr { td { (r.observed_on) } td { (r.competitor) } td { (r.size) } td class="num" { (r.rate) }
+                                tr { td { (r.observed_on) } td { (r.competitor) } td { (r.size) } td class="num" { (fig.rate(r.rate)) }
                                      td { (r.promo.as_deref().unwrap_or("")) } td { (r.source_url.as_deref().unwrap_or("")) } }
                             }
                         }
@@ -108,10 +109,6 @@ fn rows(n: u64) -> String {
     } else {
         format!("{n} rows")
     }
-}
-
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_default()
 }
 
 fn bad_rows(c: &Collected) -> Markup {
@@ -292,7 +289,7 @@ pub async fn submit(
         .await;
     }
     let warnings = collected.warnings.clone();
-    let shown = preview(&collected);
+    let shown = preview(&Figures::new(s.currency), &collected);
     let notice = if sent.check_only {
         format!(
             "{} checked: all good. Nothing was written yet; choose the file again and press Upload.",

@@ -3,6 +3,8 @@
 
 use crate::auth::Auth;
 use crate::error::ApiResult;
+use crate::extract::{parse_json, JsonBytes};
+use crate::requests::CompanySettings;
 use crate::state::AppState;
 use axum::extract::State;
 use axum::Json;
@@ -14,7 +16,9 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(status))
+    OpenApiRouter::new()
+        .routes(routes!(status))
+        .routes(routes!(update_company))
 }
 
 /// The company's plan, subscription, usage, jobs and limits.
@@ -43,6 +47,9 @@ struct Company {
     name: String,
     /// IANA time zone of the company.
     time_zone: String,
+    /// ISO 4217 code of the currency the company's figures are shown in (`USD` unless set).
+    /// Amounts are never converted.
+    currency: String,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -105,6 +112,25 @@ async fn status(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Jso
     status_of(&state, who.company_id).await.map(Json)
 }
 
+/// Changes the company's settings: an absent field stays.
+#[utoipa::path(patch, path = "/api/v1/company", tag = "account",
+    request_body = CompanySettings,
+    responses((status = 200, description = "The company with its settings.", body = Company)))]
+async fn update_company(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    JsonBytes(body): JsonBytes,
+) -> ApiResult<Json<Company>> {
+    let input: CompanySettings = parse_json(&body)?;
+    let c = jobs::tenancy::update_company(&state.db, who.company_id, input.currency).await?;
+    Ok(Json(Company {
+        id: c.id,
+        name: c.name,
+        time_zone: c.time_zone,
+        currency: c.currency,
+    }))
+}
+
 async fn status_of(state: &AppState, company_id: CompanyId) -> ApiResult<Status> {
     let r = jobs::status::report(
         &state.db,
@@ -126,6 +152,7 @@ async fn status_of(state: &AppState, company_id: CompanyId) -> ApiResult<Status>
             id: r.company_id,
             name: r.company_name,
             time_zone: r.time_zone,
+            currency: r.currency,
         },
         plan: r.plan,
         usage: Usage {

@@ -1,7 +1,9 @@
 //! OpenAPI schemas of the value types: each states the bounds its constructor enforces, so the
 //! document and the parser cannot disagree on them.
 
-use super::{Count, HttpUrl, Money, Percent, Quantity, Text, UnitSize, COUNT_MAX, MONEY_MAX};
+use super::{
+    Count, Currency, HttpUrl, Money, Percent, Quantity, Text, UnitSize, COUNT_MAX, MONEY_MAX,
+};
 use std::borrow::Cow;
 use utoipa::openapi::schema::{ObjectBuilder, SchemaFormat, SchemaType, Type};
 use utoipa::openapi::{KnownFormat, RefOr, Schema};
@@ -109,3 +111,18 @@ impl PartialSchema for HttpUrl {
     }
 }
 impl ToSchema for HttpUrl {}
+
+impl PartialSchema for Currency {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .pattern(Some("^[A-Z]{3}$"))
+            .description(Some(
+                "An ISO 4217 currency code (USD, EUR, GBP, CAD, AUD, ...). Amounts are not \
+                 converted: the code says how the company's figures are shown.",
+            ))
+            .examples(["USD"])
+            .into()
+    }
+}
+impl ToSchema for Currency {}

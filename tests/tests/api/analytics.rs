@@ -536,7 +536,7 @@ async fn partial_tenant_rents_are_counted_and_estimated_and_the_rent_gap_means_o
     for path in ["/app/portfolio", "/app/analytics/revpas"] {
         let page = app.page_text(&cookie, path).await;
         assert!(
-            page.contains("partly estimated: rent (52.9 % sent)"),
+            page.contains("partly estimated: rent (52.9\u{a0}% sent)"),
             "{path}: {page}"
         );
     }

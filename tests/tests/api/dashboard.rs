@@ -530,7 +530,11 @@ async fn an_upload_with_bad_lines_lists_them_all_and_writes_nothing() {
                 2026-11-20,5x5,drive-up,59,88\n";
     upload_file(&b, base, &id, "good.csv", good, "check").await;
     b.wait_text("2 rows checked: all good").await;
-    assert!(b.text("#preview").await.contains("10x10 climate 149 91"));
+    let preview = b.text("#preview").await;
+    assert!(
+        preview.contains("10x10 climate $149.00 91.0 %"),
+        "{preview}"
+    );
     assert_eq!(app.count("sync_records").await, 0, "a check writes nothing");
     upload_file(&b, base, &id, "good.csv", good, "upload").await;
     assert!(b

@@ -10,6 +10,7 @@ pub async fn ecri(
     let facility = p.facility()?;
     let settings = AnalyticsSettings::default();
     let report = reports::ecri::report(&state.db, s.company_id, facility, &settings.ecri).await?;
+    let fig = Figures::new(s.currency);
     let mut sizes = Table::new(
         "ecri-sizes",
         "Per size: the tenants below street rate, the suggested increase and its guardrails",
@@ -19,10 +20,10 @@ pub async fn ecri(
             "Street rate",
             "Tenants",
             "Average rent",
-            "Rent gap %",
+            "Rent gap (%)",
             "Tenants affected",
             "Increase",
-            "Increase %",
+            "Increase (%)",
             "New rent",
             "Monthly uplift",
             "Expected move-outs",
@@ -46,14 +47,14 @@ pub async fn ecri(
         ],
     );
     for f in &report.facilities {
-        totals.row(vec![
+        totals.row(cells![
             f.facility_name.clone(),
             f.as_of.map(|d| d.to_string()).unwrap_or_default(),
-            f.totals.tenants.to_string(),
-            f.totals.tenants_affected.to_string(),
-            num(f.totals.monthly_uplift),
-            num(f.totals.expected_move_outs),
-            num(f.totals.net_monthly_uplift),
+            fig.count(f.totals.tenants as f64),
+            fig.count(f.totals.tenants_affected as f64),
+            fig.amount(f.totals.monthly_uplift),
+            fig.expected(f.totals.expected_move_outs),
+            fig.amount(f.totals.net_monthly_uplift),
             f.reason.clone().unwrap_or_default(),
         ]);
         if facility.is_none() {
@@ -61,21 +62,20 @@ pub async fn ecri(
         }
         for z in &f.sizes {
             let e = z.ecri.as_ref();
-            sizes.row(vec![
+            sizes.row(cells![
                 f.facility_name.clone(),
                 z.size.clone(),
-                opt(z.street_rate),
-                e.map(|e| e.tenants.to_string()).unwrap_or_default(),
-                opt(e.map(|e| e.current_avg_rent)),
-                opt(e.map(|e| e.rent_gap_pct)),
-                e.map(|e| e.tenants_affected.to_string())
-                    .unwrap_or_default(),
-                opt(e.map(|e| e.suggested_increase)),
-                opt(e.map(|e| e.suggested_increase_pct)),
-                opt(e.and_then(|e| e.suggested_new_rent)),
-                opt(e.map(|e| e.monthly_uplift)),
-                opt(e.map(|e| e.expected_move_outs)),
-                opt(e.map(|e| e.net_monthly_uplift)),
+                fig.rate(z.street_rate),
+                fig.count(e.map(|e| e.tenants as f64)),
+                fig.rate(e.map(|e| e.current_avg_rent)),
+                fig.pct(e.map(|e| e.rent_gap_pct)),
+                fig.count(e.map(|e| e.tenants_affected as f64)),
+                fig.rate(e.map(|e| e.suggested_increase)),
+                fig.pct(e.map(|e| e.suggested_increase_pct)),
+                fig.rate(e.and_then(|e| e.suggested_new_rent)),
+                fig.amount(e.map(|e| e.monthly_uplift)),
+                fig.expected(e.map(|e| e.expected_move_outs)),
+                fig.amount(e.map(|e| e.net_monthly_uplift)),
                 e.map(|e| {
                     e.guardrails
                         .iter()
@@ -95,6 +95,8 @@ pub async fn ecri(
             id: "chart-ecri".into(),
             title: "Monthly uplift per size, before and after expected move-outs".into(),
             unit: "per month".into(),
+            measure: Measure::Amount,
+            figures: fig,
             labels: sizes_of.iter().map(|z| z.size.clone()).collect(),
             series: vec![
                 Series::new(
@@ -131,6 +133,8 @@ pub async fn ecri(
                 top.len()
             ),
             unit: "per month".into(),
+            measure: Measure::Amount,
+            figures: fig,
             labels: top.iter().map(|f| f.facility_name.clone()).collect(),
             series: vec![Series::new(
                 "Net monthly uplift",
@@ -152,11 +156,11 @@ pub async fn ecri(
     let body = html! {
         (form)
         div class="figures" id="ecri-totals" {
-            div { "Tenants" b { (t.tenants) } }
-            div { "Tenants affected" b id="ecri-affected" { (t.tenants_affected) } }
-            div { "Monthly uplift" b id="ecri-uplift" { (num(t.monthly_uplift)) } }
-            div { "Expected move-outs" b { (num(t.expected_move_outs)) } }
-            div { "Net monthly uplift" b id="ecri-net" { (num(t.net_monthly_uplift)) } }
+            div { "Tenants" b { (fig.count(t.tenants as f64)) } }
+            div { "Tenants affected" b id="ecri-affected" { (fig.count(t.tenants_affected as f64)) } }
+            div { "Monthly uplift" b id="ecri-uplift" { (fig.amount(t.monthly_uplift)) } }
+            div { "Expected move-outs" b { (fig.expected(t.expected_move_outs)) } }
+            div { "Net monthly uplift" b id="ecri-net" { (fig.amount(t.net_monthly_uplift)) } }
         }
         (chart::with_table(&chart, &chart_table, &q))
         @if facility.is_some() {

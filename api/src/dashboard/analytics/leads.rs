@@ -20,6 +20,7 @@ pub async fn leads(
         }
     };
     let report = reports::leads::report(&state.db, s.company_id, facility, days).await?;
+    let fig = Figures::new(s.currency);
     let previous_days = report.previous_period_days_covered;
     // A previous period that began before the data did is named for what it covers.
     let previous = if previous_days < days {
@@ -33,18 +34,18 @@ pub async fn leads(
         &[
             "Channel",
             "Leads",
-            "Share %",
+            "Share",
             "Previous period",
             "Dead channel",
             "Conversion",
         ],
     );
     for c in &report.funnel.channels {
-        table.row(vec![
+        table.row(cells![
             c.channel.clone(),
-            c.leads.to_string(),
-            opt(c.share_pct),
-            c.previous_period_leads.to_string(),
+            fig.count(c.leads as f64),
+            fig.pct(c.share_pct),
+            fig.count(c.previous_period_leads as f64),
             yes(c.dead),
             c.conversion.replace('_', " "),
         ]);
@@ -53,6 +54,8 @@ pub async fn leads(
         id: "chart-leads".into(),
         title: format!("Leads per channel, last {days} days and the period before"),
         unit: "leads".into(),
+        measure: Measure::Count,
+        figures: fig,
         labels: report
             .funnel
             .channels
@@ -102,9 +105,9 @@ pub async fn leads(
     let body = html! {
         (form)
         div class="figures" {
-            div { "Leads" b id="leads-total" { (f.total_leads) } }
-            div { "Move-ins" b id="leads-move-ins" { (f.move_ins) } }
-            div { "Lead to move-in" b id="leads-conversion" { (opt(f.conversion_pct)) "%" }
+            div { "Leads" b id="leads-total" { (fig.count(f.total_leads as f64)) } }
+            div { "Move-ins" b id="leads-move-ins" { (fig.count(f.move_ins as f64)) } }
+            div { "Lead to move-in" b id="leads-conversion" { (fig.pct(f.conversion_pct)) }
                 span class="muted" id="leads-conversion-scope" {
                     (f.conversion_move_ins) " move-ins of the " (report.facilities_with_leads)
                     " of " (report.facilities_reporting) " facilities that sent leads"

@@ -9,13 +9,14 @@ pub async fn lease_up(
 ) -> PageResult {
     let facility = p.facility()?;
     let report = reports::lease_up::report(&state.db, s.company_id, facility).await?;
+    let fig = Figures::new(s.currency);
     let mut status = Table::new(
         "lease-up-facilities",
         "Mode per facility",
         &[
             "Facility",
             "Mode",
-            "Occupancy %",
+            "Occupancy",
             "As of",
             "Mode changes",
             "Note",
@@ -24,7 +25,7 @@ pub async fn lease_up(
     let mut events = Table::new(
         "lease-up-events",
         "Mode event history, oldest first",
-        &["Facility", "Date", "From", "To", "Occupancy %"],
+        &["Facility", "Date", "From", "To", "Occupancy"],
     );
     let mut fills = Table::new(
         "lease-up-fills",
@@ -44,35 +45,35 @@ pub async fn lease_up(
         ],
     );
     for f in &report.facilities {
-        status.row(vec![
+        status.row(cells![
             f.facility_name.clone(),
             f.mode.replace('_', "-"),
-            opt(f.occupancy_pct),
+            fig.pct(f.occupancy_pct),
             f.as_of.map(|d| d.to_string()).unwrap_or_default(),
-            f.events.len().to_string(),
+            fig.count(f.events.len() as f64),
             f.reason.clone().unwrap_or_default(),
         ]);
         for e in &f.events {
-            events.row(vec![
+            events.row(cells![
                 f.facility_name.clone(),
                 e.date.to_string(),
                 e.from.replace('_', "-"),
                 e.to.replace('_', "-"),
-                num(e.occupancy_pct),
+                fig.pct(e.occupancy_pct),
             ]);
         }
         for x in &f.fill_suggestions {
-            fills.row(vec![
+            fills.row(cells![
                 f.facility_name.clone(),
                 x.size.clone(),
-                num(x.street_rate),
-                num(x.suggested_rate),
-                num(x.competitor_p25),
-                num(x.floor),
+                fig.rate(x.street_rate),
+                fig.rate(x.suggested_rate),
+                fig.rate(x.competitor_p25),
+                fig.rate(x.floor),
                 yes(x.floor_applied),
-                x.competitors.to_string(),
-                x.stale_competitors.to_string(),
-                opt(x.engine_rate),
+                fig.count(x.competitors as f64),
+                fig.count(x.stale_competitors as f64),
+                fig.rate(x.engine_rate),
                 x.engine_note.clone(),
             ]);
         }
@@ -92,6 +93,8 @@ pub async fn lease_up(
             "Occupancy against the lease-up thresholds ({n} lowest-occupancy facilities)"
         ),
         unit: "%".into(),
+        measure: Measure::Pct,
+        figures: fig,
         labels: shown.iter().map(|f| f.facility_name.clone()).collect(),
         series: vec![
             Series::new(
@@ -125,9 +128,9 @@ pub async fn lease_up(
     let body = html! {
         (form)
         div class="figures" {
-            div { "Facilities in lease-up" b id="lease-up-count" { (report.facilities_in_lease_up) } }
-            div { "Enter below" b { (num(report.thresholds.enter_below_pct)) "%" } }
-            div { "Leave at or above" b { (num(report.thresholds.leave_at_or_above_pct)) "%" } }
+            div { "Facilities in lease-up" b id="lease-up-count" { (fig.count(report.facilities_in_lease_up as f64)) } }
+            div { "Enter below" b { (fig.pct(report.thresholds.enter_below_pct)) } }
+            div { "Leave at or above" b { (fig.pct(report.thresholds.leave_at_or_above_pct)) } }
         }
         (chart::with_table(&chart, &chart_table, &q))
         h2 { "Mode per facility" }

@@ -19,22 +19,22 @@ fn estimates(r: &domain::analytics::revenue::Revenue) -> String {
 /// sent is unknown.
 pub(crate) fn rent_estimate(r: &domain::analytics::revenue::Revenue) -> String {
     match r.actual_rent_coverage_pct {
-        Some(c) => format!("rent ({c:.1} % sent)"),
+        Some(c) => format!("rent ({c:.1}\u{a0}% sent)"),
         None => "rent".to_owned(),
     }
 }
 
-fn revenue_cells(r: &domain::analytics::revenue::Revenue) -> Vec<String> {
-    vec![
-        opt(r.revpau),
-        opt(r.revpaf),
-        opt(r.gross_potential_rent),
-        opt(r.actual_rent),
-        opt(r.rent_gap),
-        opt(r.rent_gap_pct),
-        opt(r.revenue_gap),
-        opt(r.revenue_gap_pct),
-        opt(r.economic_occupancy_pct),
+fn revenue_cells(f: &Figures, r: &domain::analytics::revenue::Revenue) -> Vec<Cell> {
+    cells![
+        f.rate(r.revpau),
+        f.per_sqft(r.revpaf),
+        f.amount(r.gross_potential_rent),
+        f.amount(r.actual_rent),
+        f.amount(r.rent_gap),
+        f.pct(r.rent_gap_pct),
+        f.amount(r.revenue_gap),
+        f.pct(r.revenue_gap_pct),
+        f.pct(r.economic_occupancy_pct),
         estimates(r),
     ]
 }
@@ -45,10 +45,10 @@ const REVENUE_HEADERS: [&str; 10] = [
     "Potential rent",
     "Actual rent",
     "Rent gap (street − in place)",
-    "Rent gap % of in-place",
+    "Rent gap (% of in-place)",
     "Lost to vacancy and rent gap",
-    "Lost % of potential",
-    "Economic occupancy %",
+    "Lost (% of potential)",
+    "Economic occupancy",
     "Estimated",
 ];
 
@@ -59,6 +59,7 @@ pub async fn revpas(
 ) -> PageResult {
     let facility = p.facility()?;
     let report = reports::revpas::report(&state.db, s.company_id, facility).await?;
+    let f = Figures::new(s.currency);
     let mut headers = vec!["Rank", "Facility"];
     headers.extend(REVENUE_HEADERS);
     let mut ranking = Table::new(
@@ -66,32 +67,45 @@ pub async fn revpas(
         "Facilities ranked best first, by RevPAF then RevPAU",
         &headers,
     );
-    for f in &report.facilities {
-        let mut row = vec![
-            f.rank.map(|r| r.to_string()).unwrap_or_default(),
-            f.facility_name.clone(),
+    for r in &report.facilities {
+        let mut row = cells![
+            r.rank.map(|r| r.to_string()).unwrap_or_default(),
+            r.facility_name.clone(),
         ];
-        row.extend(revenue_cells(&f.revenue));
+        row.extend(revenue_cells(&f, &r.revenue));
         ranking.row(row);
     }
     let mut headers = vec!["Month", "Facilities"];
     headers.extend(REVENUE_HEADERS);
-    let mut trend = Table::new("revpas-trend", "The last 12 months, oldest first", &headers);
-    for m in &report.trend {
-        let mut row = vec![m.month.clone(), m.facilities.to_string()];
-        row.extend(revenue_cells(&m.revenue));
+    let mut trend = Table::new(
+        "revpas-trend",
+        "The last 12 months with data, oldest first",
+        &headers,
+    );
+    // A month before the first data (or one no facility reported) is not a month of data:
+    // the table leaves it out, and the charts start at the first month with data.
+    let months: Vec<_> = report
+        .trend
+        .iter()
+        .skip_while(|m| m.facilities == 0)
+        .collect();
+    for m in months.iter().filter(|m| m.facilities > 0) {
+        let mut row = cells![m.month.clone(), f.count(m.facilities as f64)];
+        row.extend(revenue_cells(&f, &m.revenue));
         trend.row(row);
     }
-    let labels: Vec<String> = report.trend.iter().map(|m| m.month.clone()).collect();
+    let labels: Vec<String> = months.iter().map(|m| m.month.clone()).collect();
     let chart = Chart {
         id: "chart-revpaf".into(),
         title: "RevPAF by month (per square foot per month)".into(),
         unit: "per sq ft".into(),
+        measure: Measure::PerSqFt,
+        figures: f,
         labels: labels.clone(),
         series: vec![Series::new(
             "RevPAF",
             Kind::Line,
-            report.trend.iter().map(|m| m.revenue.revpaf).collect(),
+            months.iter().map(|m| m.revenue.revpaf).collect(),
         )],
         from_zero: false,
     };
@@ -99,11 +113,13 @@ pub async fn revpas(
         id: "chart-revpau".into(),
         title: "RevPAU by month (per unit per month)".into(),
         unit: "per unit".into(),
+        measure: Measure::Rate,
+        figures: f,
         labels,
         series: vec![Series::new(
             "RevPAU",
             Kind::Line,
-            report.trend.iter().map(|m| m.revenue.revpau).collect(),
+            months.iter().map(|m| m.revenue.revpau).collect(),
         )],
         from_zero: false,
     };
@@ -116,15 +132,15 @@ pub async fn revpas(
     let body = html! {
         (form)
         div class="figures" {
-            div { "RevPAU" b id="revpau" { (opt(pf.revpau)) } }
-            div { "RevPAF" b id="revpaf" { (opt(pf.revpaf)) } }
-            div { "Potential rent" b { (opt(pf.gross_potential_rent)) } }
-            div { "Actual rent" b id="actual-rent" { (opt(pf.actual_rent)) }
+            div { "RevPAU" b id="revpau" { (f.rate(pf.revpau)) } }
+            div { "RevPAF" b id="revpaf" { (f.per_sqft(pf.revpaf)) } }
+            div { "Potential rent" b { (f.amount(pf.gross_potential_rent)) } }
+            div { "Actual rent" b id="actual-rent" { (f.amount(pf.actual_rent)) }
                 @if pf.actual_rent_estimated { span class="muted" id="actual-rent-estimated" { "partly estimated: " (rent_estimate(pf)) } } }
-            div { "Rent gap (street − in place)" b id="rent-gap" { (opt(pf.rent_gap)) }
-                span class="muted" { (opt(pf.rent_gap_pct)) "% of in-place rent" } }
-            div { "Lost to vacancy and rent gap" b id="revenue-gap" { (opt(pf.revenue_gap)) }
-                span class="muted" { (opt(pf.revenue_gap_pct)) "% of potential" } }
+            div { "Rent gap (street − in place)" b id="rent-gap" { (f.amount(pf.rent_gap)) }
+                span class="muted" { (f.pct(pf.rent_gap_pct)) " of in-place rent" } }
+            div { "Lost to vacancy and rent gap" b id="revenue-gap" { (f.amount(pf.revenue_gap)) }
+                span class="muted" { (f.pct(pf.revenue_gap_pct)) " of potential" } }
         }
         p class="muted" { "Based on street rates before concessions. Estimated: a figure the data did not carry (unit count, area or in-place rent), estimated from the others." }
         @if let Some(reason) = &report.reason { p class="muted" { (reason) } }

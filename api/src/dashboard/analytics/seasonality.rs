@@ -25,6 +25,7 @@ pub async fn seasonality(
         settings.seasonality_min_facility_days,
     )
     .await?;
+    let fig = Figures::new(s.currency);
     let names = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
@@ -46,18 +47,20 @@ pub async fn seasonality(
         ],
     );
     for m in &report.months {
-        table.row(vec![
+        table.row(cells![
             month_name(m.month).to_owned(),
-            num(m.index),
+            fig.index(m.index),
             word(&m.basis),
-            opt(m.pace),
-            num(m.facility_days),
+            fig.pace(m.pace),
+            fig.count(m.facility_days),
         ]);
     }
     let chart = Chart {
         id: "chart-seasonality".into(),
         title: format!("Seasonality index by month ({} scope)", report.scope),
         unit: "index".into(),
+        measure: Measure::Index,
+        figures: fig,
         labels: report
             .months
             .iter()
@@ -94,8 +97,8 @@ pub async fn seasonality(
             div { "Own months" b { (report.own_data_months) } }
             div { "Prior months" b { (report.prior_months) } }
             @if let Some(c) = &report.current_month {
-                div { "This month's index" b id="season-current-index" { (num(c.index)) } }
-                div { "This month vs profile" b { (opt(c.vs_profile_pct)) "%" } }
+                div { "This month's index" b id="season-current-index" { (fig.index(c.index)) } }
+                div { "This month vs profile" b { (fig.pct(c.vs_profile_pct)) } }
             }
         }
         @if let Some(reason) = &report.reason { p class="muted" { (reason) } }

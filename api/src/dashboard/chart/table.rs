@@ -1,5 +1,6 @@
 //! The tables every page shows, as HTML and as CSV (`?csv=<id>` on the page's address).
 
+use crate::dashboard::figures::Cell;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use maud::{html, Markup};
@@ -9,7 +10,7 @@ pub struct Table {
     pub id: String,
     pub caption: String,
     pub headers: Vec<String>,
-    pub rows: Vec<Vec<String>>,
+    pub rows: Vec<Vec<Cell>>,
 }
 
 impl Table {
@@ -22,7 +23,8 @@ impl Table {
         }
     }
 
-    pub fn row(&mut self, cells: Vec<String>) {
+    /// A row: labels and figures (`cells![name, figures.rate(v), ...]`).
+    pub fn row(&mut self, cells: Vec<Cell>) {
         self.rows.push(cells);
     }
 
@@ -56,7 +58,7 @@ impl Table {
                     tbody {
                         @for r in &self.rows {
                             tr { @for c in r {
-                                @if !figures && numeric(c) { td class="num" { (c) } } @else { td { (c) } }
+                                @if !figures && c.kind.is_some() { td class="num" { (c) } } @else { td { (c) } }
                             } }
                         }
                     }
@@ -94,8 +96,29 @@ impl Table {
 
 impl Table {
     /// The CSV of the table, through the service's one CSV writer (formulas neutralised).
+    /// The figures are written plain (`12345`, `85.3`); a column of money says its currency
+    /// in its header (`Actual rent (USD)`).
     pub(super) fn csv_bytes(&self) -> Vec<u8> {
-        crate::csv_export::write(&self.headers, &self.rows)
+        let headers: Vec<String> = self
+            .headers
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let code = self
+                    .rows
+                    .iter()
+                    .find_map(|r| r.get(i).and_then(|c| c.currency));
+                match code {
+                    Some(code) if !h.contains(code) => format!("{h} ({code})"),
+                    _ => h.clone(),
+                }
+            })
+            .collect();
+        let rows = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|c| c.plain.clone()).collect::<Vec<String>>());
+        crate::csv_export::write(&headers, rows)
     }
 }
 
@@ -109,14 +132,4 @@ pub fn export(tables: &[&Table], wanted: Option<&str>, file_stem: &str) -> Optio
             "This page has no table by that name.",
         ),
     })
-}
-
-fn numeric(cell: &str) -> bool {
-    !cell.is_empty()
-        && cell
-            .trim_end_matches('%')
-            .trim_start_matches(['-', '+'])
-            .replace(',', "")
-            .parse::<f64>()
-            .is_ok()
 }

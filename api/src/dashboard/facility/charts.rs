@@ -5,7 +5,7 @@ use super::*;
 
 /// The charts of the history: occupancy, move-ins against the prorated target, and per size
 /// its street rate (each tier) against the competitor band.
-pub(super) fn charts(h: &History, days: i64) -> Vec<Chart> {
+pub(super) fn charts(fig: &Figures, h: &History, days: i64) -> Vec<Chart> {
     let labels: Vec<String> = h.days.iter().map(|d| d.date.to_string()).collect();
     let index: HashMap<NaiveDate, usize> = h
         .days
@@ -27,6 +27,8 @@ pub(super) fn charts(h: &History, days: i64) -> Vec<Chart> {
             id: "chart-occupancy".into(),
             title: format!("Occupancy, last {days} days"),
             unit: "%".into(),
+            measure: Measure::Pct,
+            figures: *fig,
             labels: labels.clone(),
             series: vec![Series::new(
                 "Occupancy",
@@ -39,6 +41,8 @@ pub(super) fn charts(h: &History, days: i64) -> Vec<Chart> {
             id: "chart-move-ins".into(),
             title: format!("Move-ins this month against the prorated target, last {days} days"),
             unit: "move-ins".into(),
+            measure: Measure::Count,
+            figures: *fig,
             labels: labels.clone(),
             series: vec![
                 Series::new(
@@ -100,6 +104,8 @@ pub(super) fn charts(h: &History, days: i64) -> Vec<Chart> {
             ),
             title: format!("{size}: street rate against the competitor band, last {days} days"),
             unit: "per month".into(),
+            measure: Measure::Rate,
+            figures: *fig,
             labels: labels.clone(),
             series,
             from_zero: false,

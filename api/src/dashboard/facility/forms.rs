@@ -55,6 +55,18 @@ pub(super) fn label_of(name: &str) -> String {
         .unwrap_or_default()
 }
 
+/// A setting's value as its input field holds it: a plain number of up to two decimals, no
+/// separators, no trailing zeros (what the form parses back).
+fn plain(v: f64) -> String {
+    let s = format!("{:.2}", (v * 100.0).round() / 100.0);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".to_owned()
+    } else {
+        s.to_owned()
+    }
+}
+
 pub(super) fn value_of(settings: &serde_json::Value, range: &Range) -> String {
     settings[range.name]
         .as_f64()
@@ -62,7 +74,7 @@ pub(super) fn value_of(settings: &serde_json::Value, range: &Range) -> String {
             if range.whole {
                 format!("{v:.0}")
             } else {
-                num(v)
+                plain(v)
             }
         })
         .unwrap_or_default()
@@ -97,7 +109,7 @@ pub(super) fn settings_form(
                 @for r in &RANGES {
                     label {
                         (label_of(r.name))
-                        span class="hint" { "default " (value_of(&defaults, r)) ", " (num(r.min)) " to " (num(r.max)) }
+                        span class="hint" { "default " (value_of(&defaults, r)) ", " (plain(r.min)) " to " (plain(r.max)) }
                         input type="text" inputmode="decimal" name=(r.name) value=(typed(r))
                             aria-invalid=[refused.at("settings", r.name).map(|_| "true")];
                         (field_error(refused, "settings", r.name))

@@ -11,7 +11,10 @@ pub(super) fn action_word(a: domain::pricing::engine::Action) -> &'static str {
     }
 }
 
-pub(super) fn recommendation_tables(recs: &[Recommendation]) -> (Table, Table, Table) {
+pub(super) fn recommendation_tables(
+    fig: &Figures,
+    recs: &[Recommendation],
+) -> (Table, Table, Table) {
     let mut r = Table::new(
         "recommendations",
         "One row per unit type of the latest run",
@@ -21,17 +24,17 @@ pub(super) fn recommendation_tables(recs: &[Recommendation]) -> (Table, Table, T
             "Current",
             "Recommended",
             "Change",
-            "Change %",
+            "Change (%)",
             "Action",
             "Confidence",
-            "Occupancy %",
+            "Occupancy",
             "Competitor P25 / median / P75",
         ],
     );
     let mut f = Table::new(
         "factors",
         "Percentage points of the current rate each factor moved the target by",
-        &["Size", "Tier", "Factor", "Contribution (pp)", "Explanation"],
+        &["Size", "Tier", "Factor", "Contribution", "Explanation"],
     );
     let mut g = Table::new(
         "guardrails",
@@ -39,37 +42,42 @@ pub(super) fn recommendation_tables(recs: &[Recommendation]) -> (Table, Table, T
         &["Size", "Tier", "Guardrail", "Before", "After", "Why"],
     );
     for rec in recs {
-        r.row(vec![
+        r.row(cells![
             rec.size.clone(),
             rec.tier.clone(),
-            num(rec.current_rate),
-            num(rec.recommended_rate),
-            num(rec.change_amount),
-            num(rec.change_pct),
-            action_word(rec.action).to_owned(),
-            num(rec.confidence),
-            opt(rec.occupancy_pct),
+            fig.rate(rec.current_rate),
+            fig.rate(rec.recommended_rate),
+            fig.rate(rec.change_amount),
+            fig.pct(rec.change_pct),
+            action_word(rec.action),
+            fig.index(rec.confidence),
+            fig.pct(rec.occupancy_pct),
             rec.competitor_band
                 .as_ref()
-                .map(|b| format!("{} / {} / {}", num(b.p25), num(b.median), num(b.p75)))
+                .map(|b| format!(
+                    "{} / {} / {}",
+                    fig.rate(b.p25),
+                    fig.rate(b.median),
+                    fig.rate(b.p75)
+                ))
                 .unwrap_or_else(|| "no competitors".to_owned()),
         ]);
         for x in &rec.factors {
-            f.row(vec![
+            f.row(cells![
                 rec.size.clone(),
                 rec.tier.clone(),
                 x.name.replace('_', " "),
-                num(x.contribution_pct),
+                fig.points(x.contribution_pct),
                 x.detail.clone(),
             ]);
         }
         for x in &rec.guardrails {
-            g.row(vec![
+            g.row(cells![
                 rec.size.clone(),
                 rec.tier.clone(),
                 x.name.replace('_', " "),
-                num(x.before),
-                num(x.after),
+                fig.rate(x.before),
+                fig.rate(x.after),
                 x.detail.clone(),
             ]);
         }
@@ -77,7 +85,7 @@ pub(super) fn recommendation_tables(recs: &[Recommendation]) -> (Table, Table, T
     (r, f, g)
 }
 
-pub(super) fn runs_table(runs: &[store::RunSummary]) -> Table {
+pub(super) fn runs_table(fig: &Figures, runs: &[store::RunSummary]) -> Table {
     let mut t = Table::new(
         "runs",
         format!("The latest {RUNS_SHOWN} runs, newest first"),
@@ -93,21 +101,21 @@ pub(super) fn runs_table(runs: &[store::RunSummary]) -> Table {
         ],
     );
     for r in runs {
-        t.row(vec![
+        t.row(cells![
             page::when(Some(r.generated_at)),
             r.trigger.clone(),
             r.snapshot_date.to_string(),
             r.mode.replace('_', "-"),
-            r.per_size_count.to_string(),
-            r.raise.to_string(),
-            r.hold.to_string(),
-            r.lower.to_string(),
+            fig.count(r.per_size_count as f64),
+            fig.count(r.raise as f64),
+            fig.count(r.hold as f64),
+            fig.count(r.lower as f64),
         ]);
     }
     t
 }
 
-pub(super) fn rates_table(l: &competitors::Listing) -> Table {
+pub(super) fn rates_table(fig: &Figures, l: &competitors::Listing) -> Table {
     let mut t = Table::new(
         "competitor-rates",
         format!("Observations, newest first (at most {RATES_SHOWN})"),
@@ -124,22 +132,22 @@ pub(super) fn rates_table(l: &competitors::Listing) -> Table {
         ],
     );
     for r in &l.competitor_rates {
-        t.row(vec![
+        t.row(cells![
             r.competitor.clone(),
             r.size.clone(),
-            num(r.rate),
+            fig.rate(r.rate),
             r.promo.clone().unwrap_or_default(),
-            num(r.effective_rate),
+            fig.rate(r.effective_rate),
             r.observed_on.to_string(),
-            r.age_days.to_string(),
-            if r.stale { "stale" } else { "fresh" }.to_owned(),
+            fig.count(r.age_days as f64),
+            if r.stale { "stale" } else { "fresh" },
             r.source.clone(),
         ]);
     }
     t
 }
 
-pub(super) fn bands_table(l: &competitors::Listing) -> Table {
+pub(super) fn bands_table(fig: &Figures, l: &competitors::Listing) -> Table {
     let mut t = Table::new(
         "competitor-bands",
         format!("The band per size as of {}", l.as_of),
@@ -154,13 +162,13 @@ pub(super) fn bands_table(l: &competitors::Listing) -> Table {
         ],
     );
     for b in &l.bands {
-        t.row(vec![
+        t.row(cells![
             b.size.clone(),
-            num(b.band.p25),
-            num(b.band.median),
-            num(b.band.p75),
-            b.band.competitors.to_string(),
-            b.band.stale.to_string(),
+            fig.rate(b.band.p25),
+            fig.rate(b.band.median),
+            fig.rate(b.band.p75),
+            fig.count(b.band.competitors as f64),
+            fig.count(b.band.stale as f64),
             b.band.newest_observed_on.to_string(),
         ]);
     }
