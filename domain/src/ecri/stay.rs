@@ -267,14 +267,31 @@ fn fit(
             theta[k] = best;
         }
     }
-    let h = 1e-3;
+    // Expected (Fisher) information about each ln(sensitivity): sum of n P'^2 / (P (1 - P)),
+    // P the chance of moving out, P' its derivative (by central differences).
+    let h = 1e-4;
     let info = [0, 1].map(|k| {
-        let at = |d: f64| {
+        let stay_at = |o: &Outcome, d: f64| {
             let mut t = theta;
             t[k] += d;
-            ll(t)
+            (1.0 - baseline)
+                * (1.0
+                    - extra(
+                        prior,
+                        [t[0].exp(), t[1].exp()],
+                        o.increase_pct,
+                        o.premium_pct,
+                    ))
         };
-        (-(at(h) - 2.0 * at(0.0) + at(-h)) / (h * h)).max(0.0)
+        outcomes
+            .iter()
+            .filter(|o| o.increased() && o.tenants > 0)
+            .map(|o| {
+                let p = (1.0 - stay_at(o, 0.0)).clamp(1e-9, 1.0 - 1e-9);
+                let dp = (stay_at(o, -h) - stay_at(o, h)) / (2.0 * h);
+                f64::from(o.tenants) * dp * dp / (p * (1.0 - p))
+            })
+            .sum::<f64>()
     });
     (theta, info)
 }
