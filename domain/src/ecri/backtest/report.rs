@@ -75,6 +75,8 @@ pub struct Row {
     pub rule: FixedRule,
     /// The engine's notices, their mean increase (%), predicted and realized 90-day stays (%).
     pub engine_notices: u32,
+    /// Of those, the notices whose 90 days ended within the year (the stays are theirs).
+    pub scored_notices: u32,
     pub engine_mean_increase_pct: f64,
     pub predicted_stay_pct: f64,
     pub realized_stay_pct: f64,
@@ -144,6 +146,7 @@ pub fn score(
                 engine: sum(&engine),
                 rule: rules[i],
                 engine_notices: e().map(|r| r.notices).sum(),
+                scored_notices: scored,
                 engine_mean_increase_pct: e().map(|r| r.increase_pct_sum).sum::<f64>()
                     / f64::from(e().map(|r| r.notices).sum::<u32>().max(1)),
                 predicted_stay_pct: e().map(|r| r.predicted_stays).sum::<f64>()
@@ -247,14 +250,14 @@ pub fn markdown(r: &Report) -> String {
         ]) {
             *acc += v;
         }
-        let n = f64::from(row.engine_notices);
+        let n = f64::from(row.scored_notices);
         pred += row.predicted_stay_pct * n;
         real += row.realized_stay_pct * n;
         scored += n;
     }
     let _ = writeln!(
         out,
-        "| overall | {:+.1} % | {:+.1} % | {:+.1} % | {:+.1} % | {:+.1} % | {} | {:.1} % / {:.1} % | | | |",
+        "| overall | {:+.2} % | {:+.2} % | {:+.2} % | {:+.2} % | {:+.2} % | {} | {:.1} % / {:.1} % | | | |",
         lift(t[1], t[0]),
         lift(t[2], t[0]),
         lift(t[3], t[0]),
