@@ -1,8 +1,8 @@
 //! The pure core of the service: plain values in, plain values out. Value types parsed once at
 //! the boundary (`values`), typed ids (`ids`), the daily snapshot and its derived figures
 //! (`sync`), upload rows (`upload`), competitor rates (`competitors`), the pricing engine and
-//! its backtest (`pricing`), the analytics maths (`analytics`) and the lease-up rule
-//! (`lease_up`).
+//! its backtest (`pricing`), rent increases of tenants in place and their backtest (`ecri`),
+//! the analytics maths (`analytics`) and the lease-up rule (`lease_up`).
 //!
 //! Nothing here performs IO; the crate's dependencies keep it that way (no database, queue,
 //! HTTP or mail crate is among them). `jobs` loads inputs, calls these functions and stores
@@ -10,6 +10,7 @@
 
 pub mod analytics;
 pub mod competitors;
+pub mod ecri;
 pub mod ids;
 pub mod lease_up;
 pub mod pricing;

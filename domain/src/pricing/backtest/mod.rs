@@ -82,6 +82,138 @@ pub fn monthly_target(total_units: u32) -> f64 {
     (f64::from(total_units) * 0.9 * 30.4 / STAY_DAYS).round()
 }
 
+/// One change of a size's street rate made by [`StreetEngine::run`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreetChange {
+    /// Index of the size in `SIZES`.
+    pub size: usize,
+    /// Against the direction of the change before.
+    pub reversal: bool,
+    /// A cut while the size was at or above 93 % occupancy.
+    pub cut_when_full: bool,
+    /// The `floor` guardrail clipped it.
+    pub floor_bound: bool,
+}
+
+/// The street engine as an operator who takes every recommendation runs it over the year: what
+/// it remembers between days (each morning's occupancy and rate, the last change of each size
+/// and its direction, the facility's mode). Shared by this backtest and the ECRI backtest,
+/// which runs it under its rent increases.
+#[derive(Debug, Clone)]
+pub struct StreetEngine {
+    target: f64,
+    mode: Mode,
+    last_change: Vec<Option<NaiveDate>>,
+    last_direction: Vec<f64>,
+    /// Each morning's (occupancy, street rate) per size, for the engine's earlier reading.
+    history: Vec<Vec<(f64, f64)>>,
+    facility_occupancy: f64,
+}
+
+impl StreetEngine {
+    pub fn new(scenario: &Scenario, total_units: u32, sizes: usize) -> Self {
+        Self {
+            target: monthly_target(total_units),
+            mode: if scenario.start_occupancy * 100.0 < LEASE_UP_ENTER_PCT {
+                Mode::LeaseUp
+            } else {
+                Mode::Stabilized
+            },
+            last_change: vec![None; sizes],
+            last_direction: vec![0.0; sizes],
+            history: Vec::with_capacity(DAYS as usize),
+            facility_occupancy: 0.0,
+        }
+    }
+
+    /// Records the morning's occupancy and rates and updates the facility's mode; called every
+    /// day before any rate is set.
+    pub fn morning(&mut self, markets: &[SizeMarket]) {
+        let units: u32 = markets.iter().map(|m| m.units).sum();
+        let occupied: usize = markets.iter().map(|m| m.tenants.len()).sum();
+        self.facility_occupancy = occupied as f64 / f64::from(units) * 100.0;
+        if self.facility_occupancy < LEASE_UP_ENTER_PCT {
+            self.mode = Mode::LeaseUp;
+        } else if self.facility_occupancy >= LEASE_UP_EXIT_PCT {
+            self.mode = Mode::Stabilized;
+        }
+        self.history.push(
+            markets
+                .iter()
+                .map(|m| (m.occupancy_pct(), m.street_rate))
+                .collect(),
+        );
+    }
+
+    /// Runs the engine on the day's figures and applies every recommendation that changes a
+    /// rate; returns the changes made.
+    pub fn run(
+        &mut self,
+        settings: &PricingSettings,
+        day: u32,
+        date: NaiveDate,
+        markets: &mut [SizeMarket],
+        move_ins_mtd: u32,
+    ) -> Vec<StreetChange> {
+        let back = u32::try_from(settings.occupancy_trend_days).unwrap_or(u32::MAX);
+        let earlier = day
+            .checked_sub(back)
+            .and_then(|d| self.history.get(d as usize));
+        let input = FacilityInput {
+            as_of: date,
+            mode: self.mode,
+            occupancy_pct: Some(self.facility_occupancy),
+            move_ins_mtd: Some(f64::from(move_ins_mtd)),
+            move_ins_target_monthly: Some(self.target),
+            seasonality: SeasonalIndex {
+                index: NATIONAL_PRIOR[date.month0() as usize],
+                own_data: false,
+            },
+            history_days: 365,
+            unit_types: markets
+                .iter()
+                .zip(&self.last_change)
+                .enumerate()
+                .map(|(i, (m, changed))| UnitTypeInput {
+                    size: m.size.to_owned(),
+                    tier: "standard".to_owned(),
+                    street_rate: m.street_rate,
+                    occupancy_pct: Some(m.occupancy_pct()),
+                    total_units: Some(m.units),
+                    last_rate_change: *changed,
+                    last_change_raised: (self.last_direction[i] != 0.0)
+                        .then_some(self.last_direction[i] > 0.0),
+                    earlier: earlier.map(|e| EarlierReading {
+                        days_ago: back,
+                        occupancy_pct: Some(e[i].0),
+                        street_rate: e[i].1,
+                    }),
+                })
+                .collect(),
+            promotions: Vec::new(),
+            competitors: markets.iter().flat_map(SizeMarket::observations).collect(),
+        };
+        let mut changes = Vec::new();
+        for (i, rec) in recommend(&input, settings).into_iter().enumerate() {
+            let m = &mut markets[i];
+            if rec.recommended_rate == m.street_rate {
+                continue;
+            }
+            let direction = (rec.recommended_rate - m.street_rate).signum();
+            changes.push(StreetChange {
+                size: i,
+                reversal: direction * self.last_direction[i] < 0.0,
+                cut_when_full: direction < 0.0 && m.occupancy_pct() >= 93.0,
+                floor_bound: rec.guardrails.iter().any(|g| g.name == "floor"),
+            });
+            self.last_direction[i] = direction;
+            self.last_change[i] = Some(date);
+            m.street_rate = rec.recommended_rate;
+        }
+        changes
+    }
+}
+
 /// The first day simulated.
 pub fn start_date() -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 1, 1).expect("a valid date")
@@ -107,17 +239,8 @@ pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeR
         }
     }
     let total_units: u32 = markets.iter().map(|m| m.units).sum();
-    let target = monthly_target(total_units);
-    let mut last_change: Vec<Option<NaiveDate>> = vec![None; markets.len()];
-    let mut last_direction: Vec<f64> = vec![0.0; markets.len()];
+    let mut street = StreetEngine::new(scenario, total_units, markets.len());
     let mut move_ins_mtd = 0u32;
-    // Each morning's (occupancy, street rate) per size, for the engine's earlier reading.
-    let mut history: Vec<Vec<(f64, f64)>> = Vec::with_capacity(DAYS as usize);
-    let mut mode = if scenario.start_occupancy * 100.0 < LEASE_UP_ENTER_PCT {
-        Mode::LeaseUp
-    } else {
-        Mode::Stabilized
-    };
 
     for day in 0..DAYS {
         let date = start + chrono::Days::new(u64::from(day));
@@ -127,19 +250,7 @@ pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeR
         for m in &mut markets {
             m.move_competitors(day, date);
         }
-        let occupied: usize = markets.iter().map(|m| m.tenants.len()).sum();
-        let facility_occupancy = occupied as f64 / f64::from(total_units) * 100.0;
-        if facility_occupancy < LEASE_UP_ENTER_PCT {
-            mode = Mode::LeaseUp;
-        } else if facility_occupancy >= LEASE_UP_EXIT_PCT {
-            mode = Mode::Stabilized;
-        }
-        history.push(
-            markets
-                .iter()
-                .map(|m| (m.occupancy_pct(), m.street_rate))
-                .collect(),
-        );
+        street.morning(&markets);
         if let Policy::Schedule(schedule) = policy {
             if date.day() == 1 {
                 for (m, months) in markets.iter_mut().zip(schedule) {
@@ -165,61 +276,12 @@ pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeR
             }
         }
         if let Policy::Engine(settings) = policy {
-            let back = u32::try_from(settings.occupancy_trend_days).unwrap_or(u32::MAX);
-            let earlier = day.checked_sub(back).and_then(|d| history.get(d as usize));
-            let input = FacilityInput {
-                as_of: date,
-                mode,
-                occupancy_pct: Some(facility_occupancy),
-                move_ins_mtd: Some(f64::from(move_ins_mtd)),
-                move_ins_target_monthly: Some(target),
-                seasonality: SeasonalIndex {
-                    index: NATIONAL_PRIOR[date.month0() as usize],
-                    own_data: false,
-                },
-                history_days: 365,
-                unit_types: markets
-                    .iter()
-                    .zip(&last_change)
-                    .enumerate()
-                    .map(|(i, (m, changed))| UnitTypeInput {
-                        size: m.size.to_owned(),
-                        tier: "standard".to_owned(),
-                        street_rate: m.street_rate,
-                        occupancy_pct: Some(m.occupancy_pct()),
-                        total_units: Some(m.units),
-                        last_rate_change: *changed,
-                        last_change_raised: (last_direction[i] != 0.0)
-                            .then_some(last_direction[i] > 0.0),
-                        earlier: earlier.map(|e| EarlierReading {
-                            days_ago: back,
-                            occupancy_pct: Some(e[i].0),
-                            street_rate: e[i].1,
-                        }),
-                    })
-                    .collect(),
-                promotions: Vec::new(),
-                competitors: markets.iter().flat_map(SizeMarket::observations).collect(),
-            };
-            for (i, rec) in recommend(&input, settings).into_iter().enumerate() {
-                let (m, r) = (&mut markets[i], &mut results[i]);
-                if rec.recommended_rate == m.street_rate {
-                    continue;
-                }
-                let direction = (rec.recommended_rate - m.street_rate).signum();
+            for change in street.run(settings, day, date, &mut markets, move_ins_mtd) {
+                let r = &mut results[change.size];
                 r.changes += 1;
-                if direction * last_direction[i] < 0.0 {
-                    r.reversals += 1;
-                }
-                if direction < 0.0 && m.occupancy_pct() >= 93.0 {
-                    r.cuts_when_full += 1;
-                }
-                if rec.guardrails.iter().any(|g| g.name == "floor") {
-                    r.floor_binds += 1;
-                }
-                last_direction[i] = direction;
-                last_change[i] = Some(date);
-                m.street_rate = rec.recommended_rate;
+                r.reversals += u32::from(change.reversal);
+                r.cuts_when_full += u32::from(change.cut_when_full);
+                r.floor_binds += u32::from(change.floor_bound);
             }
         }
         for (m, r) in markets.iter_mut().zip(&mut results) {

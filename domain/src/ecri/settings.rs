@@ -1,0 +1,158 @@
+//! Every setting of the ECRI engine, with its default. Guardrails are per facility (a facility
+//! stores the settings it overrides, as with the street engine's); the stay prior is the
+//! company's starting point before its own outcomes teach it.
+
+use super::stay::StayPrior;
+use crate::validation::ValidationError;
+use serde::{Deserialize, Serialize};
+
+/// The flag that always excludes a tenant, whatever `excluded_flags` holds.
+pub const DO_NOT_INCREASE: &str = "do_not_increase";
+
+/// The engine's settings. Percentages are in percent (10.0 means 10 %).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EcriEngineSettings {
+    /// Months over which an increase's expected revenue is counted. Default 12.
+    pub horizon_months: f64,
+    /// Guardrail `months_since_move_in`: no increase before this many months since move-in.
+    /// Default 4 (strong markets now raise at 3-4 months).
+    pub min_months_since_move_in: f64,
+    /// Guardrail `months_since_increase`: no increase before this many months since the last
+    /// one. Default 6 (operators raise every 6-9 months).
+    pub min_months_since_increase: f64,
+    /// Guardrail `max_step`: the largest increase in one notice, % of the current rent.
+    /// Default 25.
+    pub max_step_pct: f64,
+    /// Guardrail `max_premium_over_street`: the new rent is at most the street rate x (1 + this
+    /// / 100). Default 20: tenants in place may pay above street, up to about where moving
+    /// starts to pay them.
+    pub max_premium_over_street_pct: f64,
+    /// Guardrail `minimum_increase`: the smallest increase worth a notice, % of the current
+    /// rent ... Default 3.
+    pub min_increase_pct: f64,
+    /// ... or in currency, whichever is smaller (so a $40 rent can still go up by $2 and a $400
+    /// one needs $5, not $12). Default 5.
+    pub min_increase_amount: f64,
+    /// Guardrail `jurisdiction_cap`: the legal cap on one increase (%), where one applies
+    /// (e.g. 10 after a declared emergency in California). Default none.
+    pub jurisdiction_cap_pct: Option<f64>,
+    /// Days of written notice the jurisdiction requires before an increase takes effect.
+    /// Default 30 (California).
+    pub notice_days: u32,
+    /// Guardrail `excluded_flag`: tenants carrying any of these flags (case-insensitive) are
+    /// never increased. Default `business` and `delinquent`; `do_not_increase` always excludes.
+    pub excluded_flags: Vec<String>,
+    /// Guardrail `customer_units`: all units of one customer go up by the same percent, or none
+    /// does. Default true.
+    pub raise_customer_units_together: bool,
+    /// Guardrail `stop_loss`: increases are held at a facility whose increased tenants moved out
+    /// within 90 days at a rate more than this many points above its tenants not increased.
+    /// Default 15.
+    pub stop_loss_excess_move_out_pts: f64,
+    /// ... once at least this many increased tenants' 90-day outcomes are known. Default 20.
+    pub stop_loss_min_outcomes: u32,
+    /// The prior stay curve and how strongly it holds against a facility's own outcomes.
+    pub stay_prior: StayPrior,
+}
+
+impl Default for EcriEngineSettings {
+    fn default() -> Self {
+        Self {
+            horizon_months: 12.0,
+            min_months_since_move_in: 4.0,
+            min_months_since_increase: 6.0,
+            max_step_pct: 25.0,
+            max_premium_over_street_pct: 20.0,
+            min_increase_pct: 3.0,
+            min_increase_amount: 5.0,
+            jurisdiction_cap_pct: None,
+            notice_days: 30,
+            excluded_flags: vec!["business".to_owned(), "delinquent".to_owned()],
+            raise_customer_units_together: true,
+            stop_loss_excess_move_out_pts: 15.0,
+            stop_loss_min_outcomes: 20,
+            stay_prior: StayPrior::default(),
+        }
+    }
+}
+
+impl EcriEngineSettings {
+    /// Whether a tenant with these flags is excluded (`do_not_increase` always is).
+    pub fn excludes(&self, flags: &[String]) -> Option<String> {
+        flags
+            .iter()
+            .find(|f| {
+                f.eq_ignore_ascii_case(DO_NOT_INCREASE)
+                    || self
+                        .excluded_flags
+                        .iter()
+                        .any(|e| e.eq_ignore_ascii_case(f))
+            })
+            .cloned()
+    }
+
+    /// Checks every value's range; the error names the field.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        let range = |name: &str, v: f64, min: f64, max: f64| {
+            if v.is_finite() && (min..=max).contains(&v) {
+                Ok(())
+            } else {
+                Err(ValidationError::new(
+                    format!("ecri_settings.{name}"),
+                    format!("must be between {min} and {max}"),
+                ))
+            }
+        };
+        range("horizon_months", self.horizon_months, 1.0, 60.0)?;
+        range(
+            "min_months_since_move_in",
+            self.min_months_since_move_in,
+            0.0,
+            120.0,
+        )?;
+        range(
+            "min_months_since_increase",
+            self.min_months_since_increase,
+            0.0,
+            120.0,
+        )?;
+        range("max_step_pct", self.max_step_pct, 0.0, 100.0)?;
+        range(
+            "max_premium_over_street_pct",
+            self.max_premium_over_street_pct,
+            -50.0,
+            300.0,
+        )?;
+        range("min_increase_pct", self.min_increase_pct, 0.0, 100.0)?;
+        range(
+            "min_increase_amount",
+            self.min_increase_amount,
+            0.0,
+            10_000.0,
+        )?;
+        if let Some(cap) = self.jurisdiction_cap_pct {
+            range("jurisdiction_cap_pct", cap, 0.0, 100.0)?;
+        }
+        range("notice_days", f64::from(self.notice_days), 0.0, 365.0)?;
+        if let Some(i) = self.excluded_flags.iter().position(|f| f.trim().is_empty()) {
+            return Err(ValidationError::new(
+                format!("ecri_settings.excluded_flags[{i}]"),
+                "must not be empty",
+            ));
+        }
+        range(
+            "stop_loss_excess_move_out_pts",
+            self.stop_loss_excess_move_out_pts,
+            0.0,
+            100.0,
+        )?;
+        range(
+            "stop_loss_min_outcomes",
+            f64::from(self.stop_loss_min_outcomes),
+            1.0,
+            100_000.0,
+        )?;
+        self.stay_prior.validate()
+    }
+}
