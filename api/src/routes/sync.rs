@@ -15,7 +15,11 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(sync))
+    OpenApiRouter::new()
+        .routes(routes!(sync))
+        .layer(axum::extract::DefaultBodyLimit::max(
+            crate::extract::SYNC_BODY_LIMIT,
+        ))
 }
 
 /// The answer of a sync: how the snapshot was placed and stored.
@@ -37,6 +41,9 @@ pub struct SyncAnswer {
     warnings: Vec<String>,
     /// The `ingest` job recorded with the snapshot (follow it at `GET /api/v1/jobs/{id}`).
     job: JobRef,
+    /// What the snapshot's rent roll (`tenants`) changed; absent when it carried none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rent_roll: Option<crate::views::sync::RollOutcome>,
 }
 
 /// Upserts one facility's dated snapshot.
@@ -53,7 +60,7 @@ pub struct SyncAnswer {
         (status = 200, description = "Stored (`idempotent` says whether created or updated).", body = SyncAnswer),
         (status = 404, description = "`facility.id` alone names no facility of the company.", body = crate::openapi::ErrorBody),
         (status = 409, description = "The facility could not be created: another has its name or external id.", body = crate::openapi::ErrorBody),
-        (status = 422, description = "The snapshot cannot be placed: not a JSON object, no or an impossible date, nothing to identify the facility by, an array over 1,000 entries.", body = crate::openapi::ErrorBody),
+        (status = 422, description = "The snapshot cannot be placed: not a JSON object, no or an impossible date, nothing to identify the facility by, an array over 1,000 entries (`tenants`: 10,000).", body = crate::openapi::ErrorBody),
     )
 )]
 async fn sync(
@@ -89,5 +96,6 @@ async fn sync(
             id: outcome.job_id,
             kind: "ingest",
         },
+        rent_roll: outcome.rent_roll.map(Into::into),
     }))
 }

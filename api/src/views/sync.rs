@@ -23,3 +23,37 @@ impl From<jobs::sync::store::FacilityOutcome> for FacilityOutcome {
         }
     }
 }
+
+/// What a snapshot's rent roll changed in the roll in force.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = SyncRollOutcome)]
+pub(crate) struct RollOutcome {
+    /// False when the roll was older than the roll in force, which it left as it was.
+    pub applied: bool,
+    /// Tenants in the roll.
+    pub tenants: usize,
+    /// Tenants new to the roll.
+    pub moved_in: usize,
+    /// Tenants of the roll in force that this roll leaves out.
+    pub moved_out: usize,
+    /// Tenants whose rent changed.
+    pub rent_changed: usize,
+    /// Tenants whose other fields changed (size, tier, flags, customer, dates).
+    pub updated: usize,
+    /// Date of the roll in force after this one.
+    pub roll_date: Option<chrono::NaiveDate>,
+}
+
+impl From<jobs::rent_roll::RollOutcome> for RollOutcome {
+    fn from(r: jobs::rent_roll::RollOutcome) -> Self {
+        Self {
+            applied: r.applied,
+            tenants: r.tenants,
+            moved_in: r.moved_in,
+            moved_out: r.moved_out,
+            rent_changed: r.rent_changed,
+            updated: r.updated,
+            roll_date: r.roll_date,
+        }
+    }
+}

@@ -2,5 +2,6 @@
 
 pub mod derive;
 pub mod payload;
+pub mod roll;
 
 pub use payload::{parse, parse_exact, Parsed, SyncPayload};

@@ -14,15 +14,16 @@ use reader::{join, kind, Reader};
 
 mod types;
 pub use types::{
-    CompetitorRate, FacilityRef, Lead, MoveIns, MoveOuts, Parsed, Promotion, SnapshotDate,
-    SyncPayload, TenantRent, UnitType, EARLIEST_DATE, MAX_ITEMS,
+    CompetitorRate, FacilityRef, Lead, MoveIns, MoveOuts, Parsed, Promotion, RollTenant,
+    SnapshotDate, SyncPayload, TenantRent, UnitType, EARLIEST_DATE, MAX_FLAGS, MAX_ITEMS,
+    MAX_TENANTS,
 };
 
 /// Most warnings listed in one response; the rest are counted.
 const MAX_WARNINGS: usize = 50;
 
 /// The top-level fields this version reads.
-const FIELDS: [&str; 10] = [
+const FIELDS: [&str; 11] = [
     "facility",
     "date",
     "occupancy_pct",
@@ -33,6 +34,20 @@ const FIELDS: [&str; 10] = [
     "competitor_rates",
     "tenant_rents",
     "leads",
+    "tenants",
+];
+
+/// The fields of a rent roll's tenant: each must read, or the tenant (and so the roll) is
+/// unreadable.
+const TENANT_FIELDS: [&str; 8] = [
+    "tenant_id",
+    "size",
+    "tier",
+    "rent",
+    "move_in_date",
+    "last_increase_date",
+    "customer_id",
+    "flags",
 ];
 
 /// Parses a JSON body the way a nightly sync needs it read: forgiving. What is clearly meant is
@@ -91,6 +106,7 @@ pub fn parse(body: &[u8], today: NaiveDate) -> Result<Parsed, ValidationError> {
             }
         }
     };
+    let roll = obj.remove("tenants");
     let arrays: Vec<(&str, Value)> = [
         "unit_types",
         "promotions",
@@ -120,6 +136,24 @@ pub fn parse(body: &[u8], today: NaiveDate) -> Result<Parsed, ValidationError> {
         competitor_rates: Vec::new(),
         tenant_rents: Vec::new(),
         leads: Vec::new(),
+        tenants: None,
+    };
+    payload.tenants = match roll {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(list)) if list.len() > MAX_TENANTS => {
+            return Err(ValidationError::new(
+                "tenants",
+                format!("at most {MAX_TENANTS} entries, got {}", list.len()),
+            ))
+        }
+        Some(Value::Array(mut list)) => read_roll(&mut r, &mut list, date.0),
+        Some(other) => {
+            r.leave_out(ValidationError::new(
+                "tenants",
+                format!("must be an array, got {}", kind(&other)),
+            ));
+            None
+        }
     };
     for (key, mut items) in arrays {
         let Value::Array(list) = &mut items else {
@@ -195,6 +229,24 @@ pub fn parse(body: &[u8], today: NaiveDate) -> Result<Parsed, ValidationError> {
         }
         obj.insert(key.to_owned(), items);
     }
+    // A roll sent without cohorts gives them; the stored snapshot keeps the cohorts, not the
+    // roll (the roll's state and its changes are kept per tenant, see `jobs::rent_roll`).
+    if let Some(roll) = &payload.tenants {
+        if payload.tenant_rents.is_empty() && !roll.is_empty() {
+            payload.tenant_rents = super::roll::cohorts(roll, date.0);
+            if payload.tenant_rents.len() > MAX_ITEMS {
+                payload.tenant_rents.truncate(MAX_ITEMS);
+                r.note(
+                    "tenants",
+                    format!("more than {MAX_ITEMS} cohorts: the first {MAX_ITEMS} kept"),
+                );
+            }
+            obj.insert(
+                "tenant_rents".to_owned(),
+                serde_json::to_value(&payload.tenant_rents).unwrap_or(Value::Null),
+            );
+        }
+    }
     payload.check(today)?;
     let mut warnings = r.warnings;
     if warnings.len() > MAX_WARNINGS {
@@ -208,6 +260,89 @@ pub fn parse(body: &[u8], today: NaiveDate) -> Result<Parsed, ValidationError> {
         left_out: r.left_out,
         normalized: Value::Object(obj),
     })
+}
+
+/// Reads a rent roll whole: every tenant with every field it sends, ids unique, dates that
+/// fit (moved in on or before the snapshot, increased between the move-in and the snapshot).
+/// One tenant that cannot be read sets the roll aside (`None`, with a warning per tenant and
+/// one for the roll): a roll without a tenant says the tenant moved out.
+fn read_roll(r: &mut Reader, list: &mut [Value], date: NaiveDate) -> Option<Vec<RollTenant>> {
+    let mut out = Vec::with_capacity(list.len());
+    let mut ids = HashSet::with_capacity(list.len());
+    let mut bad = 0usize;
+    for (i, item) in list.iter_mut().enumerate() {
+        let path = format!("tenants[{i}]");
+        let read = match item {
+            Value::Object(o) => r.object::<RollTenant>(o, &path, &TENANT_FIELDS),
+            other => Err(ValidationError::new(
+                path.clone(),
+                format!("must be an object, got {}", kind(other)),
+            )),
+        }
+        .and_then(|t| {
+            check_tenant(&t, date, &mut ids)
+                .map(|()| t)
+                .map_err(|e| ValidationError::new(join(&path, &e.path), e.message))
+        });
+        match read {
+            Ok(t) => out.push(t),
+            Err(e) => {
+                bad += 1;
+                if bad <= MAX_WARNINGS {
+                    r.note(&e.path, format!("unreadable ({})", e.message));
+                }
+            }
+        }
+    }
+    if bad > 0 {
+        r.leave_out(ValidationError::new(
+            "tenants",
+            format!(
+                "the rent roll was set aside: {bad} of {} tenants could not be read, and a \
+                 roll is applied only whole (a tenant missing from it counts as moved out)",
+                list.len()
+            ),
+        ));
+        return None;
+    }
+    Some(out)
+}
+
+fn check_tenant(
+    t: &RollTenant,
+    date: NaiveDate,
+    ids: &mut HashSet<String>,
+) -> Result<(), ValidationError> {
+    if t.move_in_date.0 > date {
+        return Err(ValidationError::new(
+            "move_in_date",
+            format!("{} is after the snapshot's date {date}", t.move_in_date.0),
+        ));
+    }
+    if let Some(raised) = t.last_increase_date {
+        if raised.0 < t.move_in_date.0 || raised.0 > date {
+            return Err(ValidationError::new(
+                "last_increase_date",
+                format!(
+                    "{} is not between the move-in {} and the snapshot's date {date}",
+                    raised.0, t.move_in_date.0
+                ),
+            ));
+        }
+    }
+    if t.flags.len() > MAX_FLAGS {
+        return Err(ValidationError::new(
+            "flags",
+            format!("at most {MAX_FLAGS} flags, got {}", t.flags.len()),
+        ));
+    }
+    if !ids.insert(t.tenant_id.as_str().to_owned()) {
+        return Err(ValidationError::new(
+            "tenant_id",
+            format!("'{}' appears twice", t.tenant_id.as_str()),
+        ));
+    }
+    Ok(())
 }
 
 /// A snapshot's running total of `field` with one more item's `count`, or the error that

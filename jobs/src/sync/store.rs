@@ -52,6 +52,8 @@ pub struct Outcome {
     /// Notes on how the snapshot was placed (`<JSON path>: <reason>`), e.g. a `facility.id`
     /// that matched nothing.
     pub warnings: Vec<String>,
+    /// What the snapshot's rent roll changed, when it carried one.
+    pub rent_roll: Option<crate::rent_roll::RollOutcome>,
 }
 
 /// Checks that JSON text, already parsed, can be stored in a `jsonb` column: PostgreSQL refuses
@@ -141,7 +143,7 @@ pub async fn store(
             "the snapshot was not written".to_owned(),
         ));
     };
-    let (sync_id, created) = (w.sync_id, w.created);
+    let (sync_id, created, rent_roll) = (w.sync_id, w.created, w.rent_roll.clone());
     let job_id = crate::runs::insert(
         &mut *tx,
         crate::runs::NewJob::new(
@@ -176,6 +178,7 @@ pub async fn store(
         idempotent: if created { "created" } else { "updated" },
         facility: facilities_outcome(facility),
         warnings,
+        rent_roll,
     })
 }
 

@@ -28,6 +28,8 @@ pub struct Written {
     pub date: NaiveDate,
     /// False when the day had a record, now replaced.
     pub created: bool,
+    /// What the day's rent roll changed, when it carried one.
+    pub rent_roll: Option<crate::rent_roll::RollOutcome>,
 }
 
 /// Column arrays of the records, per-size rows, leads and competitor observations of the days.
@@ -94,6 +96,28 @@ fn encode<T: serde::Serialize>(what: &str, v: &T) -> Result<String> {
         .map_err(|e| crate::Error::Internal(format!("{what} could not be encoded: {e}")))
 }
 
+/// The body kept for audit: as received, except a rent roll's tenants, which are kept once
+/// per tenant and per change (`jobs::rent_roll`) rather than once per day; the cohorts derived
+/// from the roll stand in their place.
+fn stored_raw(p: &SyncPayload, raw_json: &str) -> Result<String> {
+    if p.tenants.is_none() {
+        return Ok(raw_json.to_owned());
+    }
+    let mut v: serde_json::Value = serde_json::from_str(raw_json)
+        .map_err(|e| crate::Error::Internal(format!("the stored body does not read: {e}")))?;
+    if let Some(o) = v.as_object_mut() {
+        o.remove("tenants");
+        if !p.tenant_rents.is_empty() {
+            o.insert(
+                "tenant_rents".to_owned(),
+                serde_json::to_value(&p.tenant_rents)
+                    .map_err(|e| crate::Error::Internal(format!("tenant rents: {e}")))?,
+            );
+        }
+    }
+    Ok(v.to_string())
+}
+
 impl Columns {
     fn push(&mut self, p: &SyncPayload, raw_json: &str, rentable_sqft: Option<f64>) -> Result<()> {
         let d = derive(p, rentable_sqft);
@@ -124,7 +148,7 @@ impl Columns {
         self.promotions.push(encode("promotions", &p.promotions)?);
         self.tenant_rents
             .push(encode("tenant rents", &p.tenant_rents)?);
-        self.raw.push(raw_json.to_owned());
+        self.raw.push(stored_raw(p, raw_json)?);
         for (u, c) in p.unit_types.iter().zip(&d.per_type) {
             self.u_date.push(date);
             self.u_size.push(u.size.to_string());
@@ -252,6 +276,7 @@ pub async fn write_snapshots(
             sync_id: r.id,
             date: r.snapshot_date,
             created: r.created,
+            rent_roll: None,
         })
         .collect();
     written.sort_by_key(|w| w.date);
@@ -335,6 +360,17 @@ pub async fn write_snapshots(
         )
         .execute(&mut *conn)
         .await?;
+    }
+    // The rolls, oldest first, each against the roll the previous one left.
+    for &i in &order {
+        let p = days[i].payload;
+        if let Some(roll) = &p.tenants {
+            let outcome =
+                crate::rent_roll::apply(&mut *conn, company_id, fid, p.date.0, roll).await?;
+            if let Some(w) = written.iter_mut().find(|w| w.date == p.date.0) {
+                w.rent_roll = Some(outcome);
+            }
+        }
     }
     Ok(written)
 }

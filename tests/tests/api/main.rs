@@ -21,6 +21,7 @@ mod openapi;
 mod password;
 mod pricing;
 mod rate_limit;
+mod rent_roll;
 mod restarts;
 mod security;
 mod slow_clients;

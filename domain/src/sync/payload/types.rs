@@ -9,6 +9,12 @@ use serde_json::Value;
 /// Longest accepted array in a payload (unit types, promotions, competitor rates, rents, leads).
 pub const MAX_ITEMS: usize = 1_000;
 
+/// Most tenants in one snapshot's rent roll.
+pub const MAX_TENANTS: usize = 10_000;
+
+/// Most flags on one tenant of a rent roll.
+pub const MAX_FLAGS: usize = 10;
+
 /// The earliest snapshot date accepted.
 pub const EARLIEST_DATE: NaiveDate = match NaiveDate::from_ymd_opt(2000, 1, 1) {
     Some(d) => d,
@@ -168,6 +174,45 @@ pub struct TenantRent {
     pub original_rent: Option<Money>,
 }
 
+/// One tenant of a rent roll: a unit rented, its rent and its history of increases.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, utoipa::ToSchema)]
+pub struct RollTenant {
+    /// The CRM's id of the tenancy (one unit rented by one customer); unique in a roll.
+    pub tenant_id: Text<100>,
+    /// Unit size rented.
+    pub size: UnitSize,
+    /// Tier of the unit (climate, drive-up...).
+    pub tier: Option<Text<64>>,
+    /// Rent in place, currency per month.
+    pub rent: Money,
+    /// Day the tenant moved in; on or before the snapshot's date.
+    pub move_in_date: SnapshotDate,
+    /// Day of the tenant's last rent increase; null or absent when never increased. On or
+    /// after the move-in and on or before the snapshot's date.
+    pub last_increase_date: Option<SnapshotDate>,
+    /// Groups the units of one customer (all raised together).
+    pub customer_id: Option<Text<100>>,
+    /// Markers such as `business`, `delinquent`, `military`, `do_not_increase` (at most 10,
+    /// case-insensitive; stored lower-cased).
+    #[serde(default, deserialize_with = "null_as_empty")]
+    #[schema(max_items = 10)]
+    pub flags: Vec<Text<40>>,
+}
+
+impl RollTenant {
+    /// The tier, or `""` when none was sent.
+    pub fn tier_str(&self) -> &str {
+        self.tier.as_ref().map_or("", |t| t.as_str())
+    }
+
+    /// Whether the tenant carries `flag` (case-insensitive).
+    pub fn has_flag(&self, flag: &str) -> bool {
+        self.flags
+            .iter()
+            .any(|f| f.as_str().eq_ignore_ascii_case(flag))
+    }
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize, utoipa::ToSchema)]
 pub struct Lead {
     /// Lead channel (web, phone, walk-in...); unique per snapshot, case-insensitive.
@@ -209,6 +254,12 @@ pub struct SyncPayload {
     #[serde(default, deserialize_with = "null_as_empty")]
     #[schema(max_items = 1000)]
     pub leads: Vec<Lead>,
+    /// The whole rent roll of the day, tenant by tenant (at most 10,000). A tenant of the
+    /// roll in force missing from it has moved out. Absent: the roll in force is unchanged.
+    /// When it is sent without `tenant_rents`, the cohorts are derived from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_items = 10000)]
+    pub tenants: Option<Vec<RollTenant>>,
 }
 
 /// Accepts `null` for an array as the empty array: several CRMs send null for "none".

@@ -1,0 +1,298 @@
+//! The rent roll in force per facility, and the events that changed it.
+//!
+//! A snapshot that carries `tenants` carries the whole roll. [`apply`] compares it with the
+//! roll in force and writes only the differences: a tenant new to the roll moved in, one whose
+//! rent differs had it changed, one of the roll in force that the new roll leaves out moved
+//! out on the new roll's date. An unchanged roll writes nothing but the facility's roll date, so
+//! storage grows with the events, not with days x tenants. A roll older than the one in force
+//! (a late re-send) is not applied: it would undo later changes.
+
+use crate::error::Result;
+use chrono::NaiveDate;
+use domain::ids::CompanyId;
+use domain::sync::payload::RollTenant;
+use serde::Serialize;
+use sqlx::PgConnection;
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// A rent change smaller than this (half a cent) is rounding, not a change.
+const RENT_EPSILON: f64 = 0.005;
+
+/// What applying a roll did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RollOutcome {
+    /// False when the roll was older than the one in force and left it as it was.
+    pub applied: bool,
+    /// Tenants in the roll.
+    pub tenants: usize,
+    pub moved_in: usize,
+    pub moved_out: usize,
+    pub rent_changed: usize,
+    /// Tenants whose other fields (size, tier, flags, customer, dates) changed.
+    pub updated: usize,
+    /// The date of the roll in force after this one.
+    pub roll_date: Option<NaiveDate>,
+}
+
+/// A tenant as stored.
+#[derive(Clone, Debug, PartialEq)]
+struct Stored {
+    size: String,
+    tier: String,
+    rent: f64,
+    move_in_date: NaiveDate,
+    last_increase_date: Option<NaiveDate>,
+    customer_id: Option<String>,
+    flags: Vec<String>,
+    moved_out_on: Option<NaiveDate>,
+}
+
+impl Stored {
+    fn of(t: &RollTenant) -> Self {
+        let mut flags: Vec<String> = t.flags.iter().map(|f| f.as_str().to_lowercase()).collect();
+        flags.sort();
+        flags.dedup();
+        Self {
+            size: t.size.to_string(),
+            tier: t.tier_str().to_lowercase(),
+            rent: t.rent.get(),
+            move_in_date: t.move_in_date.0,
+            last_increase_date: t.last_increase_date.map(|d| d.0),
+            customer_id: t.customer_id.as_ref().map(|c| c.as_str().to_owned()),
+            flags,
+            moved_out_on: None,
+        }
+    }
+}
+
+/// Column arrays of the rows to upsert and the events to insert.
+#[derive(Default)]
+struct Writes {
+    t_id: Vec<String>,
+    t_size: Vec<String>,
+    t_tier: Vec<String>,
+    t_rent: Vec<f64>,
+    t_move_in: Vec<NaiveDate>,
+    t_raised: Vec<Option<NaiveDate>>,
+    t_customer: Vec<Option<String>>,
+    t_flags: Vec<String>,
+    gone: Vec<String>,
+    e_tenant: Vec<String>,
+    e_date: Vec<NaiveDate>,
+    e_kind: Vec<&'static str>,
+    e_size: Vec<String>,
+    e_before: Vec<Option<f64>>,
+    e_after: Vec<Option<f64>>,
+}
+
+impl Writes {
+    fn upsert(&mut self, id: &str, s: &Stored) {
+        self.t_id.push(id.to_owned());
+        self.t_size.push(s.size.clone());
+        self.t_tier.push(s.tier.clone());
+        self.t_rent.push(s.rent);
+        self.t_move_in.push(s.move_in_date);
+        self.t_raised.push(s.last_increase_date);
+        self.t_customer.push(s.customer_id.clone());
+        // One text per row (arrays of arrays must be rectangular): joined by a unit separator.
+        self.t_flags.push(s.flags.join("\u{1f}"));
+    }
+
+    fn event(
+        &mut self,
+        id: &str,
+        on: NaiveDate,
+        kind: &'static str,
+        size: &str,
+        before: Option<f64>,
+        after: Option<f64>,
+    ) {
+        self.e_tenant.push(id.to_owned());
+        self.e_date.push(on);
+        self.e_kind.push(kind);
+        self.e_size.push(size.to_owned());
+        self.e_before.push(before);
+        self.e_after.push(after);
+    }
+}
+
+/// Applies the roll of `date` to the facility's roll in force, on the caller's transaction.
+pub async fn apply(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+    facility_id: Uuid,
+    date: NaiveDate,
+    roll: &[RollTenant],
+) -> Result<RollOutcome> {
+    // Serialises rolls of one facility; an older roll leaves the one in force alone.
+    let in_force = sqlx::query_scalar!(
+        "SELECT rent_roll_date FROM facilities WHERE id = $1 AND company_id = $2 FOR UPDATE",
+        facility_id,
+        company_id.uuid()
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    .flatten();
+    let mut out = RollOutcome {
+        tenants: roll.len(),
+        roll_date: in_force,
+        ..RollOutcome::default()
+    };
+    if in_force.is_some_and(|d| d > date) {
+        return Ok(out);
+    }
+    let rows = sqlx::query!(
+        r#"SELECT tenant_id, size, tier, rent, move_in_date, last_increase_date, customer_id,
+                  flags, moved_out_on
+           FROM rent_roll_tenants WHERE facility_id = $1"#,
+        facility_id
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let stored: HashMap<String, Stored> = rows
+        .into_iter()
+        .map(|r| {
+            (
+                r.tenant_id,
+                Stored {
+                    size: r.size,
+                    tier: r.tier,
+                    rent: r.rent,
+                    move_in_date: r.move_in_date,
+                    last_increase_date: r.last_increase_date,
+                    customer_id: r.customer_id,
+                    flags: r.flags,
+                    moved_out_on: r.moved_out_on,
+                },
+            )
+        })
+        .collect();
+    let mut w = Writes::default();
+    let mut in_roll = std::collections::HashSet::with_capacity(roll.len());
+    for t in roll {
+        let id = t.tenant_id.as_str();
+        in_roll.insert(id);
+        let new = Stored::of(t);
+        match stored.get(id) {
+            Some(old) if old.moved_out_on.is_none() => {
+                if (old.rent - new.rent).abs() > RENT_EPSILON {
+                    let on = match new.last_increase_date {
+                        Some(d) if Some(d) != old.last_increase_date => d,
+                        _ => date,
+                    };
+                    w.event(
+                        id,
+                        on,
+                        "rent_changed",
+                        &new.size,
+                        Some(old.rent),
+                        Some(new.rent),
+                    );
+                    out.rent_changed += 1;
+                    w.upsert(id, &new);
+                } else if *old != new {
+                    out.updated += 1;
+                    w.upsert(id, &new);
+                }
+            }
+            // New, or back after a move-out: a move-in.
+            _ => {
+                w.event(
+                    id,
+                    new.move_in_date,
+                    "moved_in",
+                    &new.size,
+                    None,
+                    Some(new.rent),
+                );
+                out.moved_in += 1;
+                w.upsert(id, &new);
+            }
+        }
+    }
+    for (id, old) in &stored {
+        if old.moved_out_on.is_none() && !in_roll.contains(id.as_str()) {
+            w.event(id, date, "moved_out", &old.size, Some(old.rent), None);
+            w.gone.push(id.clone());
+            out.moved_out += 1;
+        }
+    }
+    if !w.t_id.is_empty() {
+        sqlx::query!(
+            r#"INSERT INTO rent_roll_tenants (facility_id, tenant_id, company_id, size, tier, rent,
+                   move_in_date, last_increase_date, customer_id, flags, first_seen_on)
+               SELECT $1, u.id, $2, u.size, u.tier, u.rent, u.mi, u.li, u.cu,
+                      CASE WHEN u.fl = '' THEN '{}'::text[] ELSE string_to_array(u.fl, E'\x1f') END,
+                      $3
+               FROM UNNEST($4::text[], $5::text[], $6::text[], $7::float8[], $8::date[],
+                           $9::date[], $10::text[], $11::text[])
+                    AS u(id, size, tier, rent, mi, li, cu, fl)
+               ON CONFLICT (facility_id, tenant_id) DO UPDATE SET
+                   size = EXCLUDED.size, tier = EXCLUDED.tier, rent = EXCLUDED.rent,
+                   move_in_date = EXCLUDED.move_in_date,
+                   last_increase_date = EXCLUDED.last_increase_date,
+                   customer_id = EXCLUDED.customer_id, flags = EXCLUDED.flags,
+                   first_seen_on = CASE WHEN rent_roll_tenants.moved_out_on IS NULL
+                                        THEN rent_roll_tenants.first_seen_on ELSE EXCLUDED.first_seen_on END,
+                   moved_out_on = NULL, updated_at = now()"#,
+            facility_id,
+            company_id.uuid(),
+            date,
+            &w.t_id,
+            &w.t_size,
+            &w.t_tier,
+            &w.t_rent,
+            &w.t_move_in,
+            &w.t_raised as &[Option<NaiveDate>],
+            &w.t_customer as &[Option<String>],
+            &w.t_flags,
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    if !w.gone.is_empty() {
+        sqlx::query!(
+            "UPDATE rent_roll_tenants SET moved_out_on = $2, updated_at = now()
+             WHERE facility_id = $1 AND tenant_id = ANY($3)",
+            facility_id,
+            date,
+            &w.gone
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    if !w.e_tenant.is_empty() {
+        let kinds: Vec<String> = w.e_kind.iter().map(|k| (*k).to_owned()).collect();
+        sqlx::query!(
+            r#"INSERT INTO rent_roll_events (facility_id, company_id, tenant_id, event_date, kind,
+                   size, rent_before, rent_after, roll_date)
+               SELECT $1, $2, u.t, u.d, u.k, u.s, u.b, u.a, $3
+               FROM UNNEST($4::text[], $5::date[], $6::text[], $7::text[], $8::float8[], $9::float8[])
+                    AS u(t, d, k, s, b, a)"#,
+            facility_id,
+            company_id.uuid(),
+            date,
+            &w.e_tenant,
+            &w.e_date,
+            &kinds,
+            &w.e_size,
+            &w.e_before as &[Option<f64>],
+            &w.e_after as &[Option<f64>],
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    if in_force != Some(date) {
+        sqlx::query!(
+            "UPDATE facilities SET rent_roll_date = $2 WHERE id = $1",
+            facility_id,
+            date
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    out.applied = true;
+    out.roll_date = Some(date);
+    Ok(out)
+}

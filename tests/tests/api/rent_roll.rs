@@ -1,0 +1,259 @@
+//! The rent roll through `POST /api/v1/sync`: stored per tenant, changed by events, cohorts
+//! derived from it, and a roll that cannot be read whole left aside.
+
+use chrono::{Duration, Utc};
+use e2e::{get_ok, spawn_app, status_json, TestApp};
+use serde_json::{json, Value};
+
+fn day(back: i64) -> String {
+    (Utc::now().date_naive() - Duration::days(back)).to_string()
+}
+
+fn tenant(id: &str, size: &str, rent: f64, moved_in: &str, raised: Option<&str>) -> Value {
+    json!({"tenant_id": id, "size": size, "rent": rent, "move_in_date": moved_in,
+           "last_increase_date": raised})
+}
+
+fn snapshot(date: &str, tenants: Vec<Value>) -> Value {
+    json!({
+        "facility": {"name": "Roll Street"},
+        "date": date,
+        "unit_types": [
+            {"size": "10x10", "tier": "standard", "street_rate": 130, "total_units": 50, "occupied_units": 45},
+            {"size": "5x5", "tier": "standard", "street_rate": 55, "total_units": 20, "occupied_units": 18}
+        ],
+        "tenants": tenants
+    })
+}
+
+async fn sync(app: &TestApp, body: &Value) -> Value {
+    let (status, answer) = status_json(app.sync(body).await).await;
+    assert_eq!(status, 200, "{answer}");
+    answer
+}
+
+async fn events(app: &TestApp) -> Vec<(String, String, String, Option<f64>, Option<f64>)> {
+    sqlx::query_as(
+        "SELECT tenant_id, kind, event_date::text, rent_before, rent_after FROM rent_roll_events
+         ORDER BY id",
+    )
+    .fetch_all(app.db())
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_roll_is_stored_per_tenant_and_changed_by_events_only() {
+    let app = spawn_app().await;
+    let (d1, d2) = (day(10), day(3));
+    let first = vec![
+        tenant("A-1", "10x10", 120.0, "2024-02-01", Some("2025-06-01")),
+        tenant("B-2", "10x10", 110.0, "2025-01-15", None),
+        tenant("C-3", "5x5", 45.10, "2025-03-01", None),
+    ];
+    let r = sync(&app, &snapshot(&d1, first.clone())).await;
+    assert_eq!(
+        r["rent_roll"],
+        json!({"applied": true, "tenants": 3, "moved_in": 3, "moved_out": 0, "rent_changed": 0,
+               "updated": 0, "roll_date": d1})
+    );
+    // A week later: A-1 raised to 132 on d2, B-2 gone, D-4 moved in.
+    let second = vec![
+        tenant("A-1", "10x10", 132.0, "2024-02-01", Some(&d2)),
+        tenant("C-3", "5x5", 45.10, "2025-03-01", None),
+        tenant("D-4", "5x5", 55.0, &d2, None),
+    ];
+    let r = sync(&app, &snapshot(&d2, second.clone())).await;
+    assert_eq!(r["rent_roll"]["moved_in"], 1, "{r}");
+    assert_eq!(r["rent_roll"]["moved_out"], 1, "{r}");
+    assert_eq!(r["rent_roll"]["rent_changed"], 1, "{r}");
+    let recorded = events(&app).await;
+    let expected = vec![
+        (
+            "A-1".into(),
+            "moved_in".into(),
+            "2024-02-01".into(),
+            None,
+            Some(120.0),
+        ),
+        (
+            "B-2".into(),
+            "moved_in".into(),
+            "2025-01-15".into(),
+            None,
+            Some(110.0),
+        ),
+        (
+            "C-3".into(),
+            "moved_in".into(),
+            "2025-03-01".into(),
+            None,
+            Some(45.1),
+        ),
+        (
+            "A-1".into(),
+            "rent_changed".into(),
+            d2.clone(),
+            Some(120.0),
+            Some(132.0),
+        ),
+        (
+            "D-4".into(),
+            "moved_in".into(),
+            d2.clone(),
+            None,
+            Some(55.0),
+        ),
+        (
+            "B-2".into(),
+            "moved_out".into(),
+            d2.clone(),
+            Some(110.0),
+            None,
+        ),
+    ];
+    let mut sorted = recorded.clone();
+    sorted.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    let mut want = expected.clone();
+    want.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    assert_eq!(sorted, want);
+
+    // The same roll again (a re-send, or the next day with nothing changed) writes no tenant
+    // row and no event.
+    let before: (i64, chrono::DateTime<Utc>) =
+        sqlx::query_as("SELECT count(*), max(updated_at) FROM rent_roll_tenants")
+            .fetch_one(app.db())
+            .await
+            .unwrap();
+    let r = sync(&app, &snapshot(&day(2), second.clone())).await;
+    assert_eq!(
+        (
+            r["rent_roll"]["moved_in"].as_u64(),
+            r["rent_roll"]["moved_out"].as_u64(),
+            r["rent_roll"]["rent_changed"].as_u64(),
+            r["rent_roll"]["updated"].as_u64()
+        ),
+        (Some(0), Some(0), Some(0), Some(0))
+    );
+    let after: (i64, chrono::DateTime<Utc>) =
+        sqlx::query_as("SELECT count(*), max(updated_at) FROM rent_roll_tenants")
+            .fetch_one(app.db())
+            .await
+            .unwrap();
+    assert_eq!(before, after, "an unchanged roll touches no tenant row");
+    assert_eq!(events(&app).await.len(), 6);
+
+    // A late re-send of the first roll is older than the roll in force: it changes nothing.
+    let r = sync(&app, &snapshot(&d1, first)).await;
+    assert_eq!(r["rent_roll"]["applied"], false, "{r}");
+    assert_eq!(r["rent_roll"]["roll_date"], day(2));
+    assert_eq!(events(&app).await.len(), 6);
+    let in_place: Vec<(String, f64)> = sqlx::query_as(
+        "SELECT tenant_id, rent FROM rent_roll_tenants WHERE moved_out_on IS NULL ORDER BY tenant_id",
+    )
+    .fetch_all(app.db())
+    .await
+    .unwrap();
+    assert_eq!(
+        in_place,
+        vec![
+            ("A-1".into(), 132.0),
+            ("C-3".into(), 45.1),
+            ("D-4".into(), 55.0)
+        ]
+    );
+
+    // The stored body keeps the cohorts derived from the roll, not the roll.
+    let raw: Value =
+        sqlx::query_scalar("SELECT raw_payload FROM sync_records WHERE snapshot_date = $1::date")
+            .bind(day(2))
+            .fetch_one(app.db())
+            .await
+            .unwrap();
+    assert!(raw.get("tenants").is_none(), "{raw}");
+    assert_eq!(raw["tenant_rents"].as_array().unwrap().len(), 3, "{raw}");
+
+    // The cohorts answer the ECRI report: on day(2), A-1 at 132 raised 1 month ago at most
+    // (d2 is a week earlier), C-3 at 45.10 since 2025-03-01, D-4 at 55 since d2.
+    let facility = r["facility"]["id"].as_str().unwrap().to_owned();
+    let ecri = get_ok(
+        &app,
+        &format!("/api/v1/analytics/ecri?facility_id={facility}"),
+    )
+    .await;
+    let sizes = ecri["facilities"][0]["sizes"].as_array().unwrap();
+    let tenants_of = |size: &str| {
+        sizes
+            .iter()
+            .find(|z| z["size"] == size)
+            .map(|z| z["tenants"].as_u64().unwrap_or(0))
+    };
+    assert_eq!(tenants_of("10x10"), Some(1), "{ecri}");
+    assert_eq!(tenants_of("5x5"), Some(2), "{ecri}");
+    // Actual rent is the roll's: 132 + 45.10 + 55, every occupied unit not sent estimated.
+    let revpas = get_ok(
+        &app,
+        &format!("/api/v1/analytics/revpas?facility_id={facility}"),
+    )
+    .await;
+    let f = &revpas["facilities"][0];
+    assert_eq!(f["actual_rent_estimated"], true, "{f}");
+    app.run_jobs().await;
+}
+
+#[tokio::test]
+async fn a_roll_with_an_unreadable_tenant_is_set_aside_whole() {
+    let app = spawn_app().await;
+    let d1 = day(5);
+    sync(
+        &app,
+        &snapshot(
+            &d1,
+            vec![
+                tenant("A-1", "10x10", 120.0, "2024-02-01", None),
+                tenant("B-2", "10x10", 110.0, "2025-01-15", None),
+            ],
+        ),
+    )
+    .await;
+    // B-2 is missing and C-3 moved in after the snapshot's date: applying the readable part
+    // would move B-2 out. The roll is set aside and the snapshot stored without it.
+    let bad = snapshot(
+        &day(4),
+        vec![
+            tenant("A-1", "10x10", 125.0, "2024-02-01", None),
+            tenant("C-3", "5x5", 50.0, &day(1), None),
+            json!({"tenant_id": "E-5", "size": "10x10", "rent": "lots", "move_in_date": "2025-01-01"}),
+        ],
+    );
+    let r = sync(&app, &bad).await;
+    assert!(r.get("rent_roll").is_none(), "{r}");
+    let warnings = r["warnings"].to_string();
+    assert!(warnings.contains("tenants[1].move_in_date"), "{warnings}");
+    assert!(warnings.contains("tenants[2].rent"), "{warnings}");
+    assert!(
+        warnings.contains("the rent roll was set aside: 2 of 3 tenants"),
+        "{warnings}"
+    );
+    assert_eq!(events(&app).await.len(), 2, "nothing moved");
+    // Duplicated ids are unreadable too; over 10,000 tenants is a 422.
+    let dup = snapshot(
+        &day(3),
+        vec![
+            tenant("A-1", "10x10", 120.0, "2024-02-01", None),
+            tenant("A-1", "5x5", 50.0, "2024-02-01", None),
+        ],
+    );
+    let r = sync(&app, &dup).await;
+    assert!(
+        r["warnings"].to_string().contains("'A-1' appears twice"),
+        "{r}"
+    );
+    let many: Vec<Value> = (0..10_001)
+        .map(|i| tenant(&format!("T{i}"), "10x10", 100.0, "2024-01-01", None))
+        .collect();
+    let (status, body) = status_json(app.sync(&snapshot(&day(2), many)).await).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["error"], "tenants: at most 10000 entries, got 10001");
+    app.run_jobs().await;
+}
