@@ -12,6 +12,7 @@ pub mod cron;
 pub mod crypto;
 pub mod data_sources;
 pub mod db;
+pub mod ecri;
 pub mod error;
 pub mod facilities;
 pub mod handlers;

@@ -5,6 +5,7 @@
 mod analytics;
 mod api_keys;
 mod data_sources;
+mod ecri;
 mod facilities;
 mod job_status;
 mod password;
@@ -37,6 +38,7 @@ fn protected() -> OpenApiRouter<AppState> {
         .merge(sync::router())
         .merge(analytics::router())
         .merge(facilities::router())
+        .merge(ecri::router())
         .merge(api_keys::router())
         .merge(data_sources::router())
         .merge(status::router())

@@ -257,3 +257,214 @@ async fn a_roll_with_an_unreadable_tenant_is_set_aside_whole() {
     assert_eq!(body["error"], "tenants: at most 10000 entries, got 10001");
     app.run_jobs().await;
 }
+
+#[tokio::test]
+async fn the_engine_answers_each_tenant_of_the_roll_with_its_reasons() {
+    let app = spawn_app().await;
+    let (d1, d2) = (day(10), day(3));
+    sync(
+        &app,
+        &snapshot(
+            &d1,
+            vec![
+                tenant("A-1", "10x10", 120.0, "2024-02-01", Some("2025-06-01")),
+                tenant("C-3", "5x5", 45.10, "2025-03-01", None),
+            ],
+        ),
+    )
+    .await;
+    let r = sync(
+        &app,
+        &snapshot(
+            &d2,
+            vec![
+                tenant("A-1", "10x10", 132.0, "2024-02-01", Some(&d2)),
+                tenant("C-3", "5x5", 45.10, "2025-03-01", None),
+                tenant("D-4", "5x5", 55.0, &d2, None),
+                json!({"tenant_id": "E-5", "size": "10x10", "rent": 90, "move_in_date": "2023-01-01",
+                       "flags": ["Business"]}),
+            ],
+        ),
+    )
+    .await;
+    let facility = r["facility"]["id"].as_str().unwrap().to_owned();
+    let e = get_ok(&app, &format!("/api/v1/facilities/{facility}/ecri")).await;
+    assert_eq!(e["basis"], "rent_roll");
+    assert_eq!(e["as_of"], d2.as_str());
+    assert_eq!(e["horizon_months"], 12.0);
+    let lines = e["tenants"].as_array().unwrap();
+    let ids: Vec<&str> = lines
+        .iter()
+        .map(|l| l["tenant_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["A-1", "E-5", "C-3", "D-4"], "by size, then id");
+    let line = |id: &str| lines.iter().find(|l| l["tenant_id"] == id).unwrap();
+    // Raised a week ago, moved in a week ago, a business tenant: held, each by its guardrail.
+    assert_eq!(line("A-1")["guardrails"], json!(["months_since_increase"]));
+    assert_eq!(line("D-4")["guardrails"], json!(["months_since_move_in"]));
+    assert_eq!(line("E-5")["guardrails"], json!(["excluded_flag"]));
+    for id in ["A-1", "D-4", "E-5"] {
+        assert_eq!(line(id)["increase"], 0.0, "{id}");
+        assert_eq!(line(id)["new_rent"], line(id)["rent"], "{id}");
+    }
+    // C-3 pays $45.10 for a $55 size, 20+ months after moving in: raised, the reasons say why.
+    let c = line("C-3");
+    assert_eq!(c["rent"], 45.1);
+    let increase = c["increase"].as_f64().unwrap();
+    assert!(increase >= 1.0, "{c}");
+    assert_eq!(c["new_rent"].as_f64().unwrap(), 45.1 + increase);
+    let p = c["stay_probability"].as_f64().unwrap();
+    assert!((0.5..1.0).contains(&p), "{c}");
+    assert!(c["expected_gain"].as_f64().unwrap() > 0.0, "{c}");
+    let reasons: Vec<&str> = c["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(reasons.contains(&"stay_probability"), "{reasons:?}");
+    assert_eq!(e["totals"]["tenants"], 4);
+    assert_eq!(e["totals"]["tenants_affected"], 1);
+    assert_eq!(e["totals"]["monthly_uplift"].as_f64().unwrap(), increase);
+    // No outcome yet: the model is the prior's.
+    assert_eq!(e["model"]["increased_tenants"], 0);
+    assert_eq!(e["model"]["increase_sensitivity"], 1.0);
+
+    // The per-size report carries the same suggestions as cohorts.
+    let report = get_ok(
+        &app,
+        &format!("/api/v1/analytics/ecri?facility_id={facility}"),
+    )
+    .await;
+    let five = report["facilities"][0]["sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|z| z["size"] == "5x5")
+        .unwrap()
+        .clone();
+    let cohorts = five["cohorts"].as_array().unwrap();
+    assert_eq!(cohorts.len(), 2, "{five}");
+    let c3 = cohorts.iter().find(|c| c["avg_rent"] == 45.1).unwrap();
+    assert_eq!(c3["tenant_count"], 1);
+    assert_eq!(c3["increase"].as_f64().unwrap(), increase);
+    assert_eq!(c3["stay_probability"], c["stay_probability"]);
+
+    // Another company's facility is not there.
+    let other = app.create_tenant("Other Storage").await;
+    let r = app
+        .req_as(
+            &other,
+            reqwest::Method::GET,
+            &format!("/api/v1/facilities/{facility}/ecri"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    app.run_jobs().await;
+}
+
+/// A roll of `n` tenants of 10x10 at `rent`, ids `T0`..; `raised` of them (from `T0`) at
+/// `raised_rent`, increased on `raised_on`.
+fn roll(
+    n: usize,
+    rent: f64,
+    raised: usize,
+    raised_rent: f64,
+    raised_on: &str,
+    gone: &[usize],
+) -> Vec<Value> {
+    (0..n)
+        .filter(|i| !gone.contains(i))
+        .map(|i| {
+            if i < raised {
+                tenant(
+                    &format!("T{i}"),
+                    "10x10",
+                    raised_rent,
+                    "2020-01-01",
+                    Some(raised_on),
+                )
+            } else {
+                tenant(&format!("T{i}"), "10x10", rent, "2020-01-01", None)
+            }
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_engine_learns_how_a_facilitys_tenants_took_their_increases() {
+    let app = spawn_app().await;
+    let raised_on = day(200);
+    // 40 tenants at $100; 20 raised to $115 200 days ago; 8 of those and 2 others left 50
+    // days later: 40 % of the increased tenants left within 90 days, against none since of the
+    // others. The company's only facility: its own outcomes are all the evidence.
+    let gone: Vec<usize> = (0..8).chain([30, 31]).collect();
+    for (date, tenants) in [
+        (day(300), roll(40, 100.0, 0, 0.0, &raised_on, &[])),
+        (
+            raised_on.clone(),
+            roll(40, 100.0, 20, 115.0, &raised_on, &[]),
+        ),
+        (day(150), roll(40, 100.0, 20, 115.0, &raised_on, &gone)),
+        (day(5), roll(40, 100.0, 20, 115.0, &raised_on, &gone)),
+    ] {
+        let mut body = snapshot(&date, tenants);
+        body["facility"]["name"] = json!("Learner");
+        sync(&app, &body).await;
+    }
+    let facilities = get_ok(&app, "/api/v1/facilities").await;
+    let id = facilities["facilities"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let learned = get_ok(&app, &format!("/api/v1/facilities/{id}/ecri")).await;
+    let m = &learned["model"];
+    assert_eq!(m["increased_tenants"], 20, "{m}");
+    // Not increased in the last 90 days: the 30 still in place (the 12 raised 200 days ago
+    // count again once their increase's 90 days are over).
+    assert_eq!(m["baseline_tenants"], 30, "{m}");
+    assert!(m["increase_sensitivity"].as_f64().unwrap() > 1.0, "{m}");
+    assert!(
+        learned["stop_loss"].is_null(),
+        "the increases are older than the last quarter"
+    );
+
+    // A company with the same roll today and no history keeps the prior: it raises more.
+    let fresh = app.create_tenant("Other Storage").await;
+    let mut body = snapshot(&day(5), roll(40, 100.0, 20, 115.0, &raised_on, &gone));
+    body["facility"]["name"] = json!("Newcomer");
+    let r = app
+        .req_as(&fresh, reqwest::Method::POST, "/api/v1/sync")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let fresh_id = r.json::<Value>().await.unwrap()["facility"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let prior: Value = app
+        .req_as(
+            &fresh,
+            reqwest::Method::GET,
+            &format!("/api/v1/facilities/{fresh_id}/ecri"),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(prior["model"]["increase_sensitivity"], 1.0);
+    let uplift = |v: &Value| v["totals"]["monthly_uplift"].as_f64().unwrap();
+    assert!(
+        uplift(&learned) < uplift(&prior),
+        "learned {} against prior {}",
+        uplift(&learned),
+        uplift(&prior)
+    );
+    app.run_jobs().await;
+}

@@ -15,6 +15,42 @@ pub(crate) struct SizeOut {
     pub ecri: Option<SizeEcri>,
     /// Why there is no suggestion for the size, when there is none.
     pub reason: Option<String>,
+    /// The ECRI engine's suggestions for the size's tenants (docs/ecri.md), one line per
+    /// whole months since the rent was last set; empty when the size has no tenants.
+    pub cohorts: Vec<Cohort>,
+}
+
+/// Tenants of a size who share the months since their rent was last set, with the engine's
+/// suggestion for them.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = EcriCohort)]
+pub(crate) struct Cohort {
+    /// Months since the last increase: as the cohort was sent, or whole months from a rent
+    /// roll (since the move-in for tenants never increased).
+    pub months_since_last_increase: Option<f64>,
+    /// Tenants.
+    pub tenant_count: u32,
+    /// Their average rent, currency per month.
+    pub avg_rent: f64,
+    /// The suggested increase per tenant, currency per month (0 for none).
+    pub increase: f64,
+    /// The average rent after the suggested increases.
+    pub new_rent: f64,
+    /// The chance a tenant stays through the 90 days after the notice (0 to 1).
+    pub stay_probability: f64,
+}
+
+impl From<jobs::ecri::CohortLine> for Cohort {
+    fn from(c: jobs::ecri::CohortLine) -> Self {
+        Self {
+            months_since_last_increase: c.months_since_last_increase,
+            tenant_count: c.tenant_count,
+            avg_rent: c.avg_rent,
+            increase: c.increase,
+            new_rent: c.new_rent,
+            stay_probability: c.stay_probability,
+        }
+    }
 }
 
 impl From<jobs::analytics::reports::ecri::SizeOut> for SizeOut {
@@ -24,6 +60,7 @@ impl From<jobs::analytics::reports::ecri::SizeOut> for SizeOut {
             street_rate: r.street_rate,
             ecri: r.ecri,
             reason: r.reason,
+            cohorts: r.cohorts.into_iter().map(Into::into).collect(),
         }
     }
 }

@@ -21,6 +21,9 @@ pub struct SizeOut {
     pub ecri: Option<SizeEcri>,
     /// Why there is no suggestion for the size, when there is none.
     pub reason: Option<String>,
+    /// The ECRI engine's suggestions for the size's tenants, grouped by whole months since
+    /// their rent was last set (`crate::ecri`).
+    pub cohorts: Vec<crate::ecri::CohortLine>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -83,11 +86,33 @@ pub async fn report(
 ) -> Result<Report> {
     let scope_rows = scope(pool, company_id, facility).await?;
     let (latest, units) = latest_with_units(pool, &super::ids(&scope_rows)).await?;
+    let named: Vec<(Uuid, String)> = scope_rows.iter().map(|f| (f.id, f.name.clone())).collect();
+    let engine = crate::ecri::facilities(
+        pool,
+        company_id,
+        &named,
+        &latest,
+        &units,
+        &domain::ecri::EcriEngineSettings::default(),
+    )
+    .await?;
+    let mut cohorts: BTreeMap<(Uuid, String), Vec<crate::ecri::CohortLine>> = BTreeMap::new();
+    for f in &engine {
+        for c in crate::ecri::cohorts(&f.lines) {
+            cohorts
+                .entry((f.facility_id, c.size.clone()))
+                .or_default()
+                .push(c);
+        }
+    }
     let mut totals = Totals::default();
     let facilities = scope_rows
         .iter()
         .map(|f| {
-            let out = facility_out(f, latest.get(&f.id), &units, settings);
+            let mut out = facility_out(f, latest.get(&f.id), &units, settings);
+            for s in &mut out.sizes {
+                s.cohorts = cohorts.remove(&(f.id, s.size.clone())).unwrap_or_default();
+            }
             for s in &out.sizes {
                 if let Some(e) = &s.ecri {
                     totals.add(e);
@@ -156,6 +181,7 @@ fn facility_out(
             street_rate,
             ecri,
             reason,
+            cohorts: Vec::new(),
         });
     }
     out

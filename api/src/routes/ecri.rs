@@ -1,0 +1,234 @@
+//! `GET /api/v1/facilities/:id/ecri`: the ECRI engine's suggestion for each tenant of the
+//! facility's rent roll (each cohort when it has none), with the stay model it learned.
+
+use crate::auth::Auth;
+use crate::error::ApiResult;
+use crate::extract::path_id;
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::Json;
+use chrono::NaiveDate;
+use domain::ecri::EcriEngineSettings;
+use domain::ids::FacilityId;
+use domain::values::round2;
+use serde::Serialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(facility_ecri))
+}
+
+/// The suggestions of one facility.
+#[derive(Serialize, utoipa::ToSchema)]
+struct FacilityEcri {
+    /// The facility.
+    facility_id: Uuid,
+    /// The facility's name.
+    facility_name: String,
+    /// Date of the rent roll (or of the snapshot, for cohorts) the suggestions are for.
+    as_of: Option<NaiveDate>,
+    /// `rent_roll`: one line per tenant of the roll in force; `cohorts`: one per cohort of the
+    /// latest snapshot's `tenant_rents` (no roll sent yet); null without a snapshot.
+    #[schema(value_type = Option<String>, pattern = "^(rent_roll|cohorts)$")]
+    basis: Option<&'static str>,
+    /// Months over which the expected gain is counted.
+    horizon_months: f64,
+    /// The stay model the suggestions rest on.
+    model: Model,
+    /// Set when increases are held: the facility's increased tenants lately left faster than
+    /// the stop-loss allows.
+    stop_loss: Option<StopLoss>,
+    /// Sums over the lines.
+    totals: Totals,
+    /// One line per tenant (or cohort), by size then tenant id.
+    tenants: Vec<Line>,
+    /// Why there are no suggestions, when there are none.
+    reason: Option<String>,
+}
+
+/// The learned stay model (docs/ecri.md).
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = EcriModel)]
+struct Model {
+    /// Share (%) of tenants not increased who move out within 90 days anyway.
+    baseline_move_out_pct: f64,
+    /// The facility's sensitivity to the size of an increase (1 = the prior's).
+    increase_sensitivity: f64,
+    /// Its sensitivity to a new rent above the market (1 = the prior's).
+    premium_sensitivity: f64,
+    /// Weight of the facility's own outcomes against the company's and the prior (0 to 1).
+    evidence_weight: f64,
+    /// Increased tenants of the facility whose 90 days have passed.
+    increased_tenants: u32,
+    /// Tenants not increased, watched over the last 90 days.
+    baseline_tenants: u32,
+    /// Increased tenants of the company's other facilities.
+    company_increased_tenants: u32,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = EcriStopLoss)]
+struct StopLoss {
+    /// Share (%) of recently increased tenants who left within 90 days.
+    increased_move_out_pct: f64,
+    /// Share (%) of tenants not increased who left over 90 days.
+    baseline_move_out_pct: f64,
+    /// Recently increased tenants counted.
+    increased_tenants: u32,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = EcriFacilityTotals)]
+struct Totals {
+    /// Tenants of the lines.
+    tenants: u64,
+    /// Tenants an increase is suggested for.
+    tenants_affected: u64,
+    /// Added rent per month if every suggestion is made and every tenant stays.
+    monthly_uplift: f64,
+    /// Expected revenue over the horizon against no increase, net of expected move-outs and
+    /// the months their units stand empty.
+    expected_gain: f64,
+}
+
+/// One tenant (or cohort) with the engine's suggestion.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = EcriTenant)]
+struct Line {
+    /// The tenancy's id in the roll; null for a cohort.
+    tenant_id: Option<String>,
+    /// Unit size.
+    size: String,
+    /// Tenants of the line (1 for a tenant of the roll).
+    tenant_count: u32,
+    /// Months since the rent was last set (the last increase, else the move-in).
+    months_since_last_increase: Option<f64>,
+    /// Rent in place, currency per month.
+    rent: f64,
+    /// Suggested rent (the rent in place when no increase is suggested).
+    new_rent: f64,
+    /// Suggested increase, currency per month (0 for none).
+    increase: f64,
+    /// Suggested increase, % of the rent in place.
+    increase_pct: f64,
+    /// Chance the tenant is still in place 90 days after the notice (0 to 1).
+    stay_probability: f64,
+    /// Expected revenue over the horizon against no increase, for all the line's tenants.
+    expected_gain: f64,
+    /// The guardrail that held the increase back or capped it (none when the stay model
+    /// chose): `no_street_rate`, `excluded_flag`, `months_since_move_in`,
+    /// `months_since_increase`, `stop_loss`, `max_step`, `jurisdiction_cap`,
+    /// `max_premium_over_street`, `minimum_increase`, `customer_units`.
+    guardrails: Vec<String>,
+    /// The figures the suggestion rests on, each with what it means.
+    reasons: Vec<Reason>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = EcriReason)]
+struct Reason {
+    /// What the figure is (`stay_probability`, `expected_gain`, `move_out_cost`, ...).
+    name: String,
+    /// The figure.
+    value: f64,
+    /// What it says, in words.
+    text: String,
+}
+
+/// Existing-tenant rent increases for one facility, tenant by tenant.
+///
+/// Per tenant of the rent roll in force (per cohort of the latest snapshot's `tenant_rents`
+/// when no roll was sent), the increase that maximises the expected revenue over the horizon,
+/// with the chance the tenant stays, the expected gain and the guardrail that bound it. The
+/// stay model is learned from the facility's own past increases (the roll's events), pooled
+/// over the company and shrunk toward a documented prior while the evidence is thin.
+#[utoipa::path(get, path = "/api/v1/facilities/{id}/ecri", tag = "analytics",
+    params(("id" = Uuid, Path, description = "Id of the facility.")),
+    responses((status = 200, description = "The suggestions.", body = FacilityEcri)))]
+async fn facility_ecri(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+) -> ApiResult<Json<FacilityEcri>> {
+    let id: FacilityId = path_id(&id, "facility")?;
+    let settings = EcriEngineSettings::default();
+    let f = jobs::ecri::facility(&state.db, who.company_id, id, &settings).await?;
+    let mut totals = Totals {
+        tenants: 0,
+        tenants_affected: 0,
+        monthly_uplift: 0.0,
+        expected_gain: 0.0,
+    };
+    let tenants: Vec<Line> = f
+        .lines
+        .into_iter()
+        .map(|l| {
+            let s = l.suggestion;
+            let n = u64::from(s.tenant_count.max(1));
+            totals.tenants += n;
+            if s.increase > 0.0 {
+                totals.tenants_affected += n;
+                totals.monthly_uplift += s.increase * n as f64;
+            }
+            totals.expected_gain += s.expected_gain;
+            Line {
+                tenant_id: (!s.tenant_id.is_empty()).then_some(s.tenant_id),
+                size: l.size,
+                tenant_count: s.tenant_count.max(1),
+                months_since_last_increase: l.months_since_last_increase,
+                rent: round2(s.current_rent),
+                new_rent: round2(s.new_rent),
+                increase: round2(s.increase),
+                increase_pct: round2(s.increase_pct),
+                stay_probability: (s.stay_probability * 100.0).round() / 10_000.0,
+                expected_gain: round2(s.expected_gain),
+                guardrails: s
+                    .binding_guardrail
+                    .map(|g| g.name().to_owned())
+                    .into_iter()
+                    .collect(),
+                reasons: s
+                    .reasons
+                    .into_iter()
+                    .map(|r| Reason {
+                        name: r.name,
+                        value: r.value,
+                        text: r.text,
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    totals.monthly_uplift = round2(totals.monthly_uplift);
+    totals.expected_gain = round2(totals.expected_gain);
+    let m = &f.model;
+    Ok(Json(FacilityEcri {
+        facility_id: f.facility_id,
+        facility_name: f.facility_name,
+        as_of: f.as_of,
+        basis: f.basis.map(|b| match b {
+            jobs::ecri::Basis::RentRoll => "rent_roll",
+            jobs::ecri::Basis::Cohorts => "cohorts",
+        }),
+        horizon_months: f.settings.horizon_months,
+        model: Model {
+            baseline_move_out_pct: round2(m.model.baseline * 100.0),
+            increase_sensitivity: round2(m.model.sensitivity),
+            premium_sensitivity: round2(m.model.premium_sensitivity),
+            evidence_weight: round2(m.model.evidence_weight),
+            increased_tenants: m.increased_tenants,
+            baseline_tenants: m.baseline_tenants,
+            company_increased_tenants: m.company_increased_tenants,
+        },
+        stop_loss: f.stop_loss.map(|s| StopLoss {
+            increased_move_out_pct: s.increased_move_out_pct,
+            baseline_move_out_pct: s.baseline_move_out_pct,
+            increased_tenants: s.increased_tenants,
+        }),
+        totals,
+        tenants,
+        reason: f.reason,
+    }))
+}
