@@ -18,6 +18,8 @@ use std::collections::HashMap;
 pub enum UploadKind {
     UnitRates,
     CompetitorRates,
+    /// The whole rent roll of a facility on a date, one row per tenant.
+    RentRoll,
 }
 
 impl UploadKind {
@@ -25,6 +27,7 @@ impl UploadKind {
         match s.trim().to_lowercase().replace('-', "_").as_str() {
             "unit_rates" | "units" | "unit_types" => Some(Self::UnitRates),
             "competitor_rates" | "competitors" => Some(Self::CompetitorRates),
+            "rent_roll" | "tenants" | "roll" => Some(Self::RentRoll),
             _ => None,
         }
     }
@@ -33,6 +36,7 @@ impl UploadKind {
         match self {
             Self::UnitRates => "unit_rates",
             Self::CompetitorRates => "competitor_rates",
+            Self::RentRoll => "rent_roll",
         }
     }
 }
@@ -52,6 +56,12 @@ pub enum Field {
     Rate,
     Promo,
     SourceUrl,
+    TenantId,
+    Rent,
+    MoveInDate,
+    LastIncreaseDate,
+    CustomerId,
+    Flags,
 }
 
 impl Field {
@@ -69,9 +79,27 @@ impl Field {
             Self::Rate => "rate",
             Self::Promo => "promo",
             Self::SourceUrl => "source_url",
+            Self::TenantId => "tenant_id",
+            Self::Rent => "rent",
+            Self::MoveInDate => "move_in_date",
+            Self::LastIncreaseDate => "last_increase_date",
+            Self::CustomerId => "customer_id",
+            Self::Flags => "flags",
         }
     }
 }
+
+/// Spellings of a unit's size, the same in every kind.
+const SIZE_SPELLINGS: &[&str] = &[
+    "size",
+    "unit_size",
+    "dimensions",
+    "unit_dimensions",
+    "size_ft",
+];
+
+/// Spellings of a unit's tier, the same in unit rates and rent rolls.
+const TIER_SPELLINGS: &[&str] = &["tier", "unit_type", "type", "category", "features"];
 
 /// Accepted header spellings per kind, after normalisation (lower case, runs of anything other
 /// than letters and digits as one `_`, `%` read as `pct`). Documented in docs/upload.md.
@@ -86,20 +114,8 @@ pub const UNIT_RATE_SYNONYMS: &[(Field, &[&str])] = &[
             "report_date",
         ],
     ),
-    (
-        Field::Size,
-        &[
-            "size",
-            "unit_size",
-            "dimensions",
-            "unit_dimensions",
-            "size_ft",
-        ],
-    ),
-    (
-        Field::Tier,
-        &["tier", "unit_type", "type", "category", "features"],
-    ),
+    (Field::Size, SIZE_SPELLINGS),
+    (Field::Tier, TIER_SPELLINGS),
     (
         Field::StreetRate,
         &[
@@ -184,16 +200,7 @@ pub const COMPETITOR_RATE_SYNONYMS: &[(Field, &[&str])] = &[
             "operator",
         ],
     ),
-    (
-        Field::Size,
-        &[
-            "size",
-            "unit_size",
-            "dimensions",
-            "unit_dimensions",
-            "size_ft",
-        ],
-    ),
+    (Field::Size, SIZE_SPELLINGS),
     (
         Field::Rate,
         &[
@@ -224,6 +231,82 @@ pub const COMPETITOR_RATE_SYNONYMS: &[(Field, &[&str])] = &[
     ),
 ];
 
+pub const RENT_ROLL_SYNONYMS: &[(Field, &[&str])] = &[
+    (
+        Field::Date,
+        &[
+            "date",
+            "as_of",
+            "as_of_date",
+            "roll_date",
+            "snapshot_date",
+            "report_date",
+        ],
+    ),
+    (
+        Field::TenantId,
+        &[
+            "tenant_id",
+            "tenant",
+            "tenancy_id",
+            "rental_id",
+            "lease_id",
+            "ledger_id",
+            "occupancy_id",
+        ],
+    ),
+    (Field::Size, SIZE_SPELLINGS),
+    (Field::Tier, TIER_SPELLINGS),
+    (
+        Field::Rent,
+        &[
+            "rent",
+            "current_rent",
+            "rent_rate",
+            "monthly_rent",
+            "in_place_rent",
+            "current_rate",
+            "rate",
+            "tenant_rate",
+        ],
+    ),
+    (
+        Field::MoveInDate,
+        &[
+            "move_in_date",
+            "move_in",
+            "moved_in",
+            "movein_date",
+            "move_in_dt",
+            "lease_start",
+            "start_date",
+        ],
+    ),
+    (
+        Field::LastIncreaseDate,
+        &[
+            "last_increase_date",
+            "last_increase",
+            "last_rent_increase",
+            "last_rate_change",
+            "rate_change_date",
+            "last_ecri",
+            "last_ecri_date",
+        ],
+    ),
+    (
+        Field::CustomerId,
+        &[
+            "customer_id",
+            "customer",
+            "account_id",
+            "account",
+            "tenant_account",
+        ],
+    ),
+    (Field::Flags, &["flags", "flag", "tags", "markers"]),
+];
+
 /// The template of a kind: a header line and one example row.
 pub fn template(kind: UploadKind) -> &'static str {
     match kind {
@@ -234,6 +317,10 @@ pub fn template(kind: UploadKind) -> &'static str {
         UploadKind::CompetitorRates => {
             "observed_on,competitor,size,rate,promo,source_url\n\
              2026-11-21,Public Storage,10x10,139,First month free,https://example.com/10x10\n"
+        }
+        UploadKind::RentRoll => {
+            "date,tenant_id,size,tier,rent,move_in_date,last_increase_date,customer_id,flags\n\
+             2026-11-21,T-1042,10x10,climate,131.00,2024-03-15,2025-09-01,C-77,military\n"
         }
     }
 }
@@ -312,6 +399,9 @@ pub fn map_headers(headers: &[String], kind: Option<UploadKind>) -> Result<Colum
     let has_competitor = normalised
         .iter()
         .any(|h| lookup(COMPETITOR_RATE_SYNONYMS, h) == Some(Field::Competitor));
+    let has_tenant = normalised
+        .iter()
+        .any(|h| lookup(RENT_ROLL_SYNONYMS, h) == Some(Field::TenantId));
     let kind = match kind {
         Some(UploadKind::UnitRates) if has_competitor => {
             return Err(
@@ -322,6 +412,7 @@ pub fn map_headers(headers: &[String], kind: Option<UploadKind>) -> Result<Colum
         }
         Some(k) => k,
         None if has_competitor => UploadKind::CompetitorRates,
+        None if has_tenant => UploadKind::RentRoll,
         None if normalised
             .iter()
             .any(|h| lookup(UNIT_RATE_SYNONYMS, h) == Some(Field::StreetRate)) =>
@@ -330,8 +421,8 @@ pub fn map_headers(headers: &[String], kind: Option<UploadKind>) -> Result<Colum
         }
         None => {
             return Err(format!(
-                "cannot tell whether the file holds unit_rates or competitor_rates from its \
-                 columns ({}); pass kind",
+                "cannot tell whether the file holds unit_rates, competitor_rates or rent_roll \
+                 from its columns ({}); pass kind",
                 shown_list(headers)
             ))
         }
@@ -339,6 +430,7 @@ pub fn map_headers(headers: &[String], kind: Option<UploadKind>) -> Result<Colum
     let table = match kind {
         UploadKind::UnitRates => UNIT_RATE_SYNONYMS,
         UploadKind::CompetitorRates => COMPETITOR_RATE_SYNONYMS,
+        UploadKind::RentRoll => RENT_ROLL_SYNONYMS,
     };
     let mut fields = Vec::with_capacity(headers.len());
     let mut ignored = Vec::new();
@@ -362,6 +454,7 @@ pub fn map_headers(headers: &[String], kind: Option<UploadKind>) -> Result<Colum
     let required: &[Field] = match kind {
         UploadKind::UnitRates => &[Field::Size, Field::StreetRate],
         UploadKind::CompetitorRates => &[Field::Competitor, Field::Size, Field::Rate],
+        UploadKind::RentRoll => &[Field::TenantId, Field::Size, Field::Rent, Field::MoveInDate],
     };
     let missing: Vec<&str> = required
         .iter()
@@ -390,7 +483,7 @@ pub fn map_headers(headers: &[String], kind: Option<UploadKind>) -> Result<Colum
 
 mod rows;
 pub use rows::{
-    json_cells, parse_row, unit_rates_payload, DuplicateCheck, Row, RowError, UnitRateRow,
+    json_cells, parse_row, unit_rates_payload, DuplicateCheck, RollRow, Row, RowError, UnitRateRow,
 };
 
 #[cfg(test)]

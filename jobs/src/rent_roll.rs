@@ -175,6 +175,22 @@ pub async fn apply(
         in_roll.insert(id);
         let new = Stored::of(t);
         match stored.get(id) {
+            // The id now names another tenancy (a unit number used as the id, let again): the
+            // old tenant moved out and the new one moved in.
+            Some(old) if old.moved_out_on.is_none() && old.move_in_date != new.move_in_date => {
+                w.event(id, date, "moved_out", &old.size, Some(old.rent), None);
+                w.event(
+                    id,
+                    new.move_in_date,
+                    "moved_in",
+                    &new.size,
+                    None,
+                    Some(new.rent),
+                );
+                out.moved_out += 1;
+                out.moved_in += 1;
+                w.upsert(id, &new);
+            }
             Some(old) if old.moved_out_on.is_none() => {
                 if (old.rent - new.rent).abs() > RENT_EPSILON {
                     let on = match new.last_increase_date {

@@ -53,7 +53,8 @@ where
         .map(|k| {
             UploadKind::parse(k).ok_or_else(|| {
                 Fatal::Invalid(
-                    "query parameter kind: must be unit_rates or competitor_rates".into(),
+                    "query parameter kind: must be unit_rates, competitor_rates or rent_roll"
+                        .into(),
                 )
             })
         })
@@ -120,6 +121,13 @@ pub enum Stored {
         days: Vec<store::DayOutcome>,
         warnings: Vec<String>,
     },
+    /// A rent roll: per date of the rows, the day's snapshot with the roll (merged into the day
+    /// it already has), each with its `ingest` job and what the roll changed.
+    Rolls {
+        rows: u64,
+        days: Vec<store::DayOutcome>,
+        warnings: Vec<String>,
+    },
 }
 
 impl Stored {
@@ -127,7 +135,9 @@ impl Stored {
     pub fn ingest_jobs(&self) -> Vec<Uuid> {
         match self {
             Self::Competitors { .. } => Vec::new(),
-            Self::Units { days, .. } => days.iter().map(|d| d.job_id).collect(),
+            Self::Units { days, .. } | Self::Rolls { days, .. } => {
+                days.iter().map(|d| d.job_id).collect()
+            }
         }
     }
 }
@@ -164,6 +174,15 @@ pub async fn store(
             let days = store::unit_rates(&mut tx, company_id, facility_id, &collected.units, today)
                 .await?;
             Stored::Units {
+                rows: collected.rows,
+                days,
+                warnings: collected.warnings,
+            }
+        }
+        UploadKind::RentRoll => {
+            let days = store::rent_rolls(&mut tx, company_id, facility_id, &collected.rolls, today)
+                .await?;
+            Stored::Rolls {
                 rows: collected.rows,
                 days,
                 warnings: collected.warnings,

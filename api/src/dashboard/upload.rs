@@ -36,6 +36,7 @@ fn form(s: &Session, items: &[Facility], c: &Choice) -> Markup {
         ("", "Detect from the columns"),
         ("unit_rates", "Unit rates"),
         ("competitor_rates", "Competitor rates"),
+        ("rent_roll", "Rent roll (every tenant)"),
     ];
     html! {
         form class="stack card" method="post" enctype="multipart/form-data"
@@ -63,8 +64,9 @@ fn form(s: &Session, items: &[Facility], c: &Choice) -> Markup {
         }
         p { "Templates: "
             a href="/app/upload/templates/unit_rates" download { "unit rates (CSV)" } " · "
-            a href="/app/upload/templates/competitor_rates" download { "competitor rates (CSV)" }
-            ". Column names may vary (e.g. " em { "rate" } " for street rate); a JSON file is " code { "{\"rows\": [...]}" } "."
+            a href="/app/upload/templates/competitor_rates" download { "competitor rates (CSV)" } " · "
+            a href="/app/upload/templates/rent_roll" download { "rent roll (CSV)" }
+            ". A rent roll is the whole roll of its date: a tenant missing from it has moved out. Column names may vary (e.g. " em { "rate" } " for street rate); a JSON file is " code { "{\"rows\": [...]}" } "."
         }
     }
 }
@@ -83,6 +85,19 @@ fn preview(fig: &Figures, c: &Collected) -> Markup {
                                      td { (r.size) } td { (r.tier) } td class="num" { (fig.rate(r.street_rate)) }
                                      td class="num" { (fig.pct(r.occupancy_pct)) } td class="num" { (fig.count(r.move_ins_mtd.map(f64::from))) }
                                      td class="num" { (fig.count(r.total_units.map(f64::from))) } td class="num" { (fig.count(r.occupied_units.map(f64::from))) } }
+                            }
+                        }
+                    }
+                }
+                UploadKind::RentRoll => {
+                    table id="preview" {
+                        thead { tr { th { "Line" } th { "Roll date" } th { "Tenant" } th { "Size" } th { "Tier" } th { "Rent" } th { "Moved in" } th { "Last increase" } th { "Flags" } } }
+                        tbody {
+                            @for r in c.rolls.values().flatten().take(PREVIEW_ROWS) {
+                                tr { td class="num" { (r.line) } td { (r.date) } td { (r.tenant.tenant_id.as_str()) }
+                                     td { (r.tenant.size) } td { (r.tenant.tier_str()) } td class="num" { (fig.rate(r.tenant.rent.get())) }
+                                     td { (r.tenant.move_in_date.0) } td { (r.tenant.last_increase_date.map(|d| d.0.to_string()).unwrap_or_default()) }
+                                     td { (r.tenant.flags.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", ")) } }
                             }
                         }
                     }
@@ -308,8 +323,28 @@ pub async fn submit(
         state
             .push_after_commit(jobs::queue::Kind::Ingest, &stored.ingest_jobs())
             .await;
+        let roll = match &stored {
+            jobs::upload::Stored::Rolls { days, .. } => days
+                .iter()
+                .filter_map(|d| d.rent_roll.as_ref().map(|r| (d.date, r)))
+                .map(|(date, r)| {
+                    if r.applied {
+                        format!(
+                            " Roll of {date}: {} moved in, {} moved out, {} rent changes.",
+                            r.moved_in, r.moved_out, r.rent_changed
+                        )
+                    } else {
+                        format!(
+                            " Roll of {date}: older than the roll in force ({}), not applied.",
+                            r.roll_date.map(|d| d.to_string()).unwrap_or_default()
+                        )
+                    }
+                })
+                .collect::<String>(),
+            _ => String::new(),
+        };
         format!(
-            "{count} uploaded from {}.",
+            "{count} uploaded from {}.{roll}",
             if sent.file_name.is_empty() {
                 "the file"
             } else {

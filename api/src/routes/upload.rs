@@ -33,13 +33,13 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The CSV template of an upload kind: the header and an example row.
 #[utoipa::path(get, path = "/api/v1/upload-templates/{kind}", tag = "uploads",
-    params(("kind" = String, Path, pattern = "^(unit_rates|competitor_rates)(\\.csv)?$",
-        description = "`unit_rates` or `competitor_rates` (`.csv` may follow).")),
+    params(("kind" = String, Path, pattern = "^(unit_rates|competitor_rates|rent_roll)(\\.csv)?$",
+        description = "`unit_rates`, `competitor_rates` or `rent_roll` (`.csv` may follow).")),
     responses((status = 200, description = "The template.", content_type = "text/csv", body = String)))]
 async fn template(Path(kind): Path<String>) -> ApiResult<Response> {
     let kind = UploadKind::parse(kind.trim_end_matches(".csv")).ok_or_else(|| {
         ApiError::NotFound(format!(
-            "no template '{kind}': use unit_rates or competitor_rates"
+            "no template '{kind}': use unit_rates, competitor_rates or rent_roll"
         ))
     })?;
     Ok((
@@ -96,6 +96,38 @@ struct UploadRejection {
 enum Stored {
     Competitors(CompetitorRatesStored),
     Units(UnitRatesStored),
+    Rolls(RentRollStored),
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+struct RentRollStored {
+    /// Always true on success.
+    ok: bool,
+    /// `rent_roll`.
+    kind: UploadKind,
+    /// Rows (tenants) read.
+    rows: u64,
+    /// One per date of the rows: the day's snapshot with its roll.
+    snapshots: Vec<UploadedRoll>,
+    /// Notes on columns ignored and values read differently.
+    warnings: Vec<String>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+struct UploadedRoll {
+    /// The roll's date.
+    date: NaiveDate,
+    /// The day's sync record.
+    sync_id: Uuid,
+    /// True when merged into a record the day had; false when the upload created it.
+    merged: bool,
+    /// `created` or `updated`, as a push answers.
+    #[schema(value_type = String)]
+    idempotent: &'static str,
+    /// What the roll changed in the roll in force.
+    rent_roll: Option<crate::views::sync::RollOutcome>,
+    /// The `ingest` job recorded with the day.
+    job: super::JobRef,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -145,9 +177,11 @@ struct UploadedDay {
     job: super::JobRef,
 }
 
-/// Uploads unit rates or competitor rates.
+/// Uploads unit rates, competitor rates or a rent roll.
 ///
-/// CSV (streamed, up to 64 MiB) or JSON `{rows: [...]}` (up to 16 MiB). Every row is checked first; one bad row refuses the upload with every bad row's
+/// A rent roll (`kind=rent_roll`, detected from a tenant-id column) is the whole roll of its
+/// date (today when the rows carry none): a tenant of the roll in force missing from it has
+/// moved out. CSV (streamed, up to 64 MiB) or JSON `{rows: [...]}` (up to 16 MiB). Every row is checked first; one bad row refuses the upload with every bad row's
 /// line and reason, and nothing is written.
 #[utoipa::path(post, path = "/api/v1/facilities/{id}/upload", tag = "uploads",
     params(("id" = Uuid, Path, description = "Id of the facility."), UploadQuery),
@@ -156,7 +190,7 @@ struct UploadedDay {
         (String = "text/csv", example = "size,tier,street_rate\n10x10,,129.00\n"),
     )),
     responses(
-        (status = 200, description = "Stored: competitor rates, or unit rates per day.", body = Stored),
+        (status = 200, description = "Stored: competitor rates, or unit rates or a rent roll per day.", body = Stored),
         (status = 409, description = "A day of the upload changed while it was merged; send it again.", body = crate::openapi::ErrorBody),
         (status = 413, description = "Over 64 MiB of CSV, 16 MiB of JSON or 100,000 rows.", body = crate::openapi::ErrorBody),
         (status = 415, description = "Content-Type is neither text/csv nor application/json.", body = crate::openapi::ErrorBody),
@@ -278,6 +312,30 @@ fn answer(stored: jobs::upload::Stored) -> Stored {
                     merged: d.merged,
                     idempotent: d.idempotent,
                     unit_types: d.unit_types.into(),
+                    job: super::JobRef {
+                        id: d.job_id,
+                        kind: "ingest",
+                    },
+                })
+                .collect(),
+            warnings,
+        }),
+        jobs::upload::Stored::Rolls {
+            rows,
+            days,
+            warnings,
+        } => Stored::Rolls(RentRollStored {
+            ok: true,
+            kind: UploadKind::RentRoll,
+            rows,
+            snapshots: days
+                .into_iter()
+                .map(|d| UploadedRoll {
+                    date: d.date,
+                    sync_id: d.sync_id,
+                    merged: d.merged,
+                    idempotent: d.idempotent,
+                    rent_roll: d.rent_roll.map(Into::into),
                     job: super::JobRef {
                         id: d.job_id,
                         kind: "ingest",

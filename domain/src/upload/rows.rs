@@ -36,10 +36,19 @@ pub struct UnitRateRow {
     pub occupied_units: Option<u32>,
 }
 
+/// A checked tenant of an uploaded rent roll, with the date of the roll it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RollRow {
+    pub line: u64,
+    pub date: NaiveDate,
+    pub tenant: crate::sync::payload::RollTenant,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Row {
     Unit(UnitRateRow),
     Competitor(CheckedRate),
+    Tenant(RollRow),
 }
 
 /// Reads a number from a cell: `$1,234.50`, `92.5%` and ` 149 ` are accepted.
@@ -158,6 +167,72 @@ pub fn parse_row(
             }
             Ok(Row::Unit(row))
         }
+        UploadKind::RentRoll => {
+            // A roll without a date (an export "as of now") is today's.
+            let date = row_date.unwrap_or(today);
+            let rent = number(required(Field::Rent)?).map_err(|m| err(Field::Rent, m))?;
+            let move_in =
+                self::date(required(Field::MoveInDate)?).map_err(|m| err(Field::MoveInDate, m))?;
+            let raised = get
+                .get(&Field::LastIncreaseDate)
+                .map(|c| self::date(c).map_err(|m| err(Field::LastIncreaseDate, m)))
+                .transpose()?;
+            let flags: Vec<&str> = get.get(&Field::Flags).map_or(Vec::new(), |c| {
+                c.split([';', '|', ','])
+                    .map(str::trim)
+                    .filter(|f| !f.is_empty())
+                    .collect()
+            });
+            let value = json!({
+                "tenant_id": required(Field::TenantId)?,
+                "size": size.to_string(),
+                "tier": get.get(&Field::Tier),
+                "rent": rent,
+                "move_in_date": move_in.to_string(),
+                "last_increase_date": raised.map(|d| d.to_string()),
+                "customer_id": get.get(&Field::CustomerId),
+                "flags": flags,
+            });
+            let tenant: crate::sync::payload::RollTenant = serde_path_to_error::deserialize(value)
+                .map_err(|e| {
+                    let field = match e.path().to_string().split(['.', '[']).next() {
+                        Some("tenant_id") => Field::TenantId,
+                        Some("tier") => Field::Tier,
+                        Some("rent") => Field::Rent,
+                        Some("customer_id") => Field::CustomerId,
+                        Some("flags") => Field::Flags,
+                        _ => Field::TenantId,
+                    };
+                    err(field, e.into_inner().to_string())
+                })?;
+            if move_in > date {
+                return Err(err(
+                    Field::MoveInDate,
+                    format!("{move_in} is after the roll's date {date}"),
+                ));
+            }
+            if let Some(r) = raised {
+                if r < move_in || r > date {
+                    return Err(err(
+                        Field::LastIncreaseDate,
+                        format!(
+                            "{r} is not between the move-in {move_in} and the roll's date {date}"
+                        ),
+                    ));
+                }
+            }
+            if tenant.flags.len() > crate::sync::payload::MAX_FLAGS {
+                return Err(err(
+                    Field::Flags,
+                    format!(
+                        "at most {} flags, got {}",
+                        crate::sync::payload::MAX_FLAGS,
+                        tenant.flags.len()
+                    ),
+                ));
+            }
+            Ok(Row::Tenant(RollRow { line, date, tenant }))
+        }
         UploadKind::CompetitorRates => {
             let rate_cell = required(Field::Rate)?;
             let rate = number(rate_cell).map_err(|m| err(Field::Rate, m))?;
@@ -200,6 +275,12 @@ pub fn json_cells(
             Some(Value::String(s)) => Ok(s.clone()),
             Some(Value::Number(n)) => Ok(n.to_string()),
             Some(Value::Bool(b)) => Ok(b.to_string()),
+            // A list of words (a tenant's flags) reads as one cell, `;`-separated.
+            Some(Value::Array(a)) if a.iter().all(Value::is_string) => Ok(a
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(";")),
             Some(_) => Err((h.clone(), "must be a string or a number".to_owned())),
         })
         .collect()

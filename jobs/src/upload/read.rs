@@ -4,7 +4,9 @@
 
 use bytes::Bytes;
 use chrono::NaiveDate;
-use domain::upload::{self, Columns, DuplicateCheck, Row, RowError, UnitRateRow, UploadKind};
+use domain::upload::{
+    self, Columns, DuplicateCheck, RollRow, Row, RowError, UnitRateRow, UploadKind,
+};
 use futures::{Stream, StreamExt as _};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -54,11 +56,15 @@ pub struct Collected {
     pub warnings: Vec<String>,
     pub units: BTreeMap<NaiveDate, Vec<UnitRateRow>>,
     pub competitors: Vec<domain::competitors::Checked>,
+    /// A rent roll's tenants, by the date of the roll.
+    pub rolls: BTreeMap<NaiveDate, Vec<RollRow>>,
 }
 
 struct Checker {
     out: Collected,
     dup: DuplicateCheck,
+    /// The line of each tenant id seen, per roll date.
+    tenants: std::collections::HashMap<(NaiveDate, String), u64>,
 }
 
 impl Checker {
@@ -90,8 +96,10 @@ impl Checker {
                 warnings,
                 units: BTreeMap::new(),
                 competitors: Vec::new(),
+                rolls: BTreeMap::new(),
             },
             dup: DuplicateCheck::default(),
+            tenants: std::collections::HashMap::new(),
         }
     }
 
@@ -128,6 +136,38 @@ impl Checker {
             // Rows are kept only while they could still be written.
             Ok(Row::Competitor(c)) if self.out.error_count == 0 => self.out.competitors.push(c),
             Ok(Row::Competitor(_)) => {}
+            Ok(Row::Tenant(t)) => {
+                let id = t.tenant.tenant_id.as_str().to_owned();
+                if let Some(first) = self.tenants.insert((t.date, id.clone()), t.line) {
+                    self.bad(RowError {
+                        line: t.line,
+                        field: Some("tenant_id".into()),
+                        message: format!("'{id}' on {} already appears on line {first}", t.date),
+                    });
+                    return Ok(());
+                }
+                let of_date = self.out.rolls.get(&t.date).map_or(0, Vec::len);
+                if of_date == 0 && self.out.rolls.len() >= MAX_DATES {
+                    self.bad(RowError {
+                        line: t.line,
+                        field: Some("date".into()),
+                        message: format!("an upload may cover at most {MAX_DATES} dates"),
+                    });
+                    return Ok(());
+                }
+                if of_date >= domain::sync::payload::MAX_TENANTS {
+                    self.bad(RowError {
+                        line: t.line,
+                        field: Some("tenant_id".into()),
+                        message: format!(
+                            "a roll may have at most {} tenants",
+                            domain::sync::payload::MAX_TENANTS
+                        ),
+                    });
+                    return Ok(());
+                }
+                self.out.rolls.entry(t.date).or_default().push(t);
+            }
         }
         Ok(())
     }
@@ -346,7 +386,7 @@ fn check_json(
         (Some(k), _) => Some(k),
         (None, None) => None,
         (None, Some(k)) => Some(UploadKind::parse(k).ok_or_else(|| {
-            Fatal::Invalid("kind: must be unit_rates or competitor_rates".into())
+            Fatal::Invalid("kind: must be unit_rates, competitor_rates or rent_roll".into())
         })?),
     };
     let date = match (date, parsed.date.as_deref()) {

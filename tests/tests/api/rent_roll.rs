@@ -468,3 +468,145 @@ async fn the_engine_learns_how_a_facilitys_tenants_took_their_increases() {
     );
     app.run_jobs().await;
 }
+
+async fn upload(
+    app: &TestApp,
+    id: &str,
+    query: &str,
+    content_type: &str,
+    body: String,
+) -> (u16, Value) {
+    status_json(
+        app.req(
+            reqwest::Method::POST,
+            &format!("/api/v1/facilities/{id}/upload{query}"),
+        )
+        .header("content-type", content_type)
+        .body(body)
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_rent_roll_is_uploaded_as_csv_or_json_and_merged_into_its_day() {
+    let app = spawn_app().await;
+    let d1 = day(6);
+    // The day already has its unit types from a push; the roll joins them.
+    let r = sync(&app, &snapshot(&d1, vec![])).await;
+    let id = r["facility"]["id"].as_str().unwrap().to_owned();
+    // An export as a CRM writes it: its own column names, money with a sign, flags in a list,
+    // no date column (the upload's date parameter gives it).
+    let csv = "Tenant ID,Unit Size,Unit Type,Current Rent,Move In,Last Rate Change,Account,Flags\n\
+               A-1,10x10,climate,$120.00,2024-02-01,2025-06-01,C-1,\n\
+               B-2,10X10,climate,110,2025-01-15,,C-1,\"business; military\"\n\
+               C-3,5x5,,45.10,2025-03-01,,C-3,\n";
+    let (status, body) = upload(
+        &app,
+        &id,
+        &format!("?date={d1}"),
+        "text/csv",
+        csv.to_owned(),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["kind"], "rent_roll", "detected from the tenant column");
+    assert_eq!(body["rows"], 3);
+    let day1 = &body["snapshots"][0];
+    assert_eq!(day1["date"], d1.as_str());
+    assert_eq!(day1["merged"], true);
+    assert_eq!(day1["rent_roll"]["moved_in"], 3, "{body}");
+    let stored: Vec<(String, String, Vec<String>, Option<String>)> = sqlx::query_as(
+        "SELECT tenant_id, tier, flags, customer_id FROM rent_roll_tenants ORDER BY tenant_id",
+    )
+    .fetch_all(app.db())
+    .await
+    .unwrap();
+    assert_eq!(
+        stored,
+        vec![
+            ("A-1".into(), "climate".into(), vec![], Some("C-1".into())),
+            (
+                "B-2".into(),
+                "climate".into(),
+                vec!["business".into(), "military".into()],
+                Some("C-1".into())
+            ),
+            ("C-3".into(), "".into(), vec![], Some("C-3".into())),
+        ]
+    );
+    // The pushed unit types are still the day's.
+    let units: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM sync_unit_types WHERE snapshot_date = $1::date")
+            .bind(&d1)
+            .fetch_one(app.db())
+            .await
+            .unwrap();
+    assert_eq!(units, 2);
+
+    // A JSON roll of a later day, with flags as a list: B-2 gone, A-1 raised.
+    let d2 = day(2);
+    let json_body = json!({"kind": "rent_roll", "date": d2, "rows": [
+        {"tenant_id": "A-1", "size": "10x10", "tier": "climate", "rent": 129, "move_in_date": "2024-02-01",
+         "last_increase_date": d2, "flags": ["Military"]},
+        {"tenant_id": "C-3", "size": "5x5", "rent": 45.10, "move_in_date": "2025-03-01"}
+    ]});
+    let (status, body) = upload(&app, &id, "", "application/json", json_body.to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    let r = &body["snapshots"][0]["rent_roll"];
+    assert_eq!(
+        (r["moved_out"].as_u64(), r["rent_changed"].as_u64()),
+        (Some(1), Some(1)),
+        "{body}"
+    );
+    assert_eq!(body["snapshots"][0]["merged"], false, "a new day");
+
+    // Bad rows are each listed and nothing is written.
+    let bad = format!(
+        "tenant_id,size,rent,move_in_date,last_increase_date\n\
+         A-1,10x10,130,2024-02-01,\n\
+         A-1,5x5,50,2024-02-01,\n\
+         Z-9,10x10,100,{},\n\
+         Y-8,10x10,100,2024-01-01,2023-01-01\n",
+        day(-5)
+    );
+    let (status, body) = upload(&app, &id, "", "text/csv", bad).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["error_count"], 3, "{body}");
+    let fields: Vec<&str> = body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fields,
+        ["tenant_id", "move_in_date", "last_increase_date"],
+        "{body}"
+    );
+    assert_eq!(
+        events(&app).await.len(),
+        5,
+        "3 moved in, 1 out, 1 raise: nothing more"
+    );
+
+    // The template reads back as a roll.
+    let template = app
+        .req(
+            reqwest::Method::GET,
+            "/api/v1/upload-templates/rent_roll.csv",
+        )
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(template.starts_with("date,tenant_id,size,tier,rent,move_in_date,last_increase_date"));
+    let (status, body) = upload(&app, &id, "?kind=rent_roll", "text/csv", template).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["snapshots"][0]["date"], "2026-11-21");
+    app.run_jobs().await;
+}
