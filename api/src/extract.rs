@@ -62,6 +62,14 @@ impl<S: Send + Sync> FromRequest<S> for JsonBytes {
     }
 }
 
+/// A body that must be one JSON object, kept as a value (settings overrides, checked by their
+/// own use case).
+pub fn json_object(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
+    jobs::error::require_object(bytes)?;
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::Invalid(format!("body: is not valid JSON ({e})")))
+}
+
 /// Parses a JSON object with the path of the first offending field in the error.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     jobs::error::require_object(bytes)?;

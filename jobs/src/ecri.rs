@@ -86,12 +86,64 @@ pub struct FacilityEcri {
     pub reason: Option<String>,
 }
 
-/// The facility's suggestions.
+/// The facility's ECRI settings in force (the defaults with its overrides) and its stored
+/// overrides.
+pub async fn settings(
+    pool: &PgPool,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+) -> Result<(EcriEngineSettings, serde_json::Value)> {
+    let overrides = sqlx::query_scalar!(
+        "SELECT ecri_settings FROM facilities WHERE company_id = $1 AND id = $2",
+        company_id.uuid(),
+        facility_id.uuid()
+    )
+    .fetch_optional(pool)
+    .await?
+    .ok_or_else(|| Error::not_found(format!("no facility with id {facility_id}")))?;
+    Ok((in_force(&overrides), overrides))
+}
+
+/// Replaces the facility's overrides (checked first: a bad one is a 422 and writes nothing);
+/// the settings now in force.
+pub async fn set_settings(
+    pool: &PgPool,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+    overrides: &serde_json::Value,
+) -> Result<EcriEngineSettings> {
+    let settings = EcriEngineSettings::with_overrides(overrides)?;
+    let updated = sqlx::query!(
+        "UPDATE facilities SET ecri_settings = $3 WHERE company_id = $1 AND id = $2",
+        company_id.uuid(),
+        facility_id.uuid(),
+        overrides
+    )
+    .execute(pool)
+    .await?
+    .rows_affected();
+    if updated == 0 {
+        return Err(Error::not_found(format!(
+            "no facility with id {facility_id}"
+        )));
+    }
+    Ok(settings)
+}
+
+/// The settings of stored overrides; overrides that no longer read (checked when written)
+/// fall back to the defaults rather than failing the answer.
+fn in_force(overrides: &serde_json::Value) -> EcriEngineSettings {
+    match overrides.as_object() {
+        Some(o) if o.is_empty() => EcriEngineSettings::default(),
+        _ => EcriEngineSettings::with_overrides(overrides).unwrap_or_default(),
+    }
+}
+
+/// The facility's suggestions, with its own settings.
 pub async fn facility(
     pool: &PgPool,
     company_id: CompanyId,
     facility_id: FacilityId,
-    settings: &EcriEngineSettings,
 ) -> Result<FacilityEcri> {
     let f = sqlx::query!(
         "SELECT id, name FROM facilities WHERE company_id = $1 AND id = $2",
@@ -103,39 +155,44 @@ pub async fn facility(
     .ok_or_else(|| Error::not_found(format!("no facility with id {facility_id}")))?;
     let scope = [(f.id, f.name)];
     let (latest, units) = reports::latest_with_units(pool, &[f.id]).await?;
-    let mut all = facilities(pool, company_id, &scope, &latest, &units, settings).await?;
+    let mut all = facilities(pool, company_id, &scope, &latest, &units).await?;
     all.pop()
         .ok_or_else(|| Error::Internal("no answer for the facility".to_owned()))
 }
 
-/// The suggestions of each facility of `scope` (id, name), from their latest snapshots: a
-/// handful of queries whatever the number of facilities.
+/// The suggestions of each facility of `scope` (id, name), from their latest snapshots, each
+/// with its own settings: a handful of queries whatever the number of facilities.
 pub async fn facilities(
     pool: &PgPool,
     company_id: CompanyId,
     scope: &[(Uuid, String)],
     latest: &BTreeMap<Uuid, reports::Latest>,
     units: &BTreeMap<Uuid, Vec<UnitRow>>,
-    settings: &EcriEngineSettings,
 ) -> Result<Vec<FacilityEcri>> {
     let ids: Vec<Uuid> = scope.iter().map(|(id, _)| *id).collect();
-    let roll_dates: BTreeMap<Uuid, NaiveDate> = sqlx::query!(
-        r#"SELECT id, rent_roll_date AS "date!" FROM facilities
-           WHERE id = ANY($1) AND rent_roll_date IS NOT NULL"#,
+    let rows = sqlx::query!(
+        "SELECT id, rent_roll_date, ecri_settings FROM facilities WHERE id = ANY($1)",
         &ids
     )
     .fetch_all(pool)
-    .await?
-    .into_iter()
-    .map(|r| (r.id, r.date))
-    .collect();
+    .await?;
+    let roll_dates: BTreeMap<Uuid, NaiveDate> = rows
+        .iter()
+        .filter_map(|r| r.rent_roll_date.map(|d| (r.id, d)))
+        .collect();
+    let all_settings: BTreeMap<Uuid, EcriEngineSettings> = rows
+        .iter()
+        .map(|r| (r.id, in_force(&r.ecri_settings)))
+        .collect();
     let outcomes = outcomes(pool, company_id).await?;
     let rolls = roll_inputs(pool, &roll_dates).await?;
     let pace = roll_pace(pool, &roll_dates).await?;
     let observations = reports::competitors::competitor_observations(pool, &ids).await?;
     let pricing = reports::competitors::pricing_settings(pool, &ids).await?;
     let mut out = Vec::with_capacity(scope.len());
+    let defaults = EcriEngineSettings::default();
     for (id, name) in scope {
+        let settings = all_settings.get(id).unwrap_or(&defaults);
         let own: Vec<Outcome> = outcomes
             .get(id)
             .map(|o| o.iter().map(|(o, _)| *o).collect())

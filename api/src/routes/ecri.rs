@@ -3,7 +3,7 @@
 
 use crate::auth::Auth;
 use crate::error::ApiResult;
-use crate::extract::path_id;
+use crate::extract::{path_id, JsonBytes};
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
@@ -17,7 +17,68 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(facility_ecri))
+    OpenApiRouter::new()
+        .routes(routes!(facility_ecri))
+        .routes(routes!(read_settings, write_settings))
+}
+
+/// A facility's ECRI settings.
+#[derive(Serialize, utoipa::ToSchema)]
+struct EcriSettingsBody {
+    /// The facility.
+    facility_id: Uuid,
+    /// The settings in force: the defaults with the overrides applied.
+    settings: EcriEngineSettings,
+    /// The facility's overrides as stored.
+    overrides: serde_json::Value,
+    /// The defaults.
+    defaults: EcriEngineSettings,
+}
+
+/// The facility's ECRI settings in force (guardrails, horizon, notice days, excluded flags,
+/// the stay prior), its overrides and the defaults.
+#[utoipa::path(get, path = "/api/v1/facilities/{id}/ecri-settings", tag = "analytics",
+    params(("id" = Uuid, Path, description = "Id of the facility.")),
+    responses((status = 200, description = "The settings.", body = EcriSettingsBody)))]
+async fn read_settings(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+) -> ApiResult<Json<EcriSettingsBody>> {
+    let facility_id: FacilityId = path_id(&id, "facility")?;
+    let (settings, overrides) =
+        jobs::ecri::settings(&state.db, who.company_id, facility_id).await?;
+    Ok(Json(EcriSettingsBody {
+        facility_id: facility_id.uuid(),
+        settings,
+        overrides,
+        defaults: EcriEngineSettings::default(),
+    }))
+}
+
+/// Replaces the facility's ECRI overrides with the body's object (`{}` returns to the
+/// defaults; `stay_prior` may be given field by field).
+#[utoipa::path(put, path = "/api/v1/facilities/{id}/ecri-settings", tag = "analytics",
+    params(("id" = Uuid, Path, description = "Id of the facility.")),
+    request_body(content = Object, description = "Overrides: any fields of the settings (see `defaults`); `{}` returns to the defaults.", content_type = "application/json"),
+    responses((status = 200, description = "The settings now in force.", body = EcriSettingsBody)))]
+async fn write_settings(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+    JsonBytes(body): JsonBytes,
+) -> ApiResult<Json<EcriSettingsBody>> {
+    let facility_id: FacilityId = path_id(&id, "facility")?;
+    jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
+    let overrides = crate::extract::json_object(&body)?;
+    let settings =
+        jobs::ecri::set_settings(&state.db, who.company_id, facility_id, &overrides).await?;
+    Ok(Json(EcriSettingsBody {
+        facility_id: facility_id.uuid(),
+        settings,
+        overrides,
+        defaults: EcriEngineSettings::default(),
+    }))
 }
 
 /// The suggestions of one facility.
@@ -153,8 +214,7 @@ async fn facility_ecri(
     Path(id): Path<String>,
 ) -> ApiResult<Json<FacilityEcri>> {
     let id: FacilityId = path_id(&id, "facility")?;
-    let settings = EcriEngineSettings::default();
-    let f = jobs::ecri::facility(&state.db, who.company_id, id, &settings).await?;
+    let f = jobs::ecri::facility(&state.db, who.company_id, id).await?;
     let mut totals = Totals {
         tenants: 0,
         tenants_affected: 0,

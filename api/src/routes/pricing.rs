@@ -237,9 +237,7 @@ async fn write_settings(
 ) -> ApiResult<Json<SettingsBody>> {
     let facility_id = path_id(&id, "facility")?;
     jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
-    jobs::error::require_object(&body)?;
-    let overrides: Value = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::Invalid(format!("body: is not valid JSON ({e})")))?;
+    let overrides = crate::extract::json_object(&body)?;
     let settings =
         jobs::pricing::set_settings(&state.db, who.company_id, facility_id, &overrides).await?;
     Ok(Json(settings_body(facility_id, settings, overrides)))

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub const DO_NOT_INCREASE: &str = "do_not_increase";
 
 /// The engine's settings. Percentages are in percent (10.0 means 10 %).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EcriEngineSettings {
     /// Months over which an increase's expected revenue is counted. Default 12.
@@ -90,6 +90,49 @@ impl EcriEngineSettings {
                         .any(|e| e.eq_ignore_ascii_case(f))
             })
             .cloned()
+    }
+
+    /// The defaults with a facility's stored overrides put over them (`stay_prior` field by
+    /// field), checked: an unknown field, a wrong type or a value out of range names the field.
+    pub fn with_overrides(overrides: &serde_json::Value) -> Result<Self, ValidationError> {
+        let Some(obj) = overrides.as_object() else {
+            return Err(ValidationError::new("settings", "must be a JSON object"));
+        };
+        let mut merged = serde_json::to_value(Self::default())
+            .map_err(|e| ValidationError::new("settings", e.to_string()))?;
+        let target = merged
+            .as_object_mut()
+            .ok_or_else(|| ValidationError::new("settings", "must be a JSON object"))?;
+        for (k, v) in obj {
+            let Some(current) = target.get_mut(k) else {
+                return Err(ValidationError::new(
+                    format!("settings.{k}"),
+                    "is not an ECRI setting",
+                ));
+            };
+            match (current.as_object_mut(), v.as_object()) {
+                (Some(inner), Some(over)) => {
+                    for (ik, iv) in over {
+                        if !inner.contains_key(ik) {
+                            return Err(ValidationError::new(
+                                format!("settings.{k}.{ik}"),
+                                "is not an ECRI setting",
+                            ));
+                        }
+                        inner.insert(ik.clone(), iv.clone());
+                    }
+                }
+                _ => *current = v.clone(),
+            }
+        }
+        let s: Self = serde_path_to_error::deserialize(merged).map_err(|e| {
+            ValidationError::new(
+                format!("settings.{}", e.path()),
+                format!("has a value of the wrong type ({})", e.inner()),
+            )
+        })?;
+        s.validate()?;
+        Ok(s)
     }
 
     /// Checks every value's range; the error names the field.

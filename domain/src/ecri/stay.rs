@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 /// The prior curve and how strongly it holds. Defaults from public figures: one operator saw 7 %
 /// of 427 increased tenants leave within about 3 months; large increases (10-25 %) cost 3-10
 /// points of occupancy; moving pays a tenant at about 20 % over market (docs/ecri.md).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct StayPrior {
     /// Share of tenants not increased who move out within 90 days (%). Default 12 (about 4 % a

@@ -610,3 +610,106 @@ async fn a_rent_roll_is_uploaded_as_csv_or_json_and_merged_into_its_day() {
     assert_eq!(body["snapshots"][0]["date"], "2026-11-21");
     app.run_jobs().await;
 }
+
+#[tokio::test]
+async fn a_facilitys_guardrails_are_its_own_settings() {
+    let app = spawn_app().await;
+    let r = sync(
+        &app,
+        &snapshot(
+            &day(3),
+            vec![
+                tenant("D-4", "5x5", 40.0, &day(20), None),
+                json!({"tenant_id": "E-5", "size": "10x10", "rent": 90, "move_in_date": "2023-01-01",
+                       "flags": ["business"]}),
+            ],
+        ),
+    )
+    .await;
+    let id = r["facility"]["id"].as_str().unwrap().to_owned();
+    let guardrails = |e: &Value| -> Vec<Value> {
+        e["tenants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["guardrails"].clone())
+            .collect()
+    };
+    let e = get_ok(&app, &format!("/api/v1/facilities/{id}/ecri")).await;
+    assert_eq!(
+        guardrails(&e),
+        vec![json!(["excluded_flag"]), json!(["months_since_move_in"])],
+        "E-5 (10x10) then D-4 (5x5)"
+    );
+    let s = get_ok(&app, &format!("/api/v1/facilities/{id}/ecri-settings")).await;
+    assert_eq!(s["settings"], s["defaults"]);
+    assert_eq!(s["overrides"], json!({}));
+    assert_eq!(
+        s["defaults"]["excluded_flags"],
+        json!(["business", "delinquent"])
+    );
+    // This operator raises business tenants and new ones too.
+    let (status, s) = status_json(
+        app.put(
+            &format!("/api/v1/facilities/{id}/ecri-settings"),
+            &json!({"excluded_flags": ["delinquent"], "min_months_since_move_in": 0,
+                    "stay_prior": {"moving_cost_pct": 25}}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{s}");
+    assert_eq!(s["settings"]["min_months_since_move_in"], 0.0);
+    assert_eq!(s["settings"]["stay_prior"]["moving_cost_pct"], 25.0);
+    assert_eq!(
+        s["settings"]["stay_prior"]["per_increase_pct"],
+        s["defaults"]["stay_prior"]["per_increase_pct"]
+    );
+    let e = get_ok(&app, &format!("/api/v1/facilities/{id}/ecri")).await;
+    for g in guardrails(&e) {
+        assert!(
+            !g.to_string().contains("excluded_flag")
+                && !g.to_string().contains("months_since_move_in"),
+            "{e}"
+        );
+    }
+    // Bad overrides are refused, naming the field, and change nothing.
+    for (body, field) in [
+        (json!({"max_step_pct": 500}), "max_step_pct"),
+        (json!({"max_steps": 5}), "settings.max_steps"),
+        (
+            json!({"stay_prior": {"nope": 1}}),
+            "settings.stay_prior.nope",
+        ),
+        (json!({"notice_days": "thirty"}), "notice_days"),
+    ] {
+        let (status, err) = status_json(
+            app.put(&format!("/api/v1/facilities/{id}/ecri-settings"), &body)
+                .await,
+        )
+        .await;
+        assert_eq!(status, 422, "{body}: {err}");
+        assert!(
+            err["error"].as_str().unwrap().contains(field),
+            "{body}: {err}"
+        );
+    }
+    let s = get_ok(&app, &format!("/api/v1/facilities/{id}/ecri-settings")).await;
+    assert_eq!(
+        s["settings"]["min_months_since_move_in"], 0.0,
+        "unchanged by the refusals"
+    );
+    let other = app.create_tenant("Other Storage").await;
+    let r = app
+        .req_as(
+            &other,
+            reqwest::Method::PUT,
+            &format!("/api/v1/facilities/{id}/ecri-settings"),
+        )
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    app.run_jobs().await;
+}

@@ -87,15 +87,7 @@ pub async fn report(
     let scope_rows = scope(pool, company_id, facility).await?;
     let (latest, units) = latest_with_units(pool, &super::ids(&scope_rows)).await?;
     let named: Vec<(Uuid, String)> = scope_rows.iter().map(|f| (f.id, f.name.clone())).collect();
-    let engine = crate::ecri::facilities(
-        pool,
-        company_id,
-        &named,
-        &latest,
-        &units,
-        &domain::ecri::EcriEngineSettings::default(),
-    )
-    .await?;
+    let engine = crate::ecri::facilities(pool, company_id, &named, &latest, &units).await?;
     let mut cohorts: BTreeMap<(Uuid, String), Vec<crate::ecri::CohortLine>> = BTreeMap::new();
     for f in &engine {
         for c in crate::ecri::cohorts(&f.lines) {
