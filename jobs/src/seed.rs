@@ -157,6 +157,61 @@ pub fn snapshot(
     })
 }
 
+/// Adds the tenant-level rent roll of a snapshot's cohorts (`tenant_rents`): each cohort's
+/// tenants at its average rent, their rent last set its months ago (raised then, or moved in
+/// then for the recent move-ins), one tenant in 25 a business and one in 40 military, and one
+/// customer in 30 renting two units. Deterministic, so a seed's figures do not depend on it.
+pub fn with_roll(body: &mut Value, facility: u32) {
+    let Some(date) = body["date"]
+        .as_str()
+        .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+    else {
+        return;
+    };
+    let mut tenants = Vec::new();
+    let mut n = 0u32;
+    for cohort in body["tenant_rents"].as_array().into_iter().flatten() {
+        let (Some(size), Some(rent), Some(count), Some(months)) = (
+            cohort["size"].as_str(),
+            cohort["avg_rent"].as_f64(),
+            cohort["tenant_count"].as_u64(),
+            cohort["months_since_last_increase"].as_f64(),
+        ) else {
+            continue;
+        };
+        let set_on = date - Duration::days((months * 30.44).round() as i64);
+        // A cohort under 9 months moved in then; an older one was raised then, after a stay.
+        let (move_in, raised) = if months < 9.0 {
+            (set_on, None)
+        } else {
+            (
+                set_on - Duration::days(400 + i64::from(n % 700)),
+                Some(set_on),
+            )
+        };
+        for _ in 0..count {
+            n += 1;
+            let mut flags = Vec::new();
+            if n.is_multiple_of(25) {
+                flags.push("business");
+            }
+            if n.is_multiple_of(40) {
+                flags.push("military");
+            }
+            let customer = if n.is_multiple_of(30) { n - 1 } else { n };
+            tenants.push(json!({
+                "tenant_id": format!("D{:04}-{n:05}", facility + 1),
+                "size": size, "rent": rent,
+                "move_in_date": move_in.to_string(),
+                "last_increase_date": raised.map(|d| d.to_string()),
+                "customer_id": format!("C{:04}-{customer:05}", facility + 1),
+                "flags": flags,
+            }));
+        }
+    }
+    body["tenants"] = Value::Array(tenants);
+}
+
 /// Evolving figures of one synthetic facility.
 pub struct FacilityState {
     occupancy: f64,
@@ -220,7 +275,12 @@ pub async fn seed(
         let (mut rng, mut state) = facility_start(company_id, f);
         for day in 0..days {
             let date = first_date + Duration::days(i64::from(day));
-            let body = snapshot(f, day, date, &mut rng, &mut state).to_string();
+            let mut body = snapshot(f, day, date, &mut rng, &mut state);
+            // The latest day carries the whole rent roll, as a CRM's nightly push does.
+            if day + 1 == days {
+                with_roll(&mut body, f);
+            }
+            let body = body.to_string();
             let parsed = domain::sync::parse(body.as_bytes(), last_date)?;
             sync::ingest(pool, company_id, &parsed.payload, &body, Source::Push).await?;
             records += 1;
@@ -302,7 +362,11 @@ async fn seed_facility_bulk(
     let mut payloads = Vec::with_capacity(days as usize);
     for day in 0..days {
         let date = first_date + Duration::days(i64::from(day));
-        let body = snapshot(f, day, date, &mut rng, &mut state).to_string();
+        let mut body = snapshot(f, day, date, &mut rng, &mut state);
+        if day + 1 == days {
+            with_roll(&mut body, f);
+        }
+        let body = body.to_string();
         let p = domain::sync::parse(body.as_bytes(), last_date)?.payload;
         payloads.push((p, body));
     }

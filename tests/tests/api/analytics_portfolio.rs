@@ -304,5 +304,35 @@ async fn the_demo_portfolio_reads_like_an_operators() {
     let leads = e2e::get_ok(&app, "/api/v1/analytics/leads").await;
     assert_eq!(leads["facilities_with_leads"], 8);
     assert_eq!(leads["facilities_reporting"], 8);
+    // Every facility's latest day carries its rent roll: the ECRI engine answers tenant by
+    // tenant, one per occupied unit, raising some, holding the recent move-ins and the business
+    // tenants.
+    let f = &body["facilities"][0];
+    let id = f["facility_id"].as_str().unwrap();
+    let e = e2e::get_ok(&app, &format!("/api/v1/facilities/{id}/ecri")).await;
+    assert_eq!(e["basis"], "rent_roll", "{}", e["reason"]);
+    let lines = e["tenants"].as_array().unwrap();
+    let occupied: u64 = sqlx::query_scalar::<_, i32>(
+        "SELECT occupied_units FROM sync_records WHERE facility_id = $1::uuid
+         ORDER BY snapshot_date DESC LIMIT 1",
+    )
+    .bind(id)
+    .fetch_one(app.db())
+    .await
+    .unwrap() as u64;
+    assert_eq!(lines.len() as u64, occupied);
+    let held = |g: &str| {
+        lines
+            .iter()
+            .filter(|l| l["guardrails"] == serde_json::json!([g]))
+            .count()
+    };
+    assert!(
+        held("excluded_flag") > 0 && held("months_since_move_in") > 0,
+        "{}",
+        e["totals"]
+    );
+    let raised = e["totals"]["tenants_affected"].as_u64().unwrap();
+    assert!(raised > 0 && raised < occupied, "{}", e["totals"]);
     app.run_jobs().await;
 }
