@@ -178,6 +178,26 @@ impl EcriEngineSettings {
             range("jurisdiction_cap_pct", cap, 0.0, 100.0)?;
         }
         range("notice_days", f64::from(self.notice_days), 0.0, 365.0)?;
+        if self.excluded_flags.len() > crate::sync::payload::MAX_FLAGS * 2 {
+            return Err(ValidationError::new(
+                "ecri_settings.excluded_flags",
+                format!(
+                    "at most {} flags, got {}",
+                    crate::sync::payload::MAX_FLAGS * 2,
+                    self.excluded_flags.len()
+                ),
+            ));
+        }
+        if let Some(i) = self
+            .excluded_flags
+            .iter()
+            .position(|f| f.chars().count() > 40)
+        {
+            return Err(ValidationError::new(
+                format!("ecri_settings.excluded_flags[{i}]"),
+                "must be at most 40 characters (a tenant's flag is)",
+            ));
+        }
         if let Some(i) = self.excluded_flags.iter().position(|f| f.trim().is_empty()) {
             return Err(ValidationError::new(
                 format!("ecri_settings.excluded_flags[{i}]"),
