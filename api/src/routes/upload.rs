@@ -104,6 +104,7 @@ struct RentRollStored {
     /// Always true on success.
     ok: bool,
     /// `rent_roll`.
+    #[schema(value_type = String, pattern = "^rent_roll$")]
     kind: UploadKind,
     /// Rows (tenants) read.
     rows: u64,
@@ -135,6 +136,7 @@ struct CompetitorRatesStored {
     /// Always true on success.
     ok: bool,
     /// `competitor_rates`.
+    #[schema(value_type = String, pattern = "^competitor_rates$")]
     kind: UploadKind,
     /// Rows read.
     rows: u64,
@@ -151,6 +153,7 @@ struct UnitRatesStored {
     /// Always true on success.
     ok: bool,
     /// `unit_rates`.
+    #[schema(value_type = String, pattern = "^unit_rates$")]
     kind: UploadKind,
     /// Rows read.
     rows: u64,
