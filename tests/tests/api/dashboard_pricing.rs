@@ -667,6 +667,7 @@ fn money_heading(h: &str) -> bool {
         && !h.contains("tenants")
         && !h.contains("guardrail")
         && !h.contains("changes")
+        && !h.starts_with("months")
 }
 
 #[tokio::test]

@@ -350,6 +350,36 @@ async fn the_engine_answers_each_tenant_of_the_roll_with_its_reasons() {
     assert_eq!(c3["increase"].as_f64().unwrap(), increase);
     assert_eq!(c3["stay_probability"], c["stay_probability"]);
 
+    // The dashboard's ECRI page shows the same lines, money as money.
+    let cookie = app.session_cookie().await;
+    let page = app
+        .page_text(
+            &cookie,
+            &format!("/app/analytics/ecri?facility_id={facility}"),
+        )
+        .await;
+    let html = scraper::Html::parse_document(&page);
+    let row = scraper::Selector::parse("#ecri-tenants tbody tr").unwrap();
+    let td = scraper::Selector::parse("td").unwrap();
+    let shown: Vec<Vec<String>> = html
+        .select(&row)
+        .map(|r| {
+            r.select(&td)
+                .map(|c| c.text().collect::<String>())
+                .collect()
+        })
+        .collect();
+    assert_eq!(shown.len(), 4, "{shown:?}");
+    let c3 = shown.iter().find(|r| r[0] == "C-3").unwrap();
+    assert_eq!(c3[4], "$45.10");
+    assert_eq!(c3[5], format!("${:.2}", 45.1 + increase));
+    assert_eq!(c3[6], format!("${increase:.2}"));
+    let e5 = shown.iter().find(|r| r[0] == "E-5").unwrap();
+    assert_eq!(e5[10], "excluded flag");
+    assert!(
+        page.contains("From the rent roll of"),
+        "the page says what it rests on"
+    );
     // Another company's facility is not there.
     let other = app.create_tenant("Other Storage").await;
     let r = app

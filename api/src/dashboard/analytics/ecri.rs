@@ -1,4 +1,6 @@
-//! The ECRI page: suggested increases for existing tenants per size, with guardrails and uplift.
+//! The ECRI page: suggested increases for existing tenants per size, with guardrails and uplift;
+//! for one facility, the ECRI engine's suggestion per tenant of its rent roll with its reasons
+//! (`GET /api/v1/facilities/:id/ecri`, from the same `jobs::ecri::facility`).
 
 use super::*;
 
@@ -147,7 +149,57 @@ pub async fn ecri(
         }
     };
     let chart_table = chart.table("chart-ecri-table");
-    if let Some(r) = chart::export(&[&sizes, &totals, &chart_table], p.csv.as_deref(), "ecri") {
+    let engine = match facility {
+        Some(id) => Some(jobs::ecri::facility(&state.db, s.company_id, id).await?),
+        None => None,
+    };
+    let mut tenants = Table::new(
+        "ecri-tenants",
+        "The engine's suggestion per tenant (per cohort without a rent roll), with why",
+        &[
+            "Tenant",
+            "Size",
+            "Tenants",
+            "Months unchanged",
+            "Rent",
+            "New rent",
+            "Increase",
+            "Increase (%)",
+            "Stays 90 days",
+            "Expected gain (horizon)",
+            "Guardrail",
+            "Why",
+        ],
+    );
+    for l in engine.iter().flat_map(|e| &e.lines) {
+        let x = &l.suggestion;
+        tenants.row(cells![
+            x.tenant_id.clone(),
+            l.size.clone(),
+            fig.count(f64::from(x.tenant_count.max(1))),
+            fig.count(l.months_since_last_increase),
+            fig.rate(x.current_rent),
+            fig.rate(x.new_rent),
+            fig.rate(x.increase),
+            fig.pct(x.increase_pct),
+            fig.pct(x.stay_probability),
+            fig.amount(x.expected_gain),
+            x.binding_guardrail
+                .map(|g| g.name().replace('_', " "))
+                .unwrap_or_default(),
+            x.reasons
+                .iter()
+                .take(2)
+                .map(|r| r.text.clone())
+                .collect::<Vec<_>>()
+                .join("; "),
+        ]);
+    }
+    if let Some(r) = chart::export(
+        &[&sizes, &totals, &chart_table, &tenants],
+        p.csv.as_deref(),
+        "ecri",
+    ) {
         return Ok(r);
     }
     let q = p.query();
@@ -165,7 +217,30 @@ pub async fn ecri(
         (chart::with_table(&chart, &chart_table, &q))
         @if facility.is_some() {
             h2 { "Per size" }
+            p class="muted" { "The per-size rule: at most a step of 10 %, never above street." }
             (sizes.render(&q))
+            @if let Some(e) = &engine {
+                h2 { "Per tenant: the ECRI engine" }
+                p class="muted" id="ecri-engine-basis" {
+                    @match e.basis {
+                        Some(jobs::ecri::Basis::RentRoll) => { "From the rent roll of " (e.as_of.map(|d| d.to_string()).unwrap_or_default()) ". " }
+                        Some(jobs::ecri::Basis::Cohorts) => { "No rent roll yet: one line per cohort of the snapshot of " (e.as_of.map(|d| d.to_string()).unwrap_or_default()) ". " }
+                        None => {}
+                    }
+                    "The increase that earns most over " (fig.count(e.settings.horizon_months)) " months, weighing the chance each tenant stays (learned from "
+                    (fig.count(f64::from(e.model.increased_tenants))) " of this facility's past increases and "
+                    (fig.count(f64::from(e.model.company_increased_tenants))) " of the company's others) against a vacant unit's cost. It may go above street."
+                }
+                @if let Some(stop) = &e.stop_loss {
+                    p class="banner" id="ecri-stop-loss" {
+                        "Increases are held: " (fig.pct(stop.increased_move_out_pct)) " of the last "
+                        (fig.count(f64::from(stop.increased_tenants))) " increased tenants left within 90 days, against "
+                        (fig.pct(stop.baseline_move_out_pct)) " of those not increased."
+                    }
+                }
+                @if let Some(reason) = &e.reason { p class="muted" { (reason) } }
+                (tenants.render(&q))
+            }
         } @else {
             p class="muted" { "Choose a facility for its sizes, their guardrails and the expected uplift per size." }
         }
