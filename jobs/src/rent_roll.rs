@@ -115,6 +115,24 @@ impl Writes {
         self.e_before.push(before);
         self.e_after.push(after);
     }
+
+    /// The tenant moved in (on its move-in date) with the roll's values.
+    fn moved_in(&mut self, id: &str, new: &Stored) {
+        self.event(
+            id,
+            new.move_in_date,
+            "moved_in",
+            &new.size,
+            None,
+            Some(new.rent),
+        );
+        self.upsert(id, new);
+    }
+
+    /// The tenant was last in place before the roll of `on`.
+    fn moved_out(&mut self, id: &str, on: NaiveDate, old: &Stored) {
+        self.event(id, on, "moved_out", &old.size, Some(old.rent), None);
+    }
 }
 
 /// Applies the roll of `date` to the facility's roll in force, on the caller's transaction.
@@ -178,18 +196,10 @@ pub async fn apply(
             // The id now names another tenancy (a unit number used as the id, let again): the
             // old tenant moved out and the new one moved in.
             Some(old) if old.moved_out_on.is_none() && old.move_in_date != new.move_in_date => {
-                w.event(id, date, "moved_out", &old.size, Some(old.rent), None);
-                w.event(
-                    id,
-                    new.move_in_date,
-                    "moved_in",
-                    &new.size,
-                    None,
-                    Some(new.rent),
-                );
+                w.moved_out(id, date, old);
+                w.moved_in(id, &new);
                 out.moved_out += 1;
                 out.moved_in += 1;
-                w.upsert(id, &new);
             }
             Some(old) if old.moved_out_on.is_none() => {
                 if (old.rent - new.rent).abs() > RENT_EPSILON {
@@ -214,22 +224,14 @@ pub async fn apply(
             }
             // New, or back after a move-out: a move-in.
             _ => {
-                w.event(
-                    id,
-                    new.move_in_date,
-                    "moved_in",
-                    &new.size,
-                    None,
-                    Some(new.rent),
-                );
+                w.moved_in(id, &new);
                 out.moved_in += 1;
-                w.upsert(id, &new);
             }
         }
     }
     for (id, old) in &stored {
         if old.moved_out_on.is_none() && !in_roll.contains(id.as_str()) {
-            w.event(id, date, "moved_out", &old.size, Some(old.rent), None);
+            w.moved_out(id, date, old);
             w.gone.push(id.clone());
             out.moved_out += 1;
         }

@@ -77,6 +77,18 @@ impl Default for EcriEngineSettings {
     }
 }
 
+/// `Ok` when `v` is a finite number from `min` to `max`; else the error naming `path`.
+pub(super) fn in_range(path: &str, v: f64, min: f64, max: f64) -> Result<(), ValidationError> {
+    if v.is_finite() && (min..=max).contains(&v) {
+        Ok(())
+    } else {
+        Err(ValidationError::new(
+            path,
+            format!("must be between {min} and {max}"),
+        ))
+    }
+}
+
 impl EcriEngineSettings {
     /// Whether a tenant with these flags is excluded (`do_not_increase` always is).
     pub fn excludes(&self, flags: &[String]) -> Option<String> {
@@ -138,14 +150,7 @@ impl EcriEngineSettings {
     /// Checks every value's range; the error names the field.
     pub fn validate(&self) -> Result<(), ValidationError> {
         let range = |name: &str, v: f64, min: f64, max: f64| {
-            if v.is_finite() && (min..=max).contains(&v) {
-                Ok(())
-            } else {
-                Err(ValidationError::new(
-                    format!("ecri_settings.{name}"),
-                    format!("must be between {min} and {max}"),
-                ))
-            }
+            in_range(&format!("ecri_settings.{name}"), v, min, max)
         };
         range("horizon_months", self.horizon_months, 1.0, 60.0)?;
         range(

@@ -69,14 +69,7 @@ impl Default for StayPrior {
 impl StayPrior {
     pub fn validate(&self) -> Result<(), ValidationError> {
         let range = |name: &str, v: f64, min: f64, max: f64| {
-            if v.is_finite() && (min..=max).contains(&v) {
-                Ok(())
-            } else {
-                Err(ValidationError::new(
-                    format!("ecri_settings.stay_prior.{name}"),
-                    format!("must be between {min} and {max}"),
-                ))
-            }
+            super::settings::in_range(&format!("ecri_settings.stay_prior.{name}"), v, min, max)
         };
         range(
             "baseline_move_out_pct",
