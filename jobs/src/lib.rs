@@ -3,6 +3,7 @@
 //!
 //! This crate must never depend on HTTP framework types: the api maps its errors to statuses.
 
+pub mod actor;
 pub mod analytics;
 pub mod competitors;
 pub mod config;
@@ -12,6 +13,7 @@ pub mod cron;
 pub mod crypto;
 pub mod data_sources;
 pub mod db;
+pub mod decisions;
 pub mod ecri;
 pub mod error;
 pub mod facilities;

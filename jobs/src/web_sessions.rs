@@ -85,6 +85,11 @@ pub struct Session {
 }
 
 impl Session {
+    /// The actor a change made in this session is recorded under.
+    pub fn actor(&self) -> crate::actor::Actor {
+        crate::actor::Actor::user(self.user_id, &self.email)
+    }
+
     /// The subscription state in force now (an ended trial is `expired`).
     pub fn effective_state(&self, now: DateTime<Utc>) -> &str {
         crate::tenancy::effective_state(&self.subscription_state, self.trial_ends_at, now)

@@ -7,6 +7,7 @@ pub(crate) mod analytics;
 pub(crate) mod api_keys;
 pub(crate) mod competitors;
 pub(crate) mod data_sources;
+pub(crate) mod decisions;
 pub(crate) mod facilities;
 pub(crate) mod job_runs;
 pub(crate) mod pricing;

@@ -133,6 +133,9 @@ pub(crate) struct History {
     pub unit_types: Vec<UnitTypeSeries>,
     /// Competitor band per size and day.
     pub competitor_bands: Vec<BandSeries>,
+    /// The decisions made on the facility (ECRI batches, street rates) since the range's first
+    /// day, newest first, each with who made it; every decision when it has no snapshot.
+    pub decisions: Vec<super::decisions::DecisionEntry>,
 }
 
 impl From<jobs::pricing::history::History> for History {
@@ -144,6 +147,7 @@ impl From<jobs::pricing::history::History> for History {
             days: r.days.into_iter().map(Into::into).collect(),
             unit_types: r.unit_types.into_iter().map(Into::into).collect(),
             competitor_bands: r.competitor_bands.into_iter().map(Into::into).collect(),
+            decisions: r.decisions.into_iter().map(Into::into).collect(),
         }
     }
 }

@@ -54,6 +54,10 @@ pub struct EcriEngineSettings {
     pub stop_loss_min_outcomes: u32,
     /// The prior stay curve and how strongly it holds against a facility's own outcomes.
     pub stay_prior: StayPrior,
+    /// The share (%) of a batch's eligible tenants drawn at random and left out as a control
+    /// group, so a batch's outcome can measure what its increases earned. Default 0 (off); at
+    /// most 50.
+    pub holdout_pct: f64,
 }
 
 impl Default for EcriEngineSettings {
@@ -73,6 +77,7 @@ impl Default for EcriEngineSettings {
             stop_loss_excess_move_out_pts: 15.0,
             stop_loss_min_outcomes: 20,
             stay_prior: StayPrior::default(),
+            holdout_pct: 0.0,
         }
     }
 }
@@ -221,6 +226,7 @@ impl EcriEngineSettings {
             1.0,
             100_000.0,
         )?;
+        range("holdout_pct", self.holdout_pct, 0.0, 50.0)?;
         self.stay_prior.validate()
     }
 }

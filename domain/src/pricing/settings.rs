@@ -88,6 +88,9 @@ pub struct PricingSettings {
     pub competitor_stale_weight: f64,
     /// Competitor observations older than this (days) are ignored.
     pub competitor_max_age_days: i64,
+    /// Not the engine's: a recommended change within this much (%) of the rate in force is
+    /// accepted automatically when a run is stored (0, the default, turns it off).
+    pub auto_accept_within_pct: f64,
 }
 
 /// The range a setting accepts (as [`PricingSettings::check`] enforces it), for forms that show
@@ -120,7 +123,7 @@ const fn whole(name: &'static str, min: f64, max: f64) -> Range {
 }
 
 /// Every numeric setting with its range, in the order of the struct.
-pub const RANGES: [Range; 35] = [
+pub const RANGES: [Range; 36] = [
     r("occupancy_target_low_pct", 0.0, 100.0),
     r("occupancy_target_high_pct", 0.0, 100.0),
     r("occupancy_pp_per_point", 0.0, 10.0),
@@ -156,6 +159,7 @@ pub const RANGES: [Range; 35] = [
     whole("competitor_stale_after_days", 0.0, 3650.0),
     r("competitor_stale_weight", 0.0, 1.0),
     whole("competitor_max_age_days", 0.0, 3650.0),
+    r("auto_accept_within_pct", 0.0, 20.0),
 ];
 
 impl Default for PricingSettings {
@@ -198,6 +202,7 @@ impl Default for PricingSettings {
             competitor_stale_after_days: band.stale_after_days,
             competitor_stale_weight: band.stale_weight,
             competitor_max_age_days: band.max_age_days,
+            auto_accept_within_pct: 0.0,
         }
     }
 }
@@ -361,6 +366,7 @@ impl PricingSettings {
             }
         }
         nonneg("competitor_stale_weight", self.competitor_stale_weight, 1.0)?;
+        nonneg("auto_accept_within_pct", self.auto_accept_within_pct, 20.0)?;
         Ok(())
     }
 }

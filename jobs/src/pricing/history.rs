@@ -31,6 +31,9 @@ pub struct History {
     pub unit_types: Vec<UnitTypeSeries>,
     /// Competitor band per size and day.
     pub competitor_bands: Vec<BandSeries>,
+    /// The decisions made on the facility since the range's first day (all of them when it has
+    /// no snapshot), newest first.
+    pub decisions: Vec<crate::decisions::Logged>,
 }
 
 /// One snapshot day of the facility.
@@ -132,9 +135,17 @@ pub async fn load(
             days: Vec::new(),
             unit_types: Vec::new(),
             competitor_bands: Vec::new(),
+            decisions: crate::decisions::list(&mut *conn, company_id, facility_id, None).await?,
         });
     };
     let from = to - chrono::Days::new(u64::try_from(days.clamp(1, MAX_DAYS) - 1).unwrap_or(0));
+    let decisions = crate::decisions::list(
+        &mut *conn,
+        company_id,
+        facility_id,
+        Some(from.and_time(chrono::NaiveTime::MIN).and_utc()),
+    )
+    .await?;
     let days: Vec<Day> = sqlx::query!(
         "SELECT snapshot_date, occupancy_pct, move_ins_daily, move_ins_mtd, move_ins_target_monthly
          FROM sync_records WHERE facility_id = $1 AND snapshot_date BETWEEN $2 AND $3
@@ -220,6 +231,7 @@ pub async fn load(
         days,
         unit_types,
         competitor_bands,
+        decisions,
     })
 }
 

@@ -196,11 +196,18 @@ pub async fn revoke_api_key(
 pub struct Principal {
     pub company_id: CompanyId,
     pub key_id: Uuid,
+    /// The key's name, as decisions record their actor.
+    pub key_name: String,
     pub subscription_state: String,
     pub trial_ends_at: Option<DateTime<Utc>>,
 }
 
 impl Principal {
+    /// The actor a change made with this key is recorded under.
+    pub fn actor(&self) -> crate::actor::Actor {
+        crate::actor::Actor::api_key(self.key_id, &self.key_name)
+    }
+
     pub fn effective_state(&self, now: DateTime<Utc>) -> &str {
         effective_state(&self.subscription_state, self.trial_ends_at, now)
     }
@@ -219,14 +226,14 @@ pub async fn authenticate(
     let hash = hasher.hash(key);
     let row = sqlx::query!(
         r#"WITH k AS (
-               SELECT id, company_id, key_hash, last_used_at FROM api_keys
+               SELECT id, company_id, name, key_hash, last_used_at FROM api_keys
                WHERE key_hash = $1 AND revoked_at IS NULL
            ), touched AS (
                UPDATE api_keys SET last_used_at = now()
                WHERE id = (SELECT id FROM k)
                  AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')
            )
-           SELECT k.id AS "key_id!", k.key_hash AS "key_hash!", c.id AS "company_id!",
+           SELECT k.id AS "key_id!", k.name AS "key_name!", k.key_hash AS "key_hash!", c.id AS "company_id!",
                   c.subscription_state AS "subscription_state!", c.trial_ends_at
            FROM k JOIN companies c ON c.id = k.company_id"#,
         hash
@@ -238,6 +245,7 @@ pub async fn authenticate(
         .map(|r| Principal {
             company_id: r.company_id.into(),
             key_id: r.key_id,
+            key_name: r.key_name,
             subscription_state: r.subscription_state,
             trial_ends_at: r.trial_ends_at,
         }))

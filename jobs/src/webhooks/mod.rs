@@ -13,7 +13,9 @@ pub use delivery_log::{
     deliveries, AttemptLog, Delivery, DeliveryFilter, DeliveryPage, DeliveryStatus,
 };
 mod record;
-pub use record::{payload_body, record_recommendations_ready, RecommendationsReady};
+pub use record::{
+    event_body, payload_body, record_event, record_recommendations_ready, RecommendationsReady,
+};
 
 use crate::config::MasterKey;
 use crate::crypto;
@@ -29,8 +31,13 @@ use uuid::Uuid;
 
 /// The event sent when a recommendation run is stored.
 pub const RECOMMENDATIONS_READY: &str = "recommendations.ready";
+/// The event sent when an ECRI batch is approved.
+pub const ECRI_APPROVED: &str = "ecri.approved";
+/// The event sent when street rates are approved (accepted or overridden, by a person or
+/// automatically).
+pub const RATES_APPROVED: &str = "rates.approved";
 /// Every event a subscription can take.
-pub const EVENTS: [&str; 1] = [RECOMMENDATIONS_READY];
+pub const EVENTS: [&str; 3] = [RECOMMENDATIONS_READY, ECRI_APPROVED, RATES_APPROVED];
 /// Subscriptions per company: each event is sent once per subscription.
 pub const MAX_SUBSCRIPTIONS: i64 = 20;
 /// Attempts per delivery (the interface's bound).
@@ -294,7 +301,13 @@ pub async fn record_test_ping(pool: &PgPool, company_id: CompanyId, id: Uuid) ->
         per_size_count: 0,
     };
     let body = payload_body(&event, true);
-    let (delivery_id, job_id) = record::record_delivery(&mut tx, &event, id, &body, true)
+    let delivery = record::Delivery {
+        company_id,
+        event: RECOMMENDATIONS_READY,
+        subject_id: event.recommendation_id,
+        subscription_id: id,
+    };
+    let (delivery_id, job_id) = record::record_delivery(&mut tx, &delivery, &body, true)
         .await?
         .ok_or_else(|| Error::Conflict("a test ping with this id exists".to_owned()))?;
     tx.commit().await?;

@@ -168,7 +168,10 @@ async fn webhook_subscriptions_validate_input_and_keep_tenants_apart() {
         "{secret}"
     );
     assert_eq!(created["url"], "https://hooks.example.com/in");
-    assert_eq!(created["events"], json!(["recommendations.ready"]));
+    assert_eq!(
+        created["events"],
+        json!(["recommendations.ready", "ecri.approved", "rates.approved"])
+    );
     assert_eq!(created["all_events"], true);
     let id = created["id"].as_str().unwrap().to_owned();
     // The secret is sealed at rest, and listed only as a hint.
@@ -179,7 +182,10 @@ async fn webhook_subscriptions_validate_input_and_keep_tenants_apart() {
     assert!(!String::from_utf8_lossy(&sealed).contains(&secret[6..]));
     let (s, listed) = status_json(app.get("/api/v1/webhooks").await).await;
     assert_eq!(s, 200);
-    assert_eq!(listed["events"], json!(["recommendations.ready"]));
+    assert_eq!(
+        listed["events"],
+        json!(["recommendations.ready", "ecri.approved", "rates.approved"])
+    );
     assert_eq!(listed["webhooks"][0]["id"], id.as_str());
     assert!(listed["webhooks"][0].get("secret").is_none());
     assert!(!listed.to_string().contains(&secret));
