@@ -44,6 +44,7 @@ pub struct ErrorBody {
         (name = "competitor-rates", description = "Competitor rates of a facility."),
         (name = "uploads", description = "Unit rates or competitor rates as CSV or JSON."),
         (name = "analytics", description = "Read-only analytics of the company."),
+        (name = "ecri", description = "ECRI batches: existing tenants' rent increases drafted from the engine's suggestions, edited, approved and mailed, and what they earned."),
         (name = "webhooks", description = "Signed webhook subscriptions and their delivery log."),
         (name = "data-sources", description = "Connected CRMs pulled on a schedule."),
         (name = "api-keys", description = "API keys of the company."),

@@ -228,3 +228,72 @@ pub struct CompanySettings {
     /// The currency the dashboard shows the company's amounts in (no amount is converted).
     pub currency: Option<Currency>,
 }
+
+/// What a new ECRI batch takes: every current suggestion (`{}`), or those of some sizes and/or
+/// some tenants.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewEcriBatch {
+    /// Only tenants of these sizes (`10x10`; compared without spaces and case).
+    pub sizes: Option<Vec<String>>,
+    /// Only these tenants of the rent roll.
+    pub tenant_ids: Option<Vec<String>>,
+}
+
+impl From<NewEcriBatch> for jobs::ecri_batches::NewBatch {
+    fn from(b: NewEcriBatch) -> Self {
+        Self {
+            sizes: b.sizes,
+            tenant_ids: b.tenant_ids,
+        }
+    }
+}
+
+/// Edits of a draft batch's lines, all or nothing.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EcriBatchEdits {
+    /// One entry per line edited.
+    pub lines: Vec<EcriLineEdit>,
+}
+
+/// One line's edit: a new rent (within the guardrails), or the line left out (or back in).
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EcriLineEdit {
+    /// The line's number (`line` of the batch).
+    pub line: i32,
+    /// The rent the notice will give, currency per month.
+    pub new_rent: Option<f64>,
+    /// `true` leaves the line out of the batch; `false` puts it back.
+    pub excluded: Option<bool>,
+}
+
+impl From<EcriLineEdit> for jobs::ecri_batches::LineEdit {
+    fn from(e: EcriLineEdit) -> Self {
+        Self {
+            line: e.line,
+            new_rent: e.new_rent,
+            excluded: e.excluded,
+        }
+    }
+}
+
+/// An approval.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveEcriBatch {
+    /// The day the notices go out: today (in the company's time zone) when absent; not before
+    /// today, at most 90 days ahead.
+    pub notice_date: Option<NaiveDate>,
+}
+
+/// Filters of the batch list.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct EcriBatchQuery {
+    /// Only batches of this status.
+    #[param(pattern = "^(draft|approved|cancelled)$")]
+    pub status: Option<String>,
+}

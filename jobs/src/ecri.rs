@@ -50,6 +50,8 @@ pub struct TenantLine {
     /// last increase (its move-in when never increased).
     pub months_since_last_increase: Option<f64>,
     pub suggestion: Suggestion,
+    /// What the engine was given for it.
+    pub input: TenantInput,
 }
 
 /// The learned stay model, as reported.
@@ -82,6 +84,8 @@ pub struct FacilityEcri {
     pub model: ModelSummary,
     pub stop_loss: Option<StopLoss>,
     pub lines: Vec<TenantLine>,
+    /// The market of each size the suggestions weighed.
+    pub markets: BTreeMap<String, SizeMarket>,
     /// Why there are no suggestions, when there are none.
     pub reason: Option<String>,
 }
@@ -239,6 +243,7 @@ pub async fn facilities(
                 increased_tenants: n,
             }),
             lines: Vec::new(),
+            markets: BTreeMap::new(),
             reason: None,
         };
         let Some(l) = latest.get(id) else {
@@ -302,11 +307,13 @@ pub async fn facilities(
             .into_iter()
             .zip(suggestions)
             .map(|((t, months), suggestion)| TenantLine {
-                size: t.size,
+                size: t.size.clone(),
                 months_since_last_increase: months,
                 suggestion,
+                input: t,
             })
             .collect();
+        f.markets = markets;
         out.push(f);
     }
     Ok(out)

@@ -15,6 +15,7 @@ pub mod data_sources;
 pub mod db;
 pub mod decisions;
 pub mod ecri;
+pub mod ecri_batches;
 pub mod error;
 pub mod facilities;
 pub mod handlers;

@@ -158,6 +158,7 @@ async fn render(
     let body = html! {
         p class="muted" {
             a href="/app/facilities" { "All facilities" } " · "
+            a href={"/app/facilities/" (id) "/ecri"} { "Rent increases (ECRI)" } " · "
             @if let Some(to) = l.history.to { "Latest data " (to) } @else { "No data yet" }
             @if let Some(run) = &l.latest { " · mode " (run.mode.replace('_', "-")) }
         }

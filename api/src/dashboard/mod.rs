@@ -8,6 +8,7 @@ mod analytics;
 mod assets;
 mod chart;
 mod data_sources;
+pub(crate) mod ecri;
 mod extract;
 mod facilities;
 mod facility;
@@ -63,6 +64,25 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(facility::show).post(facilities::update),
         )
         .route("/app/facilities/{id}/run", post(facility::run_now))
+        .route("/app/facilities/{id}/ecri", get(ecri::show))
+        .route("/app/facilities/{id}/ecri-batches", post(ecri::create))
+        .route("/app/facilities/{id}/ecri-batches/{bid}", get(ecri::batch))
+        .route(
+            "/app/facilities/{id}/ecri-batches/{bid}/edit",
+            post(ecri::edit),
+        )
+        .route(
+            "/app/facilities/{id}/ecri-batches/{bid}/approve",
+            post(ecri::approve),
+        )
+        .route(
+            "/app/facilities/{id}/ecri-batches/{bid}/cancel",
+            post(ecri::cancel),
+        )
+        .route(
+            "/app/facilities/{id}/ecri-batches/{bid}/letters.csv",
+            get(ecri::letters),
+        )
         .route(
             "/app/facilities/{id}/competitor-rates",
             post(facility::add_rate),

@@ -6,6 +6,7 @@ mod analytics;
 mod api_keys;
 mod data_sources;
 mod ecri;
+pub(crate) mod ecri_batches;
 mod facilities;
 mod job_status;
 mod password;
@@ -39,6 +40,7 @@ fn protected() -> OpenApiRouter<AppState> {
         .merge(analytics::router())
         .merge(facilities::router())
         .merge(ecri::router())
+        .merge(ecri_batches::router())
         .merge(api_keys::router())
         .merge(data_sources::router())
         .merge(status::router())

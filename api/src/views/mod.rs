@@ -8,6 +8,7 @@ pub(crate) mod api_keys;
 pub(crate) mod competitors;
 pub(crate) mod data_sources;
 pub(crate) mod decisions;
+pub(crate) mod ecri_batches;
 pub(crate) mod facilities;
 pub(crate) mod job_runs;
 pub(crate) mod pricing;

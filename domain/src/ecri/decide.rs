@@ -24,6 +24,9 @@ use crate::values::round2;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod edit;
+pub use edit::{reprice, Refused};
+
 /// Days in an average month.
 const MONTH_DAYS: f64 = 365.25 / 12.0;
 
@@ -267,17 +270,7 @@ fn plan<'a>(
         }
     }
     let rent = t.rent;
-    let mut caps = vec![
-        (rent * (1.0 + s.max_step_pct / 100.0), Guardrail::MaxStep),
-        (
-            m.street_rate * (1.0 + s.max_premium_over_street_pct / 100.0),
-            Guardrail::MaxPremiumOverStreet,
-        ),
-    ];
-    if let Some(cap) = s.jurisdiction_cap_pct {
-        caps.push((rent * (1.0 + cap / 100.0), Guardrail::JurisdictionCap));
-    }
-    let (max_rent, cap) = caps
+    let (max_rent, cap) = edit::caps(t, m, s)
         .into_iter()
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .expect("two caps at least");

@@ -17,7 +17,8 @@ pub mod settings;
 pub mod stay;
 
 pub use decide::{
-    decide, decide_facility, stop_loss, Guardrail, Reason, SizeMarket, Suggestion, TenantInput,
+    decide, decide_facility, reprice, stop_loss, Guardrail, Reason, Refused, SizeMarket,
+    Suggestion, TenantInput,
 };
 pub use settings::{EcriEngineSettings, DO_NOT_INCREASE};
 pub use stay::{learn, Outcome, StayModel, StayPrior};

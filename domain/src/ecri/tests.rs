@@ -586,3 +586,53 @@ fn backtest_by_hand() {
         .unwrap_or_default();
     println!("{}", markdown(&run(&tune, &report_seeds, &settings)));
 }
+
+#[test]
+fn a_rent_set_by_hand_passes_every_guardrail_of_the_engine_or_names_the_one_it_breaks() {
+    let s = hand_settings();
+    let model = StayModel::from_prior(&s.stay_prior);
+    let m = market(100.0, 100.0, 100.0, 10.0, 0.0);
+    let t = tenant("A", 100.0, 1);
+    // Within the caps (step 125, street + 20 % = 120) and above the minimum (3): priced with
+    // the same stay model as the engine's own choice.
+    let at = reprice(&t, &m, &model, &s, 110.0).expect("110 is allowed");
+    assert_eq!(at.new_rent, 110.0);
+    assert_eq!(at.increase, 10.0);
+    let engine = decide(&t, &m, &model, &s);
+    let same = reprice(&t, &m, &model, &s, engine.new_rent).expect("the engine's rent");
+    assert_eq!(same.expected_gain, engine.expected_gain);
+    assert_eq!(same.stay_probability, engine.stay_probability);
+    assert!(at.reasons.iter().any(|r| r.name == "edited"));
+    // Each guardrail by name.
+    let refused = |t: &TenantInput, s: &EcriEngineSettings, rent: f64| {
+        reprice(t, &m, &model, s, rent).unwrap_err().guardrail
+    };
+    assert_eq!(refused(&t, &s, 121.0), Guardrail::MaxPremiumOverStreet);
+    let wide = EcriEngineSettings {
+        max_premium_over_street_pct: 100.0,
+        ..s.clone()
+    };
+    assert_eq!(refused(&t, &wide, 126.0), Guardrail::MaxStep);
+    let capped = EcriEngineSettings {
+        jurisdiction_cap_pct: Some(10.0),
+        ..s.clone()
+    };
+    assert_eq!(refused(&t, &capped, 111.0), Guardrail::JurisdictionCap);
+    assert!(reprice(&t, &m, &model, &capped, 110.0).is_ok());
+    assert_eq!(refused(&t, &s, 102.0), Guardrail::MinimumIncrease);
+    assert_eq!(refused(&t, &s, 100.0), Guardrail::MinimumIncrease);
+    assert_eq!(refused(&t, &s, f64::NAN), Guardrail::MinimumIncrease);
+    let flagged = TenantInput {
+        flags: vec!["delinquent".to_owned()],
+        ..t.clone()
+    };
+    assert_eq!(refused(&flagged, &s, 110.0), Guardrail::ExcludedFlag);
+    let new = TenantInput {
+        months_since_move_in: Some(2.0),
+        months_since_last_increase: None,
+        ..t.clone()
+    };
+    assert_eq!(refused(&new, &s, 110.0), Guardrail::MonthsSinceMoveIn);
+    let text = reprice(&t, &m, &model, &s, 121.0).unwrap_err().text;
+    assert!(text.contains("120.00"), "{text}");
+}

@@ -153,48 +153,12 @@ pub async fn ecri(
         Some(id) => Some(jobs::ecri::facility(&state.db, s.company_id, id).await?),
         None => None,
     };
-    let mut tenants = Table::new(
+    let no_lines = Vec::new();
+    let tenants = crate::dashboard::ecri::suggestions_table(
+        &fig,
+        engine.as_ref().map_or(&no_lines, |e| &e.lines),
         "ecri-tenants",
-        "The engine's suggestion per tenant (per cohort without a rent roll), with why",
-        &[
-            "Tenant",
-            "Size",
-            "Tenants",
-            "Months unchanged",
-            "Rent",
-            "New rent",
-            "Increase",
-            "Increase (%)",
-            "Stays 90 days",
-            "Expected gain (horizon)",
-            "Guardrail",
-            "Why",
-        ],
     );
-    for l in engine.iter().flat_map(|e| &e.lines) {
-        let x = &l.suggestion;
-        tenants.row(cells![
-            x.tenant_id.clone(),
-            l.size.clone(),
-            fig.count(f64::from(x.tenant_count.max(1))),
-            fig.count(l.months_since_last_increase),
-            fig.rate(x.current_rent),
-            fig.rate(x.new_rent),
-            fig.rate(x.increase),
-            fig.pct(x.increase_pct),
-            fig.pct(x.stay_probability),
-            fig.amount(x.expected_gain),
-            x.binding_guardrail
-                .map(|g| g.name().replace('_', " "))
-                .unwrap_or_default(),
-            x.reasons
-                .iter()
-                .take(2)
-                .map(|r| r.text.clone())
-                .collect::<Vec<_>>()
-                .join("; "),
-        ]);
-    }
     if let Some(r) = chart::export(
         &[&sizes, &totals, &chart_table, &tenants],
         p.csv.as_deref(),
@@ -239,6 +203,7 @@ pub async fn ecri(
                     }
                 }
                 @if let Some(reason) = &e.reason { p class="muted" { (reason) } }
+                p { a id="ecri-batches-link" href={"/app/facilities/" (e.facility_id) "/ecri"} { "Make a batch of these increases, approve it and send the letters" } }
                 (tenants.render(&q))
             }
         } @else {

@@ -1,0 +1,288 @@
+//! ECRI batches of a facility: create a draft from the engine's suggestions, edit its lines,
+//! approve it (the `ecri.approved` webhook), cancel it, download its letters, and read its
+//! outcome. Each route calls the `jobs::ecri_batches` use case its dashboard twin calls.
+
+use crate::auth::Auth;
+use crate::csv_export;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{path_id, Json, Query};
+use crate::openapi::ErrorBody;
+use crate::requests::{ApproveEcriBatch, EcriBatchEdits, EcriBatchQuery, NewEcriBatch};
+use crate::state::AppState;
+use crate::views::ecri_batches::{EcriBatch, EcriBatchList, EcriBatchSummary};
+use axum::extract::{Path, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use domain::ids::FacilityId;
+use jobs::ecri_batches::{self as batches, Status};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create, list))
+        .routes(routes!(one, edit))
+        .routes(routes!(approve))
+        .routes(routes!(cancel))
+        .routes(routes!(letters))
+}
+
+/// The answer for one batch, with its outcome once approved.
+pub(crate) async fn answer(state: &AppState, batch: batches::Batch) -> ApiResult<EcriBatch> {
+    let outcome = batches::outcome::outcome(&state.db, &batch).await?;
+    Ok(EcriBatch::of(batch, outcome))
+}
+
+fn ids(id: &str, bid: &str) -> Result<(FacilityId, Uuid), ApiError> {
+    Ok((path_id(id, "facility")?, path_id(bid, "ECRI batch")?))
+}
+
+/// Creates a draft batch from the facility's current ECRI suggestions (`{}` for every one
+/// with an increase; `sizes` and/or `tenant_ids` to take some). A tenant with an approved
+/// increase not yet in force is left out; with the `holdout_pct` setting, that share of the
+/// eligible tenants is drawn at random as the control group.
+#[utoipa::path(post, path = "/api/v1/facilities/{id}/ecri-batches", tag = "ecri",
+    params(("id" = Uuid, Path, description = "Id of the facility.")),
+    request_body = NewEcriBatch,
+    responses(
+        (status = 201, description = "The draft.", body = EcriBatch),
+        (status = 404, description = "No such facility.", body = ErrorBody),
+        (status = 409, description = "Nothing to batch (no snapshot, no suggested increase, the stop-loss, or every suggestion already approved).", body = ErrorBody),
+        (status = 422, description = "A size or tenant not in the roll.", body = ErrorBody),
+    ))]
+async fn create(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+    Json(body): Json<NewEcriBatch>,
+) -> ApiResult<(StatusCode, axum::Json<EcriBatch>)> {
+    let facility_id = path_id(&id, "facility")?;
+    let batch = batches::create(
+        &state.db,
+        who.company_id,
+        facility_id,
+        &body.into(),
+        &who.actor(),
+    )
+    .await?;
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(answer(&state, batch).await?),
+    ))
+}
+
+/// The facility's batches, newest first (at most 200), without their lines.
+#[utoipa::path(get, path = "/api/v1/facilities/{id}/ecri-batches", tag = "ecri",
+    params(("id" = Uuid, Path, description = "Id of the facility."), EcriBatchQuery),
+    responses((status = 200, description = "The batches.", body = EcriBatchList)))]
+async fn list(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path(id): Path<String>,
+    Query(q): Query<EcriBatchQuery>,
+) -> ApiResult<axum::Json<EcriBatchList>> {
+    let facility_id = path_id(&id, "facility")?;
+    let status = match q.status.as_deref() {
+        None => None,
+        Some(s) => Some(Status::parse(s).ok_or_else(|| {
+            ApiError::Invalid(format!(
+                "query parameter status: '{s}' is not one of draft, approved, cancelled"
+            ))
+        })?),
+    };
+    let listed = batches::list(&state.db, who.company_id, facility_id, status).await?;
+    Ok(axum::Json(EcriBatchList {
+        batches: listed
+            .iter()
+            .map(|s| EcriBatchSummary::of(&s.batch, s.totals))
+            .collect(),
+    }))
+}
+
+/// One batch with its lines and, once approved, its outcome.
+#[utoipa::path(get, path = "/api/v1/facilities/{id}/ecri-batches/{batch_id}", tag = "ecri",
+    params(("id" = Uuid, Path, description = "Id of the facility."),
+           ("batch_id" = Uuid, Path, description = "Id of the batch.")),
+    responses((status = 200, description = "The batch.", body = EcriBatch),
+              (status = 404, description = "No such batch.", body = ErrorBody)))]
+async fn one(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path((id, bid)): Path<(String, String)>,
+) -> ApiResult<axum::Json<EcriBatch>> {
+    let (facility_id, batch_id) = ids(&id, &bid)?;
+    let batch = batches::get(&state.db, who.company_id, facility_id, batch_id).await?;
+    Ok(axum::Json(answer(&state, batch).await?))
+}
+
+/// Edits a draft's lines: a new rent (every guardrail still applies; a refusal names the line
+/// and the guardrail) or a line left out. All edits or none.
+#[utoipa::path(patch, path = "/api/v1/facilities/{id}/ecri-batches/{batch_id}", tag = "ecri",
+    params(("id" = Uuid, Path, description = "Id of the facility."),
+           ("batch_id" = Uuid, Path, description = "Id of the batch.")),
+    request_body = EcriBatchEdits,
+    responses(
+        (status = 200, description = "The batch as edited.", body = EcriBatch),
+        (status = 404, description = "No such batch.", body = ErrorBody),
+        (status = 409, description = "The batch is not a draft.", body = ErrorBody),
+        (status = 422, description = "An edit names no line, or its rent breaks a guardrail.", body = ErrorBody),
+    ))]
+async fn edit(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path((id, bid)): Path<(String, String)>,
+    Json(body): Json<EcriBatchEdits>,
+) -> ApiResult<axum::Json<EcriBatch>> {
+    let (facility_id, batch_id) = ids(&id, &bid)?;
+    let edits: Vec<batches::LineEdit> = body.lines.into_iter().map(Into::into).collect();
+    let batch = batches::edit(
+        &state.db,
+        who.company_id,
+        facility_id,
+        batch_id,
+        &edits,
+        &who.actor(),
+    )
+    .await?;
+    Ok(axum::Json(answer(&state, batch).await?))
+}
+
+/// Approves a draft: the notice date (today unless given), the effective date (notice date +
+/// the facility's notice days), and an `ecri.approved` webhook event.
+#[utoipa::path(post, path = "/api/v1/facilities/{id}/ecri-batches/{batch_id}/approve", tag = "ecri",
+    params(("id" = Uuid, Path, description = "Id of the facility."),
+           ("batch_id" = Uuid, Path, description = "Id of the batch.")),
+    request_body = ApproveEcriBatch,
+    responses(
+        (status = 200, description = "The approved batch.", body = EcriBatch),
+        (status = 404, description = "No such batch.", body = ErrorBody),
+        (status = 409, description = "The batch is not a draft, every line is left out, or a tenant has another approved increase not yet in force.", body = ErrorBody),
+        (status = 422, description = "A notice date in the past or over 90 days ahead.", body = ErrorBody),
+    ))]
+async fn approve(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path((id, bid)): Path<(String, String)>,
+    Json(body): Json<ApproveEcriBatch>,
+) -> ApiResult<axum::Json<EcriBatch>> {
+    let (facility_id, batch_id) = ids(&id, &bid)?;
+    let approved = batches::approve(
+        &state.db,
+        who.company_id,
+        facility_id,
+        batch_id,
+        body.notice_date,
+        &who.actor(),
+    )
+    .await?;
+    state
+        .push_after_commit(jobs::queue::Kind::WebhookDelivery, &approved.delivery_jobs)
+        .await;
+    Ok(axum::Json(answer(&state, approved.batch).await?))
+}
+
+/// Cancels a draft.
+#[utoipa::path(post, path = "/api/v1/facilities/{id}/ecri-batches/{batch_id}/cancel", tag = "ecri",
+    params(("id" = Uuid, Path, description = "Id of the facility."),
+           ("batch_id" = Uuid, Path, description = "Id of the batch.")),
+    responses(
+        (status = 200, description = "The cancelled batch.", body = EcriBatch),
+        (status = 404, description = "No such batch.", body = ErrorBody),
+        (status = 409, description = "The batch is not a draft.", body = ErrorBody),
+    ))]
+async fn cancel(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path((id, bid)): Path<(String, String)>,
+) -> ApiResult<axum::Json<EcriBatch>> {
+    let (facility_id, batch_id) = ids(&id, &bid)?;
+    let batch = batches::cancel(
+        &state.db,
+        who.company_id,
+        facility_id,
+        batch_id,
+        &who.actor(),
+    )
+    .await?;
+    Ok(axum::Json(answer(&state, batch).await?))
+}
+
+/// The header of the letters' CSV.
+pub(crate) const LETTER_COLUMNS: [&str; 14] = [
+    "tenant_id",
+    "customer_id",
+    "tenant_count",
+    "facility_name",
+    "facility_address",
+    "unit_size",
+    "currency",
+    "current_rent",
+    "new_rent",
+    "increase",
+    "increase_pct",
+    "notice_date",
+    "effective_date",
+    "batch_id",
+];
+
+/// The letters of an approved batch as CSV, for a mail merge.
+pub(crate) fn letters_csv(l: &batches::Letters) -> Vec<u8> {
+    let headers: Vec<String> = LETTER_COLUMNS.iter().map(|c| (*c).to_owned()).collect();
+    let date = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string()).unwrap_or_default();
+    let rows = l.letters.iter().map(|t| {
+        vec![
+            t.tenant_id.clone().unwrap_or_default(),
+            t.customer_id.clone().unwrap_or_default(),
+            t.tenant_count.to_string(),
+            l.batch.facility_name.clone(),
+            l.facility_address.clone().unwrap_or_default(),
+            t.size.clone(),
+            l.currency.clone(),
+            format!("{:.2}", t.current_rent),
+            format!("{:.2}", t.new_rent),
+            format!("{:.2}", t.increase),
+            format!("{:.2}", t.increase_pct),
+            date(l.batch.notice_date),
+            date(l.batch.effective_date),
+            l.batch.id.to_string(),
+        ]
+    });
+    csv_export::write(&headers, rows)
+}
+
+/// The CSV answer of a batch's letters.
+pub(crate) fn letters_response(l: &batches::Letters) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"ecri-letters-{}.csv\"", l.batch.id),
+            ),
+        ],
+        letters_csv(l),
+    )
+        .into_response()
+}
+
+/// One row per tenant of an approved batch for a mail merge: the tenant, the facility's name
+/// and address, the unit size, the current and new rent, the increase, the notice and
+/// effective dates. A cohort line is one row with an empty `tenant_id` and its `tenant_count`.
+#[utoipa::path(get, path = "/api/v1/facilities/{id}/ecri-batches/{batch_id}/letters.csv", tag = "ecri",
+    params(("id" = Uuid, Path, description = "Id of the facility."),
+           ("batch_id" = Uuid, Path, description = "Id of the batch.")),
+    responses(
+        (status = 200, description = "The letters.", content_type = "text/csv", body = String),
+        (status = 404, description = "No such batch.", body = ErrorBody),
+        (status = 409, description = "The batch is not approved.", body = ErrorBody),
+    ))]
+async fn letters(
+    State(state): State<AppState>,
+    Auth(who): Auth,
+    Path((id, bid)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    let (facility_id, batch_id) = ids(&id, &bid)?;
+    let l = batches::letters(&state.db, who.company_id, facility_id, batch_id).await?;
+    Ok(letters_response(&l))
+}
