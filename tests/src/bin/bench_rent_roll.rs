@@ -9,6 +9,10 @@
 //! Each sync is one request at a time (a CRM pushes one facility-day after the other). Rows
 //! written are PostgreSQL's own counts (`pg_stat_user_tables`: inserted + updated + deleted)
 //! per table, read after each phase.
+//!
+//! Then an ECRI batch of the whole roll: `POST .../ecri-batches` once (every suggestion with
+//! an increase becomes a line), `GET` of the batch `reads` times, a `PATCH` of 100 lines and
+//! the approval, each timed.
 
 use clap::Parser;
 use e2e::{Server, World};
@@ -31,6 +35,9 @@ struct Args {
     /// Rent increases per day of the changing phase.
     #[arg(long, default_value_t = 15)]
     raises: usize,
+    /// Reads of the ECRI batch.
+    #[arg(long, default_value_t = 20)]
+    reads: usize,
 }
 
 const SIZES: [(&str, f64); 10] = [
@@ -195,6 +202,7 @@ async fn main() -> anyhow::Result<()> {
             .fetch_one(&state.db)
             .await?;
     let ms = |h: &Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+    let batch = ecri_batch(&http, &server.base, &company.api_key, &answer, args.reads).await?;
     let report = json!({
         "tenants": args.tenants, "body_bytes": bytes, "syncs_per_phase": args.days,
         "stored_body_bytes_max": raw_bytes,
@@ -207,8 +215,60 @@ async fn main() -> anyhow::Result<()> {
                      "max_ms": changing.max() as f64 / 1000.0,
                      "rows_per_sync": diff(&after_changing, &after_unchanged, args.days)},
         "events": sqlx::query_scalar::<_, i64>("SELECT count(*) FROM rent_roll_events").fetch_one(&state.db).await?,
+        "ecri_batch": batch,
     });
     println!("{}", serde_json::to_string_pretty(&report)?);
     server.shutdown().await;
     Ok(())
+}
+
+/// An ECRI batch of the whole roll, timed: create, read, edit 100 lines, approve.
+async fn ecri_batch(
+    http: &reqwest::Client,
+    base: &str,
+    key: &str,
+    first_answer: &Value,
+    reads: usize,
+) -> anyhow::Result<Value> {
+    let facility = first_answer["facility"]["id"]
+        .as_str()
+        .expect("the sync names its facility");
+    let url = format!("{base}/api/v1/facilities/{facility}/ecri-batches");
+    let timed = |req: reqwest::RequestBuilder| async move {
+        let t = Instant::now();
+        let r = req.send().await.expect("sent");
+        let status = r.status();
+        let answer: Value = r.json().await.expect("json");
+        assert!(status.is_success(), "{status}: {answer}");
+        (t.elapsed().as_secs_f64() * 1000.0, answer)
+    };
+    let (create_ms, created) = timed(http.post(&url).bearer_auth(key).json(&json!({}))).await;
+    let lines = created["lines"].as_array().map_or(0, Vec::len);
+    let one = format!("{url}/{}", created["id"].as_str().expect("an id"));
+    let mut read = Histogram::<u64>::new(3)?;
+    for _ in 0..reads {
+        let (t, _) = timed(http.get(&one).bearer_auth(key)).await;
+        read.record((t * 1000.0) as u64)?;
+    }
+    let edits: Vec<Value> = (1..=lines.min(100))
+        .map(|l| json!({"line": l, "excluded": true}))
+        .collect();
+    let (edit_ms, _) = timed(
+        http.patch(&one)
+            .bearer_auth(key)
+            .json(&json!({ "lines": edits })),
+    )
+    .await;
+    let (approve_ms, _) = timed(
+        http.post(format!("{one}/approve"))
+            .bearer_auth(key)
+            .json(&json!({})),
+    )
+    .await;
+    Ok(json!({
+        "lines": lines, "create_ms": create_ms,
+        "read_p50_ms": read.value_at_quantile(0.5) as f64 / 1000.0,
+        "read_p99_ms": read.value_at_quantile(0.99) as f64 / 1000.0,
+        "edit_100_lines_ms": edit_ms, "approve_ms": approve_ms,
+    }))
 }
