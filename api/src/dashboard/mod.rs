@@ -63,6 +63,8 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(facility::show).post(facilities::update),
         )
         .route("/app/facilities/{id}/run", post(facility::run_now))
+        .route("/app/facilities/{id}/decisions", post(facility::decide))
+        .route("/app/facilities/{id}/rates.csv", get(facility::rates_csv))
         .route(
             "/app/facilities/{id}/competitor-rates",
             post(facility::add_rate),
@@ -177,6 +179,7 @@ impl Notice {
             "run" => "The engine ran: the new run is shown below.",
             "rate" => "Competitor rate saved.",
             "settings" => "Pricing settings saved: the next run uses them.",
+            "decision" => "Decision saved: the approved rates below show it.",
             _ => return None,
         })
     }

@@ -10,6 +10,7 @@ mod facilities;
 mod job_status;
 mod password;
 mod pricing;
+mod rates;
 mod status;
 mod sync;
 pub(crate) mod upload;
@@ -44,6 +45,7 @@ fn protected() -> OpenApiRouter<AppState> {
         .merge(status::router())
         .merge(job_status::router())
         .merge(pricing::router())
+        .merge(rates::router())
         .merge(upload::router())
         .merge(webhooks::router())
 }

@@ -223,7 +223,10 @@ pub fn check(
                 at(""),
                 format!(
                     "the run has no unit type {}; it has: {}",
-                    unit_label(d.size.trim(), tier),
+                    unit_label(
+                        &d.size.trim().chars().take(40).collect::<String>(),
+                        &tier.chars().take(100).collect::<String>()
+                    ),
                     known.join(", ")
                 ),
             ));
