@@ -297,7 +297,7 @@ pub fn check(
                     return Err(ValidationError::new(at("rate"), "must be at least 0.01"));
                 }
                 let broken = broken_guardrails(rate, rec, s);
-                if !broken.is_empty() && !(d.force && reason.is_some()) {
+                if !(broken.is_empty() || (d.force && reason.is_some())) {
                     let list: Vec<String> = broken
                         .iter()
                         .map(|b| format!("{} ({})", b.name, b.detail))

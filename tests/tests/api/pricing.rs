@@ -44,7 +44,7 @@ async fn facility(app: &e2e::TestApp, name: &str) -> String {
     body["facility"]["id"].as_str().unwrap().to_owned()
 }
 
-fn by_size<'a>(run: &'a Value, size: &str) -> &'a Value {
+pub(crate) fn by_size<'a>(run: &'a Value, size: &str) -> &'a Value {
     run["recommendations"]
         .as_array()
         .unwrap()

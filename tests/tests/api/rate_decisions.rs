@@ -11,6 +11,7 @@
 //! - 10x10 at 100, 97 % occupied, competitors 120 / 130 / 140 / 150 (median 135, P75 145):
 //!   target 135 x 1.04, half way 120.20, stopped by the 8 % step at 108 (+8 %).
 
+use super::pricing::by_size as rec;
 use e2e::receiver::{expected_signature, Receiver, Reply, TestCa};
 use e2e::{spawn_app_with, status_json, TestApp};
 use reqwest::Method;
@@ -28,6 +29,26 @@ fn hook_env(ca: &TestCa) -> Vec<(&'static str, String)> {
 
 fn borrowed<'a>(vars: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
     vars.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+/// The app, an HTTPS receiver it may deliver to, and the secret of a subscription of the
+/// receiver to `rates.approved`.
+async fn with_receiver() -> (TestApp, Receiver, String) {
+    let ca = TestCa::new();
+    let env = hook_env(&ca);
+    let app = spawn_app_with(&borrowed(&env)).await;
+    let receiver = Receiver::start(&ca, |_, _| Reply::status(200)).await;
+    let (s, sub) = status_json(
+        app.post(
+            "/api/v1/webhooks",
+            &json!({ "url": receiver.url("/hooks"), "events": ["rates.approved"] }),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(s, 201, "{sub}");
+    let secret = sub["secret"].as_str().unwrap().to_owned();
+    (app, receiver, secret)
 }
 
 fn day(days_ago: i64) -> String {
@@ -94,15 +115,6 @@ pub(crate) async fn run_engine(app: &TestApp, id: &str) -> Value {
     run
 }
 
-fn rec<'a>(run: &'a Value, size: &str) -> &'a Value {
-    run["recommendations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["size"] == size)
-        .unwrap_or_else(|| panic!("no {size} in {run}"))
-}
-
 pub(crate) fn line<'a>(rates: &'a Value, size: &str) -> &'a Value {
     rates["rates"]
         .as_array()
@@ -141,20 +153,7 @@ async fn written(app: &TestApp) -> (i64, i64, i64) {
 
 #[tokio::test]
 async fn rates_are_accepted_overridden_and_rejected_and_the_next_run_starts_from_them() {
-    let ca = TestCa::new();
-    let env = hook_env(&ca);
-    let app = spawn_app_with(&borrowed(&env)).await;
-    let receiver = Receiver::start(&ca, |_, _| Reply::status(200)).await;
-    let (s, sub) = status_json(
-        app.post(
-            "/api/v1/webhooks",
-            &json!({ "url": receiver.url("/hooks"), "events": ["rates.approved"] }),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(s, 201, "{sub}");
-    let secret = sub["secret"].as_str().unwrap().to_owned();
+    let (app, receiver, secret) = with_receiver().await;
 
     let id = facility(&app, "Main Street").await;
     let sync_run = get_latest(&app, &id).await;
@@ -498,19 +497,7 @@ async fn get_latest(app: &TestApp, id: &str) -> Value {
 
 #[tokio::test]
 async fn auto_accept_takes_a_syncs_small_changes_only() {
-    let ca = TestCa::new();
-    let env = hook_env(&ca);
-    let app = spawn_app_with(&borrowed(&env)).await;
-    let receiver = Receiver::start(&ca, |_, _| Reply::status(200)).await;
-    let (s, _) = status_json(
-        app.post(
-            "/api/v1/webhooks",
-            &json!({ "url": receiver.url("/hooks"), "events": ["rates.approved"] }),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(s, 201);
+    let (app, receiver, _) = with_receiver().await;
     let id = facility(&app, "Main Street").await;
     // Off by default: the sync's run accepted nothing.
     let off = get_latest(&app, &id).await;

@@ -179,7 +179,7 @@ fn an_override_past_a_guardrail_needs_force_and_a_reason() {
         reason: Some("   ".into()),
         ..ask("10x10", Action::Override, Some(120.0))
     };
-    assert!(check(&[forced_bare.clone()], &recs, &s).is_err());
+    assert!(check(std::slice::from_ref(&forced_bare), &recs, &s).is_err());
     let forced = Requested {
         reason: Some("new building opened".into()),
         ..forced_bare
