@@ -334,15 +334,17 @@ pub(crate) async fn in_force(
     as_of: NaiveDate,
 ) -> Result<Vec<InForce>> {
     let rows = sqlx::query!(
-        r#"SELECT DISTINCT ON (d.size, d.tier) d.id, d.size, d.tier, d.action, d.rate,
-                  d.decided_at, d.actor,
+        // The latest decision of each unit type first, then the one snapshot lookup each.
+        r#"SELECT d.id AS "id!", d.size AS "size!", d.tier AS "tier!", d.action AS "action!",
+                  d.rate, d.decided_at AS "decided_at!", d.actor AS "actor!",
                   (SELECT min(u.snapshot_date) FROM sync_unit_types u
-                   WHERE u.facility_id = d.facility_id AND u.size = d.size AND u.tier = d.tier
+                   WHERE u.facility_id = $1 AND u.size = d.size AND u.tier = d.tier
                      AND u.snapshot_date >= (d.decided_at AT TIME ZONE 'UTC')::date
                      AND u.snapshot_date <= $2
                      AND abs(u.street_rate - d.rate) < 0.005) AS shown_on
-           FROM rate_decisions d WHERE d.facility_id = $1
-           ORDER BY d.size, d.tier, d.decided_at DESC, d.id DESC"#,
+           FROM (SELECT DISTINCT ON (size, tier) id, size, tier, action, rate, decided_at, actor
+                 FROM rate_decisions WHERE facility_id = $1
+                 ORDER BY size, tier, decided_at DESC, id DESC) d"#,
         facility_id.uuid(),
         as_of
     )
