@@ -58,6 +58,57 @@ where
     }
 }
 
+/// The columns of [`pending_rates`].
+const RATE_HEADERS: [&str; 8] = [
+    "size",
+    "tier",
+    "rate_to_set",
+    "rate_in_force",
+    "currency",
+    "source",
+    "decided_at",
+    "decided_by",
+];
+
+/// The approved rates of a facility waiting to appear in a snapshot, as a CSV download for a
+/// PMS import (`GET /api/v1/facilities/:id/rates.csv` and the facility page's link): rates as
+/// plain numbers with the currency's minor units, no symbol or separator.
+pub fn pending_rates(rates: &jobs::rates::Rates) -> axum::response::Response {
+    use axum::http::header;
+    use axum::response::IntoResponse;
+    let decimals = rates.currency.minor_decimals() as usize;
+    let plain = |v: f64| format!("{v:.decimals$}");
+    let headers: Vec<String> = RATE_HEADERS.iter().map(|h| (*h).to_owned()).collect();
+    let rows: Vec<Vec<String>> = rates
+        .pending()
+        .filter_map(|(line, approved)| {
+            Some(vec![
+                line.size.clone(),
+                line.tier.clone(),
+                plain(approved.rate?),
+                plain(line.rate_in_force),
+                rates.currency.code().to_owned(),
+                jobs::rates::source_of(&approved.action).to_owned(),
+                approved
+                    .decided_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                approved.actor.label(),
+            ])
+        })
+        .collect();
+    (
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"rates-{}.csv\"", rates.facility_id),
+            ),
+        ],
+        write(&headers, rows),
+    )
+        .into_response()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

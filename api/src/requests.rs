@@ -297,3 +297,61 @@ pub struct EcriBatchQuery {
     #[param(pattern = "^(draft|approved|cancelled)$")]
     pub status: Option<String>,
 }
+/// Decisions on the recommendations of a facility's latest run.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateDecisions {
+    /// At most one per unit type of the run.
+    #[schema(min_items = 1)]
+    pub decisions: Vec<RateDecision>,
+}
+
+/// One decision on a unit type of the run.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateDecision {
+    /// The unit type's size, as the run names it (`10x10`).
+    #[schema(max_length = 40)]
+    pub size: String,
+    /// The unit type's tier; empty or absent for the unit type without one.
+    #[schema(max_length = 100)]
+    pub tier: Option<String>,
+    /// `accept` approves the run's recommended rate, `override` approves `rate`, `reject`
+    /// records that the recommendation is not taken (the rate in force stays).
+    pub action: RateAction,
+    /// The rate of an override (per unit and month, above 0); only an override takes one.
+    #[schema(exclusive_minimum = 0.0, maximum = 1000000.0)]
+    pub rate: Option<f64>,
+    /// Why (at most 500 characters); required to force an override past a guardrail.
+    #[schema(max_length = 500)]
+    pub reason: Option<String>,
+    /// Stores an override that breaks a guardrail (with a `reason`); the guardrails it breaks
+    /// are kept with it.
+    pub force: Option<bool>,
+}
+
+/// What a decision does.
+#[derive(Debug, Clone, Copy, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RateAction {
+    Accept,
+    Override,
+    Reject,
+}
+
+impl From<RateDecision> for jobs::rates::Requested {
+    fn from(d: RateDecision) -> Self {
+        Self {
+            size: d.size,
+            tier: d.tier,
+            action: match d.action {
+                RateAction::Accept => jobs::rates::Action::Accept,
+                RateAction::Override => jobs::rates::Action::Override,
+                RateAction::Reject => jobs::rates::Action::Reject,
+            },
+            rate: d.rate,
+            reason: d.reason,
+            force: d.force.unwrap_or(false),
+        }
+    }
+}

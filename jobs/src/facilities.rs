@@ -82,6 +82,39 @@ pub async fn ensure_owned(pool: &PgPool, company_id: CompanyId, id: FacilityId) 
     found.map(|_| ()).ok_or_else(|| not_found(id))
 }
 
+/// The name of a facility of the company (404 for another company's).
+pub async fn name_of(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+    id: FacilityId,
+) -> Result<String> {
+    sqlx::query_scalar!(
+        "SELECT name FROM facilities WHERE company_id = $1 AND id = $2",
+        company_id.uuid(),
+        id.uuid()
+    )
+    .fetch_optional(conn)
+    .await?
+    .ok_or_else(|| not_found(id))
+}
+
+/// The name of a facility of the company, its row locked until the caller's transaction ends
+/// (decisions about one facility are made one at a time).
+pub async fn lock_owned(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+    id: FacilityId,
+) -> Result<String> {
+    sqlx::query_scalar!(
+        "SELECT name FROM facilities WHERE company_id = $1 AND id = $2 FOR UPDATE",
+        company_id.uuid(),
+        id.uuid()
+    )
+    .fetch_optional(conn)
+    .await?
+    .ok_or_else(|| not_found(id))
+}
+
 pub async fn list(pool: &PgPool, company_id: CompanyId) -> Result<Vec<Facility>> {
     Ok(sqlx::query_as!(
         Facility,

@@ -27,6 +27,7 @@ pub mod password_reset;
 pub mod payload;
 pub mod pricing;
 pub mod queue;
+pub mod rates;
 pub mod rent_roll;
 pub mod runs;
 #[cfg(feature = "demo-seed")]

@@ -299,6 +299,22 @@ pub async fn company(pool: &PgPool, company_id: CompanyId) -> Result<CompanyInfo
     .ok_or_else(|| Error::not_found(format!("no company with id {company_id}")))
 }
 
+/// The currency the company's figures are written in (USD for a code the service no longer
+/// knows).
+pub async fn currency_of(
+    conn: &mut sqlx::PgConnection,
+    company_id: CompanyId,
+) -> Result<domain::values::Currency> {
+    let code = sqlx::query_scalar!(
+        "SELECT currency FROM companies WHERE id = $1",
+        company_id.uuid()
+    )
+    .fetch_optional(conn)
+    .await?
+    .ok_or_else(|| Error::not_found(format!("no company with id {company_id}")))?;
+    Ok(domain::values::Currency::parse(&code).unwrap_or_default())
+}
+
 /// Changes the company's settings (an absent one stays) and answers the company: the
 /// currency its figures are shown in (amounts are not converted). `PATCH /api/v1/company` and
 /// the overview page's form.

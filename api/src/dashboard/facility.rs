@@ -1,14 +1,17 @@
 //! A facility's pricing page: the latest recommendation run per size with its factors and
 //! guardrails, "run now" and the run history, charts of its daily history (30, 90 or 365
-//! days), its competitor rates with an add-rate form, and its pricing settings. Every figure
-//! comes from the `jobs` function of the matching `/api/v1` route (recommendations,
-//! recommendation-runs, history, competitor-rates, pricing-settings).
+//! days), its competitor rates with an add-rate form, its pricing settings, and the decisions on
+//! the latest run (accept, override, reject) with the approved rates and their status. Every
+//! figure comes from the `jobs` function of the matching `/api/v1` route (recommendations,
+//! recommendation-runs, history, competitor-rates, pricing-settings, decisions, rates).
 
 mod charts;
+mod decisions;
 mod forms;
 mod tables;
 use super::extract::{Form, Query};
 use charts::*;
+use decisions::*;
 use domain::ids::FacilityId;
 use forms::*;
 use tables::*;
@@ -17,7 +20,7 @@ use super::chart::{self, Chart, Kind, Series, Table};
 use super::figures::{cells, Figures, Measure};
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::SignedIn;
-use super::{form_json, require_access, Notice};
+use super::{form_error, form_json, require_access, through_api, Notice};
 use crate::error::ApiError;
 use crate::extract::path_id;
 use crate::state::AppState;
@@ -141,7 +144,9 @@ async fn render(
         .collect();
     let rates_table = rates_table(&fig, &l.rates);
     let bands_table = bands_table(&fig, &l.rates);
+    let approved = approved_table(&fig, &l.rates_in_force);
     let mut tables: Vec<&Table> = vec![
+        &approved,
         &rec_table,
         &factor_table,
         &guard_table,
@@ -193,6 +198,27 @@ async fn render(
             }
             h3 { "Run history" }
             (runs_table.render(&query))
+        }
+        section id="decisions" aria-labelledby="decisions-h" {
+            h2 id="decisions-h" { "Decisions" }
+            @if let Some(run) = &l.latest {
+                p class="muted" {
+                    "Accept a recommended rate, override it with a rate of your own (it must pass the run's guardrails unless forced with a reason), or reject it. The next run starts from an approved rate until a snapshot shows it."
+                }
+                (decision_forms(s, &action("decisions"), run.recommendation_id, &fig, &recs, &refused))
+            } @else {
+                p class="muted" { "No run to decide on yet." }
+            }
+            h3 { "Pending changes" }
+            p class="muted" {
+                "An approved rate is pending until a snapshot dated on or after the decision day shows it; not applied after "
+                (jobs::rates::PENDING_DAYS) " days of snapshots without it. "
+                a href=(action("rates.csv")) id="rates-csv" download { "Pending rates for your PMS (CSV)" }
+            }
+            @if approved.rows.is_empty() {
+                p class="muted" { "No approved rate yet." }
+            }
+            (approved.render(&query))
         }
         section aria-labelledby="charts-h" {
             h2 id="charts-h" { "History" }
@@ -298,6 +324,57 @@ pub async fn save_settings(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// One decision of the form of a unit type, through the API's parser and use case
+/// (`POST /api/v1/facilities/:id/recommendation-runs/:run_id/decisions`).
+pub async fn decide(
+    State(state): State<AppState>,
+    SignedIn(s): SignedIn,
+    Path(id): Path<String>,
+    Form(values): Form<BTreeMap<String, String>>,
+) -> PageResult {
+    let id = path_id(&id, "facility")?;
+    require_access(&s)?;
+    let run_id: domain::ids::RunId = path_id(
+        values.get("run_id").map_or("", |r| r.as_str()),
+        "recommendation run",
+    )?;
+    let body = decision_body(&values);
+    let actor = s.actor();
+    let decided = through_api(&body, |b: crate::requests::RateDecisions| {
+        let requested: Vec<jobs::rates::Requested> =
+            b.decisions.into_iter().map(Into::into).collect();
+        let db = state.db.clone();
+        async move { jobs::rates::decide(&db, s.company_id, id, run_id, &requested, &actor).await }
+    })
+    .await;
+    match decided {
+        Ok(decided) => {
+            state
+                .push_after_commit(jobs::queue::Kind::WebhookDelivery, &decided.delivery_jobs)
+                .await;
+            Ok(
+                Redirect::to(&format!("/app/facilities/{id}?notice=decision#decisions-h"))
+                    .into_response(),
+            )
+        }
+        Err(e) => {
+            let r = Refused::new("decision", values, form_error(e)?);
+            render(&state, &s, id, None, None, None, Some(r)).await
+        }
+    }
+}
+
+/// The approved rates waiting for a snapshot, as the CSV of `GET .../rates.csv`.
+pub async fn rates_csv(
+    State(state): State<AppState>,
+    SignedIn(s): SignedIn,
+    Path(id): Path<String>,
+) -> PageResult {
+    let id = path_id(&id, "facility")?;
+    let rates = jobs::rates::rates(&state.db, s.company_id, id).await?;
+    Ok(crate::csv_export::pending_rates(&rates))
 }
 
 /// The facility page's address, for links from other pages.

@@ -83,6 +83,8 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/app/facilities/{id}/ecri-batches/{bid}/letters.csv",
             get(ecri::letters),
         )
+        .route("/app/facilities/{id}/decisions", post(facility::decide))
+        .route("/app/facilities/{id}/rates.csv", get(facility::rates_csv))
         .route(
             "/app/facilities/{id}/competitor-rates",
             post(facility::add_rate),
@@ -197,6 +199,7 @@ impl Notice {
             "run" => "The engine ran: the new run is shown below.",
             "rate" => "Competitor rate saved.",
             "settings" => "Pricing settings saved: the next run uses them.",
+            "decision" => "Decision saved: the approved rates below show it.",
             _ => return None,
         })
     }

@@ -11,6 +11,7 @@ mod facilities;
 mod job_status;
 mod password;
 mod pricing;
+mod rates;
 mod status;
 mod sync;
 pub(crate) mod upload;
@@ -46,6 +47,7 @@ fn protected() -> OpenApiRouter<AppState> {
         .merge(status::router())
         .merge(job_status::router())
         .merge(pricing::router())
+        .merge(rates::router())
         .merge(upload::router())
         .merge(webhooks::router())
 }

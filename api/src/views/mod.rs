@@ -13,6 +13,7 @@ pub(crate) mod facilities;
 pub(crate) mod job_runs;
 pub(crate) mod pricing;
 pub(crate) mod pulls;
+pub(crate) mod rates;
 pub(crate) mod sync;
 pub(crate) mod upload;
 pub(crate) mod webhooks;

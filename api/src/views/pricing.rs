@@ -35,11 +35,39 @@ pub(crate) struct Run {
     pub inputs: Value,
     /// The settings in force for the run.
     pub settings: Value,
+    /// The unit types the run started from an approved rate that no snapshot showed yet
+    /// (accepted or overridden, `pending`): the engine took it as the current rate, changed on
+    /// the decision's day (so the cooldown and the reversal window count from it). Also in
+    /// `inputs.pending_approved_rates`.
+    pub pending_approved_rates: Vec<PendingApprovedRate>,
+}
+
+/// A unit type the run started from an approved rate instead of its snapshot's rate.
+#[derive(Serialize, serde::Deserialize, utoipa::ToSchema)]
+pub(crate) struct PendingApprovedRate {
+    /// Unit size.
+    pub size: String,
+    /// Tier; empty when none.
+    pub tier: String,
+    /// The street rate of the snapshot the run priced.
+    pub snapshot_rate: f64,
+    /// The approved rate the run started from.
+    pub approved_rate: f64,
+    /// When it was approved (ISO 8601 UTC, milliseconds).
+    pub decided_at: String,
 }
 
 impl From<jobs::pricing::store::Run> for Run {
     fn from(r: jobs::pricing::store::Run) -> Self {
+        // Runs stored before decisions existed carry none.
+        let pending_approved_rates = r
+            .inputs
+            .get("pending_approved_rates")
+            .cloned()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
         Self {
+            pending_approved_rates,
             recommendation_id: r.recommendation_id,
             facility_id: r.facility_id,
             facility_name: r.facility_name,

@@ -3,6 +3,7 @@
 
 pub mod backtest;
 pub mod band;
+pub mod decisions;
 pub mod engine;
 pub mod response;
 pub mod seasonality;

@@ -32,6 +32,7 @@ pub async fn run(
         "recommendation_id": run.recommendation_id,
         "per_size_count": run.per_size_count,
         "snapshot_date": run.snapshot_date,
+        "auto_accepted": stored.auto_accepted.len(),
         "webhook_deliveries": stored.delivery_jobs.len(),
     });
     super::commit_success(tx, job, &result).await?;

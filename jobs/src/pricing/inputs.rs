@@ -120,7 +120,7 @@ pub async fn load(
     )
     .fetch_all(&mut *conn)
     .await?;
-    let unit_types: Vec<UnitTypeInput> = sqlx::query!(
+    let mut unit_types: Vec<UnitTypeInput> = sqlx::query!(
         "SELECT size, tier, street_rate, occupancy_pct, total_units
          FROM sync_unit_types WHERE sync_id = $1 ORDER BY width_ft * depth_ft, size, tier",
         snap.id
@@ -151,6 +151,33 @@ pub async fn load(
         }
     })
     .collect();
+
+    // A rate approved and not yet shown by a snapshot is the rate the engine starts from, and
+    // the unit type counts as changed on the decision's day (the cooldown and the reversal
+    // window see it).
+    let mut pending_approved = Vec::new();
+    for p in crate::rates::pending(conn, facility_id, as_of).await? {
+        let (Some(ut), Some(rate)) = (
+            unit_types
+                .iter_mut()
+                .find(|u| u.size == p.size && u.tier == p.tier),
+            p.rate,
+        ) else {
+            continue;
+        };
+        pending_approved.push(json!({
+            "size": ut.size,
+            "tier": ut.tier,
+            "snapshot_rate": ut.street_rate,
+            "approved_rate": rate,
+            "decided_at": p.decided_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        }));
+        if rate != ut.street_rate {
+            ut.last_change_raised = Some(rate > ut.street_rate);
+            ut.last_rate_change = Some(p.decided_on());
+            ut.street_rate = rate;
+        }
+    }
 
     // The band counts each competitor's latest observation per size: only those are read.
     let competitors: Vec<(String, CompetitorObservation)> = sqlx::query!(
@@ -257,6 +284,7 @@ pub async fn load(
             "own_months": own_months,
         },
         "promotions": promotions.len(),
+        "pending_approved_rates": pending_approved,
     });
     Ok(Loaded {
         facility_name: facility.name,

@@ -142,10 +142,13 @@ pub struct Overview {
     pub history: history::History,
     pub rates: crate::competitors::Listing,
     pub settings: PricingSettings,
+    /// The rates in force and approved (`GET .../rates`).
+    pub rates_in_force: crate::rates::Rates,
 }
 
 /// A facility's pricing at a glance: its latest run, its `runs` newest runs, `days` of history,
-/// up to `rates` competitor rates and its settings (404 for another company's facility).
+/// up to `rates` competitor rates, its settings and its rates in force and approved (404 for
+/// another company's facility).
 pub async fn overview(
     pool: &PgPool,
     company_id: CompanyId,
@@ -173,6 +176,7 @@ pub async fn overview(
     )
     .await?;
     let (settings, _) = store::settings_of(&mut conn, company_id, facility_id).await?;
+    let rates_in_force = crate::rates::load(&mut conn, company_id, facility_id).await?;
     Ok(Overview {
         facility,
         latest,
@@ -180,5 +184,6 @@ pub async fn overview(
         history,
         rates,
         settings,
+        rates_in_force,
     })
 }

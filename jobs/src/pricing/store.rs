@@ -60,14 +60,17 @@ pub struct Run {
     pub settings: Value,
 }
 
-/// A stored run and the webhook delivery jobs it recorded (to push after commit).
+/// A stored run, the decisions its auto-accept made, and the webhook delivery jobs both
+/// recorded (to push after commit).
 pub struct Stored {
     pub run: Run,
+    pub auto_accepted: Vec<crate::rates::Decision>,
     pub delivery_jobs: Vec<Uuid>,
 }
 
 /// Runs the engine on the facility's latest snapshot and stores the run, in the caller's
-/// transaction, with a `recommendations.ready` delivery per subscription of the company.
+/// transaction, with a `recommendations.ready` delivery per subscription of the company, and
+/// the small changes the facility accepts automatically (`rates::auto_accept`).
 /// `id` is the run id (a job's id, so a job delivered twice stores one run and its
 /// deliveries once).
 pub async fn run_and_store(
@@ -105,7 +108,7 @@ pub async fn run_and_store(
     )
     .fetch_one(&mut *conn)
     .await?;
-    let delivery_jobs = crate::webhooks::record_recommendations_ready(
+    let mut delivery_jobs = crate::webhooks::record_recommendations_ready(
         conn,
         &crate::webhooks::RecommendationsReady {
             company_id,
@@ -117,6 +120,19 @@ pub async fn run_and_store(
         },
     )
     .await?;
+    let auto = crate::rates::auto_accept(
+        conn,
+        &crate::rates::RunRef {
+            company_id,
+            facility_id,
+            facility_name: &loaded.facility_name,
+            run_id: id,
+        },
+        &recs,
+        &loaded.settings,
+    )
+    .await?;
+    delivery_jobs.extend(auto.delivery_jobs);
     let run = Run {
         recommendation_id: id.uuid(),
         facility_id: facility_id.uuid(),
@@ -131,7 +147,11 @@ pub async fn run_and_store(
         inputs: loaded.summary,
         settings,
     };
-    Ok(Stored { run, delivery_jobs })
+    Ok(Stored {
+        run,
+        auto_accepted: auto.decisions,
+        delivery_jobs,
+    })
 }
 
 /// The latest stored run of a facility; `None` when it has none.
@@ -141,6 +161,22 @@ pub async fn latest(
     facility_id: FacilityId,
 ) -> Result<Option<Run>> {
     fetch_run(conn, company_id, facility_id, None).await
+}
+
+/// The id of the facility's latest stored run; `None` when it has none.
+pub async fn latest_id(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+) -> Result<Option<Uuid>> {
+    Ok(sqlx::query_scalar!(
+        "SELECT id FROM recommendation_runs WHERE company_id = $1 AND facility_id = $2
+         ORDER BY generated_at DESC, id DESC LIMIT 1",
+        company_id.uuid(),
+        facility_id.uuid()
+    )
+    .fetch_optional(conn)
+    .await?)
 }
 
 /// One run of a facility of the company (the latest when `run_id` is `None`).

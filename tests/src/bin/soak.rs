@@ -774,7 +774,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     .await;
     let runs_with_delivery = count(
         &db,
-        "SELECT count(DISTINCT recommendation_id) FROM webhook_deliveries",
+        "SELECT count(DISTINCT subject_id) FROM webhook_deliveries",
     )
     .await;
     let crm_pulls_ok = count(

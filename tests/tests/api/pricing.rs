@@ -44,7 +44,7 @@ async fn facility(app: &e2e::TestApp, name: &str) -> String {
     body["facility"]["id"].as_str().unwrap().to_owned()
 }
 
-fn by_size<'a>(run: &'a Value, size: &str) -> &'a Value {
+pub(crate) fn by_size<'a>(run: &'a Value, size: &str) -> &'a Value {
     run["recommendations"]
         .as_array()
         .unwrap()
@@ -506,7 +506,7 @@ async fn each_new_run_records_a_recommendations_ready_delivery_per_subscription(
     let path = format!("/api/v1/facilities/{id}/recommendations");
     let (_, run) = status_json(app.get(&path).await).await;
     let deliveries: Vec<(String, String, Option<String>)> = sqlx::query_as(
-        "SELECT d.event, s.url, d.recommendation_id::text FROM webhook_deliveries d
+        "SELECT d.event, s.url, d.subject_id::text FROM webhook_deliveries d
          JOIN webhook_subscriptions s ON s.id = d.subscription_id ORDER BY s.url",
     )
     .fetch_all(app.db())
