@@ -84,19 +84,19 @@ pub struct PricingSettings {
     /// units re-let within this many days on average (vacant units x the expected stay /
     /// occupied units, over the two readings) is probed upward (0 turns probing off).
     pub probe_relet_days: f64,
-    /// The raise of one probe (%), at most up to where `full_no_cut` still protects the size
-    /// (`full_cut_above_p75_pct` above the P75) and the ceiling.
+    /// The raise of one probe (%), at most up to halfway to where `full_no_cut` stops
+    /// protecting a full size (half of `full_cut_above_p75_pct` above the P75) and the ceiling.
     pub probe_step_pct: f64,
     /// A probe needs the size's last change at least this many days old (and, when that change
     /// was a cut, older than `reversal_window_days`).
     pub probe_interval_days: i64,
-    /// A raise of a size at or above the top of its band is undone when, within the trend
-    /// window, the size has fallen below the top and lost at least this many points (0 turns
-    /// the retreat off).
+    /// A probe (a raise above the target of a size at or above the top of its band) is undone
+    /// when, within the trend window, the size has fallen below the top and lost at least this
+    /// many points (0 turns the retreat off).
     pub probe_retreat_pp: f64,
     /// Points under the band's low end at which a size that is not gaining occupancy is
-    /// clearly weak: the share of the gap a run closes rises from `target_approach_share`
-    /// toward all of it in proportion (0 turns the fast close off).
+    /// clearly weak: from half of them to all of them the share of the gap a run closes rises
+    /// from `target_approach_share` to all of it (0 turns the fast close off).
     pub weak_gap_pp: f64,
     /// Competitor band settings.
     pub expected_stay_months: f64,

@@ -51,11 +51,13 @@ pub(super) fn weak_close_factor(
         name: "weak_close".into(),
         contribution_pct: round2((share - base) * (target / current - 1.0) * 100.0),
         detail: format!(
-            "the size is {:.1} points under its band at {:.1}% and {} over the last {} days, so \
-             this run closes {:.0}% of the gap to the target instead of {:.0}%",
+            "the size is {:.1} points under its band at {:.1}% and lost {:.2} points a week over \
+             the last {} days, so this run closes {:.0}% of the gap to the target instead of \
+             {:.0}%",
             s.occupancy_target_low_pct - w.occupancy,
             w.occupancy,
-            format!("lost {:.2} points a week", -w.trend),
+            // Not -0.00 for a size that held its occupancy.
+            if w.trend < 0.0 { -w.trend } else { 0.0 },
             s.occupancy_trend_days,
             share * 100.0,
             base * 100.0
