@@ -119,11 +119,16 @@ pub(super) fn probe(
     let high = s.occupancy_target_high_pct;
     let since = ut.last_rate_change.map(|c| (input.as_of - c).num_days());
     // The retreat: the last change raised a size that was full at the earlier reading (taken
-    // before that raise) above the target the other factors set (a probe), and since then the
-    // size fell below the top of its band and lost `probe_retreat_pp` points.
+    // before that raise) by no more than a probe's step, above the target the other factors
+    // set (a probe), and since then the size fell below the top of its band and lost
+    // `probe_retreat_pp` points. A larger raise was the target's, and the target undoes it
+    // under the reversal tolerance.
+    let unit = if s.round_to_whole { 1.0 } else { 0.01 };
+    let probe_sized = current <= e.street_rate * (1.0 + s.probe_step_pct / 100.0) + unit;
     if s.probe_retreat_pp > 0.0
         && ut.last_change_raised == Some(true)
         && current > target
+        && probe_sized
         && since.is_some_and(|d| d <= i64::from(e.days_ago))
         && then >= high
         && now < high

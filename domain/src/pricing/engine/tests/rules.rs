@@ -213,3 +213,23 @@ fn a_weak_size_that_gains_occupancy_or_turns_back_on_a_raise_keeps_the_usual_pac
         (80.0, vec!["tolerance"])
     );
 }
+
+#[test]
+fn a_raise_the_target_made_is_not_retreated_like_a_probe() {
+    // 99 % full at 95, under the median: the target (the median plus 6 % for occupancy above
+    // the band) raises the rate by more than a probe's 2 % step. When the size then empties to
+    // 89 %, that raise was the target's, not a probe: no `probe_retreat` turns it back, and the
+    // reversal tolerance (20 %) holds the cut the lower target calls for, so the size makes
+    // one change in one direction instead of a raise and a retreat.
+    let occupancy = |week: usize| if week < 4 { 99.0 } else { 89.0 };
+    let i = full_at(95.0, 99.0);
+    // Raised 95 to 99 and 102 in the first two weeks (7.4 % over the rate of 28 days back);
+    // engine 2026.11.6 as first written read that as a probe and returned to 95 in the fifth
+    // week, a second flip a few weeks after the first.
+    let rates = weekly(&i, &PricingSettings::default(), 10, occupancy);
+    assert_eq!(
+        rates,
+        [99.0, 102.0, 102.0, 102.0, 102.0, 102.0, 102.0, 102.0, 102.0, 102.0]
+    );
+    assert!(rates.windows(2).all(|w| w[1] >= w[0]), "{rates:?}");
+}
