@@ -9,10 +9,11 @@ use crate::values::round2;
 use chrono::{Datelike, NaiveDate};
 
 /// Bumped whenever the maths changes, and stored with every run.
-pub const ENGINE_VERSION: &str = "2026.11.5";
+pub const ENGINE_VERSION: &str = "2026.11.6";
 
 pub use crate::lease_up::Mode;
 
+mod rules;
 mod types;
 pub use types::{
     Action, EarlierReading, FacilityInput, Factor, Guardrail, PromotionInput, Recommendation,
@@ -100,6 +101,9 @@ fn recommend_one(
     let t = target::target(input, ut, occupancy, band.as_ref(), s);
     let share = s.target_approach_share;
     let scale = share * t.anchor / current;
+    let weak = (t.rate < current)
+        .then(|| rules::weak_evidence(occupancy, t.trend, s))
+        .flatten();
     let mut anchor = t.anchor_factor;
     anchor.contribution_pct = round2(share * (t.anchor / current - 1.0) * 100.0);
     anchor.detail = format!(
@@ -113,17 +117,40 @@ fn recommend_one(
         f.contribution_pct = round2(f.contribution_pct * scale);
         f
     }));
+    if let Some(w) = &weak {
+        factors.push(rules::weak_close_factor(w, t.rate, current, s));
+    }
+    // A size that stays full is probed upward, and a raise that cost a full size its occupancy
+    // is undone: both read the current rate, so each takes the place of the target's move.
+    let probe = rules::probe(input, ut, occupancy, band.as_ref(), t.rate, s);
     for f in &mut factors {
         if !f.contribution_pct.is_finite() {
             f.contribution_pct = 0.0;
         }
     }
-    let total: f64 = factors.iter().map(|f| f.contribution_pct).sum();
+    let mut total: f64 = factors.iter().map(|f| f.contribution_pct).sum();
+    let mut target_rate = t.rate;
+    if let Some(p) = &probe {
+        let pp = round2((p.rate / current - 1.0) * 100.0);
+        // A probe replaces a smaller raise; a retreat undoes the raise, and no more: a deeper
+        // cut, if still called for, follows the usual rules on a later run.
+        let moves = p.kind == rules::ProbeKind::Retreat || pp > total;
+        if moves {
+            factors.push(Factor {
+                name: p.kind.name().into(),
+                contribution_pct: round2(pp - total),
+                detail: p.detail.clone(),
+            });
+            total = pp;
+            target_rate = p.rate;
+        }
+    }
+    let probing = target_rate != t.rate;
     rec.factors = factors;
     let mut proposed = current * (1.0 + total / 100.0);
 
     // Guardrails, in order.
-    let gap_pct = (t.rate / current - 1.0) * 100.0;
+    let gap_pct = (target_rate / current - 1.0) * 100.0;
     // Turning back on the last change takes a wider gap, so noise does not flip the rate.
     let turning = match (ut.last_rate_change, ut.last_change_raised) {
         (Some(on), Some(raised)) => {
@@ -136,7 +163,8 @@ fn recommend_one(
     } else {
         s.target_tolerance_pct
     };
-    if proposed != current && gap_pct.abs() < tolerance {
+    // A probe and a retreat are steps of their own size, each with its own conditions.
+    if proposed != current && gap_pct.abs() < tolerance && !probing {
         rec.guardrails.push(Guardrail {
             name: "tolerance".into(),
             before: round2(proposed),
@@ -145,12 +173,12 @@ fn recommend_one(
                 format!(
                     "the last change, less than {} days ago, went the other way: the rate turns \
                      only when the target {:.2} is more than {tolerance}% away",
-                    s.reversal_window_days, t.rate
+                    s.reversal_window_days, target_rate
                 )
             } else {
                 format!(
                     "the rate is within {tolerance}% of the target {:.2}: it holds",
-                    t.rate
+                    target_rate
                 )
             },
         });

@@ -80,6 +80,24 @@ pub struct PricingSettings {
     pub response_fill_pct: f64,
     /// Largest contribution of the price response, either way (pp).
     pub response_max_pp: f64,
+    /// A size at or above the top of its band at both ends of the trend window whose vacant
+    /// units re-let within this many days on average (vacant units x the expected stay /
+    /// occupied units, over the two readings) is probed upward (0 turns probing off).
+    pub probe_relet_days: f64,
+    /// The raise of one probe (%), at most up to halfway to where `full_no_cut` stops
+    /// protecting a full size (half of `full_cut_above_p75_pct` above the P75) and the ceiling.
+    pub probe_step_pct: f64,
+    /// A probe needs the size's last change at least this many days old (and, when that change
+    /// was a cut, older than `reversal_window_days`).
+    pub probe_interval_days: i64,
+    /// A probe (a raise above the target of a size at or above the top of its band) is undone
+    /// when, within the trend window, the size has fallen below the top and lost at least this
+    /// many points (0 turns the retreat off).
+    pub probe_retreat_pp: f64,
+    /// Points under the band's low end at which a size that is not gaining occupancy is
+    /// clearly weak: from half of them to all of them the share of the gap a run closes rises
+    /// from `target_approach_share` to all of it (0 turns the fast close off).
+    pub weak_gap_pp: f64,
     /// Competitor band settings.
     pub expected_stay_months: f64,
     /// Competitor observations older than this (days) are stale.
@@ -123,7 +141,7 @@ const fn whole(name: &'static str, min: f64, max: f64) -> Range {
 }
 
 /// Every numeric setting with its range, in the order of the struct.
-pub const RANGES: [Range; 36] = [
+pub const RANGES: [Range; 41] = [
     r("occupancy_target_low_pct", 0.0, 100.0),
     r("occupancy_target_high_pct", 0.0, 100.0),
     r("occupancy_pp_per_point", 0.0, 10.0),
@@ -155,6 +173,11 @@ pub const RANGES: [Range; 36] = [
     r("price_elasticity", 0.5, 10.0),
     r("response_fill_pct", 50.0, 100.0),
     r("response_max_pp", 0.0, 50.0),
+    r("probe_relet_days", 0.0, 60.0),
+    r("probe_step_pct", 0.0, 20.0),
+    whole("probe_interval_days", 7.0, 365.0),
+    r("probe_retreat_pp", 0.0, 50.0),
+    r("weak_gap_pp", 0.0, 50.0),
     r("expected_stay_months", 1.0, 120.0),
     whole("competitor_stale_after_days", 0.0, 3650.0),
     r("competitor_stale_weight", 0.0, 1.0),
@@ -190,7 +213,7 @@ impl Default for PricingSettings {
             cooldown_days: 7,
             min_change_pct: 0.5,
             round_to_whole: true,
-            lease_up_discount_pct: 0.0,
+            lease_up_discount_pct: 10.0,
             lease_up_floor_share: 0.70,
             lease_up_climb_pp_per_week: 3.0,
             fill_first_pp_per_week: 3.0,
@@ -198,6 +221,11 @@ impl Default for PricingSettings {
             price_elasticity: 3.0,
             response_fill_pct: 95.0,
             response_max_pp: 10.0,
+            probe_relet_days: 4.0,
+            probe_step_pct: 2.0,
+            probe_interval_days: 56,
+            probe_retreat_pp: 10.0,
+            weak_gap_pp: 30.0,
             expected_stay_months: band.expected_stay_months,
             competitor_stale_after_days: band.stale_after_days,
             competitor_stale_weight: band.stale_weight,
@@ -208,6 +236,18 @@ impl Default for PricingSettings {
 }
 
 impl PricingSettings {
+    /// The previous engine's defaults (2026.11.5): the defaults with the rules added since
+    /// turned off, for the backtest's side-by-side figures.
+    pub fn previous_engine() -> Self {
+        Self {
+            probe_relet_days: 0.0,
+            probe_retreat_pp: 0.0,
+            weak_gap_pp: 0.0,
+            lease_up_discount_pct: 0.0,
+            ..Self::default()
+        }
+    }
+
     pub fn band(&self) -> BandSettings {
         BandSettings {
             expected_stay_months: self.expected_stay_months,
@@ -343,6 +383,16 @@ impl PricingSettings {
             }
         }
         nonneg("response_max_pp", self.response_max_pp, 50.0)?;
+        nonneg("probe_relet_days", self.probe_relet_days, 60.0)?;
+        nonneg("probe_step_pct", self.probe_step_pct, 20.0)?;
+        if !(7..=365).contains(&self.probe_interval_days) {
+            return Err(ValidationError::new(
+                "settings.probe_interval_days",
+                "must be between 7 and 365",
+            ));
+        }
+        nonneg("probe_retreat_pp", self.probe_retreat_pp, 50.0)?;
+        nonneg("weak_gap_pp", self.weak_gap_pp, 50.0)?;
         if !(self.expected_stay_months.is_finite()
             && (1.0..=120.0).contains(&self.expected_stay_months))
         {

@@ -1,18 +1,25 @@
 //! The pricing backtest: the engine run day by day for a year against a simulated market, next
 //! to a static policy and the best fixed rate per size (docs/pricing.md, "Backtest").
 //!
-//! `cargo run -p e2e --bin backtest -- [--seeds 5] [--first-seed 1] [--scenario lease_up]
-//! [--settings '{"max_step_pct": 5}'] [--reference] [--optimal]`
+//! `cargo run -p e2e --bin backtest -- [--market wide|fixed] [--seeds 5] [--first-seed 1]
+//! [--scenario lease_up] [--settings '{"max_step_pct": 5}'] [--compare '{...}'] [--previous]
+//! [--replicas 4] [--reference] [--optimal]`
 
 use clap::Parser;
 use domain::pricing::backtest::market::SCENARIOS;
 use domain::pricing::backtest::optimal::reference_optimal;
 use domain::pricing::backtest::reference::{reference_rules, reference_schedules};
 use domain::pricing::backtest::report::{markdown, summarize};
+use domain::pricing::backtest::wide::{markdown_references, markdown_wide, summarize_wide};
 use domain::pricing::{PricingSettings, ENGINE_VERSION};
 
 #[derive(Parser)]
 struct Args {
+    /// `wide`: every size's demand, elasticity, starting occupancy and rate and its
+    /// competitors' drift drawn per seed; `fixed`: the market the defaults up to 2026.11.5
+    /// were tuned on.
+    #[arg(long, default_value = "wide")]
+    market: String,
     /// Seeds run per scenario.
     #[arg(long, default_value_t = 5)]
     seeds: u64,
@@ -25,10 +32,21 @@ struct Args {
     /// Pricing settings overrides, as the pricing-settings route takes them (a JSON object).
     #[arg(long, default_value = "{}")]
     settings: String,
-    /// Also sweep the reference rules (`domain::pricing::backtest::Rule`) and print the best
-    /// found with hindsight, per scenario and one for all, then each size's best monthly
-    /// schedule (`Policy::Schedule`), also found with hindsight, then the optimal policy with
-    /// the true demand (`Policy::Optimal`).
+    /// Wide market: also run the engine with these overrides, side by side.
+    #[arg(long)]
+    compare: Option<String>,
+    /// Wide market: also run the previous engine (the defaults with the rules added since
+    /// turned off), side by side.
+    #[arg(long)]
+    previous: bool,
+    /// Wide market: runs of each seed's market with other random streams that choose its best
+    /// fixed rates.
+    #[arg(long, default_value_t = 4)]
+    replicas: u64,
+    /// Fixed market: also sweep the reference rules (`domain::pricing::backtest::Rule`) and
+    /// print the best found with hindsight, per scenario and one for all, then each size's
+    /// best monthly schedule (`Policy::Schedule`), also found with hindsight, then the optimal
+    /// policy with the true demand (`Policy::Optimal`).
     #[arg(long)]
     reference: bool,
     /// Of the references, only the optimal policy with the true demand.
@@ -48,42 +66,77 @@ fn main() -> anyhow::Result<()> {
     if scenarios.is_empty() {
         anyhow::bail!("no scenario named {:?}", args.scenario);
     }
-    let summaries: Vec<_> = scenarios
-        .iter()
-        .map(|s| summarize(s, &seeds, &settings))
-        .collect();
-    println!(
-        "Engine {ENGINE_VERSION}, seeds {}-{}, settings overrides {overrides}\n",
-        seeds[0],
-        seeds[seeds.len() - 1]
-    );
-    print!("{}", markdown(&summaries));
-    if args.reference {
-        println!("\nReference: the best weekly occupancy-and-season rule, chosen with hindsight\n");
-        print!("{}", reference_rules(&scenarios, &seeds));
-        // Seeds after the run's own, for the schedules' out-of-sample check.
-        let holdout: Vec<u64> = (0..10).map(|i| seeds[seeds.len() - 1] + 1 + i).collect();
-        println!(
-            "\nReference: each size's best monthly schedule, tuned with hindsight on seeds {}-{}, \
-             then run on seeds {}-{}\n",
-            seeds[0],
-            seeds[seeds.len() - 1],
-            holdout[0],
-            holdout[holdout.len() - 1]
-        );
-        print!(
-            "{}",
-            reference_schedules(&scenarios, &seeds, &holdout, &settings)
-        );
-    }
-    if args.reference || args.optimal {
-        println!(
-            "\nReference: the optimal policy with the true demand (dynamic programming per size), \
-             seeds {}-{}\n",
-            seeds[0],
-            seeds[seeds.len() - 1]
-        );
-        print!("{}", reference_optimal(&scenarios, &seeds, &summaries));
+    let (first, last) = (seeds[0], seeds[seeds.len() - 1]);
+    match args.market.as_str() {
+        "wide" => {
+            let mut engines = vec![(format!("Engine {ENGINE_VERSION}"), settings)];
+            if args.previous {
+                engines.push((
+                    "The previous engine (2026.11.5)".to_owned(),
+                    PricingSettings::previous_engine(),
+                ));
+            }
+            if let Some(c) = &args.compare {
+                let o: serde_json::Value = serde_json::from_str(c)?;
+                engines.push((
+                    format!("Engine with overrides {o}"),
+                    PricingSettings::with_overrides(&o)?,
+                ));
+            }
+            let list: Vec<PricingSettings> = engines.iter().map(|e| e.1).collect();
+            let summaries: Vec<_> = scenarios
+                .iter()
+                .map(|s| summarize_wide(s, &seeds, &list, args.replicas, args.optimal))
+                .collect();
+            println!(
+                "Wide market, seeds {first}-{last}, settings overrides {overrides}, best fixed \
+                 rates chosen on {} replicas of each seed's market\n",
+                args.replicas
+            );
+            for (i, (name, _)) in engines.iter().enumerate() {
+                println!("{name}\n");
+                println!("{}", markdown_wide(&summaries, i));
+            }
+            println!("References\n");
+            print!("{}", markdown_references(&summaries));
+        }
+        "fixed" => {
+            let summaries: Vec<_> = scenarios
+                .iter()
+                .map(|s| summarize(s, &seeds, &settings))
+                .collect();
+            println!(
+                "Engine {ENGINE_VERSION}, fixed market, seeds {first}-{last}, settings overrides \
+                 {overrides}\n"
+            );
+            print!("{}", markdown(&summaries));
+            if args.reference {
+                println!(
+                    "\nReference: the best weekly occupancy-and-season rule, chosen with hindsight\n"
+                );
+                print!("{}", reference_rules(&scenarios, &seeds));
+                // Seeds after the run's own, for the schedules' out-of-sample check.
+                let holdout: Vec<u64> = (0..10).map(|i| last + 1 + i).collect();
+                println!(
+                    "\nReference: each size's best monthly schedule, tuned with hindsight on \
+                     seeds {first}-{last}, then run on seeds {}-{}\n",
+                    holdout[0],
+                    holdout[holdout.len() - 1]
+                );
+                print!(
+                    "{}",
+                    reference_schedules(&scenarios, &seeds, &holdout, &settings)
+                );
+            }
+            if args.reference || args.optimal {
+                println!(
+                    "\nReference: the optimal policy with the true demand (dynamic programming \
+                     per size), seeds {first}-{last}\n"
+                );
+                print!("{}", reference_optimal(&scenarios, &seeds, &summaries));
+            }
+        }
+        other => anyhow::bail!("no market named {other:?} (wide or fixed)"),
     }
     Ok(())
 }

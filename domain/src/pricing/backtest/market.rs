@@ -13,6 +13,11 @@
 //!
 //! Each size draws from its own generator, seeded from the run's seed, so two policies on one
 //! seed see the same competitors and the same random stream.
+//!
+//! The wide market ([`SizeParams::wide`]) draws each size's market per seed instead: its
+//! demand, its elasticity, its starting occupancy and rate, how far its competitors drift and
+//! where the whole market heads over the year. The engine's defaults up to 2026.11.5 were tuned
+//! on the fixed parameters above; the wide market checks them on markets nobody tuned on.
 
 use super::super::band::CompetitorObservation;
 use super::super::seasonality::NATIONAL_PRIOR;
@@ -78,7 +83,80 @@ pub const SCENARIOS: [Scenario; 4] = [
 
 /// Share of the market's move-ins a rate wins against the competitor median.
 pub fn demand_share(rate: f64, median: f64) -> f64 {
-    2.0 / (1.0 + (PRICE_SENSITIVITY * (rate / median - 1.0)).exp())
+    demand_share_at(rate, median, PRICE_SENSITIVITY)
+}
+
+/// [`demand_share`] for another sensitivity (twice the elasticity at the median).
+pub fn demand_share_at(rate: f64, median: f64, sensitivity: f64) -> f64 {
+    2.0 / (1.0 + (sensitivity * (rate / median - 1.0)).exp())
+}
+
+/// One size's market in one run of the wide market, drawn per seed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SizeParams {
+    /// Share of the units the market keeps occupied at the competitor median.
+    pub demand: f64,
+    /// Twice the move-in elasticity at the median (`PRICE_SENSITIVITY` in the fixed market).
+    pub sensitivity: f64,
+    pub start_occupancy: f64,
+    /// The starting street rate against the starting median.
+    pub start_position: f64,
+    /// Largest drift of each competitor's random walk.
+    pub drift: f64,
+    /// The whole market's move over the year (0.05: every competitor 5 % dearer by December).
+    pub trend: f64,
+}
+
+/// How widely the wide market varies each size from the scenario's figures.
+pub mod wide {
+    /// The scenario's demand times a draw in this range.
+    pub const DEMAND: (f64, f64) = (0.8, 1.2);
+    /// The move-in elasticity at the median (3 in the fixed market).
+    pub const ELASTICITY: (f64, f64) = (2.0, 5.0);
+    /// The scenario's starting occupancy plus or minus this.
+    pub const START_OCCUPANCY: f64 = 0.06;
+    /// The starting rate against the median (0.9-1.1 in the fixed market).
+    pub const START_POSITION: (f64, f64) = (0.8, 1.2);
+    /// Largest drift of each competitor (3 % in the fixed market).
+    pub const DRIFT: (f64, f64) = (0.02, 0.08);
+    /// The whole market's move over the year, either way (none in the fixed market).
+    pub const TREND: f64 = 0.06;
+}
+
+impl SizeParams {
+    /// The fixed market's parameters of a scenario (the starting rate is drawn by the size's
+    /// own generator, as it always was).
+    pub fn fixed(scenario: &Scenario) -> Self {
+        Self {
+            demand: scenario.demand,
+            sensitivity: PRICE_SENSITIVITY,
+            start_occupancy: scenario.start_occupancy,
+            start_position: 1.0,
+            drift: COMPETITOR_DRIFT,
+            trend: 0.0,
+        }
+    }
+
+    /// Every size's market of a scenario on a seed of the wide market, from a generator of its
+    /// own (the random streams of the run are the size's, as in the fixed market).
+    pub fn wide(scenario: &Scenario, seed: u64) -> [Self; 4] {
+        let tag = scenario
+            .name
+            .bytes()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+        let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(2_654_435_761) ^ tag ^ 0x5eed_0003);
+        let mut within = |(lo, hi): (f64, f64)| rng.gen_range(lo..=hi);
+        std::array::from_fn(|_| Self {
+            demand: scenario.demand * within(wide::DEMAND),
+            sensitivity: 2.0 * within(wide::ELASTICITY),
+            start_occupancy: (scenario.start_occupancy
+                + within((-wide::START_OCCUPANCY, wide::START_OCCUPANCY)))
+            .clamp(0.0, 1.0),
+            start_position: within(wide::START_POSITION),
+            drift: within(wide::DRIFT),
+            trend: within((-wide::TREND, wide::TREND)),
+        })
+    }
 }
 
 /// A Poisson draw (Knuth's method; the means here are small).
@@ -120,19 +198,49 @@ pub struct SizeMarket {
     drift: [f64; 5],
     demand_rng: StdRng,
     market_rng: StdRng,
+    params: SizeParams,
 }
 
 impl SizeMarket {
     pub fn new(scenario: &Scenario, seed: u64, index: usize, start: NaiveDate) -> Self {
+        Self::build(
+            &SizeParams::fixed(scenario),
+            Some(scenario),
+            seed,
+            index,
+            start,
+        )
+    }
+
+    /// A size of the wide market: its parameters drawn by [`SizeParams::wide`], its random
+    /// streams from `seed` (another seed gives the same market with other draws).
+    pub fn drawn(params: &SizeParams, seed: u64, index: usize, start: NaiveDate) -> Self {
+        Self::build(params, None, seed, index, start)
+    }
+
+    fn build(
+        params: &SizeParams,
+        scenario: Option<&Scenario>,
+        seed: u64,
+        index: usize,
+        start: NaiveDate,
+    ) -> Self {
         let (size, units, median) = SIZES[index];
         let stream = seed
             .wrapping_mul(1_000_003)
             .wrapping_add(index as u64 * 7_919);
         let mut market_rng = StdRng::seed_from_u64(stream ^ 0x5eed_0001);
         let demand_rng = StdRng::seed_from_u64(stream ^ 0x5eed_0002);
-        let spread = scenario.start_rate_spread;
-        let street_rate = (median * (1.0 + market_rng.gen_range(-spread..=spread))).round();
-        let occupied = (f64::from(units) * scenario.start_occupancy).round() as usize;
+        let position = match scenario {
+            // The fixed market draws the starting rate from the size's own stream.
+            Some(s) => {
+                let spread = s.start_rate_spread;
+                1.0 + market_rng.gen_range(-spread..=spread)
+            }
+            None => params.start_position,
+        };
+        let street_rate = (median * position).round();
+        let occupied = (f64::from(units) * params.start_occupancy).round() as usize;
         let competitors = std::array::from_fn(|i| median * (1.0 + COMPETITOR_SPREAD[i]));
         Self {
             size,
@@ -145,7 +253,13 @@ impl SizeMarket {
             drift: [0.0; 5],
             demand_rng,
             market_rng,
+            params: *params,
         }
+    }
+
+    /// The size's market parameters.
+    pub fn params(&self) -> &SizeParams {
+        &self.params
     }
 
     pub fn start_median(&self) -> f64 {
@@ -193,14 +307,18 @@ impl SizeMarket {
                 continue;
             }
             let step = self.market_rng.gen_range(-0.01..=0.01);
-            self.drift[i] = (self.drift[i] + step).clamp(-COMPETITOR_DRIFT, COMPETITOR_DRIFT);
-            self.competitors[i] = self.start_median * (1.0 + spread) * (1.0 + self.drift[i]);
+            let bound = self.params.drift;
+            self.drift[i] = (self.drift[i] + step).clamp(-bound, bound);
+            let trend = 1.0 + self.params.trend * f64::from(day) / 365.0;
+            self.competitors[i] =
+                self.start_median * (1.0 + spread) * (1.0 + self.drift[i]) * trend;
             self.observed[i] = (date, self.competitors[i]);
         }
     }
 
-    /// One day of move-outs and move-ins at today's street rate; returns the move-ins.
-    pub fn trade(&mut self, scenario: &Scenario, date: NaiveDate) -> u32 {
+    /// One day of move-outs and move-ins at today's street rate; returns the move-ins. The
+    /// demand is the size's own (the scenario's in the fixed market).
+    pub fn trade(&mut self, date: NaiveDate) -> u32 {
         let leaving = poisson(&mut self.demand_rng, self.tenants.len() as f64 / STAY_DAYS)
             .min(self.tenants.len() as u32);
         for _ in 0..leaving {
@@ -208,9 +326,13 @@ impl SizeMarket {
             self.tenants.swap_remove(i);
         }
         let season = NATIONAL_PRIOR[date.month0() as usize];
-        let mean = scenario.demand * f64::from(self.units) / STAY_DAYS
+        let mean = self.params.demand * f64::from(self.units) / STAY_DAYS
             * season
-            * demand_share(self.street_rate, self.market_median());
+            * demand_share_at(
+                self.street_rate,
+                self.market_median(),
+                self.params.sensitivity,
+            );
         let vacant = self.units.saturating_sub(self.tenants.len() as u32);
         let arriving = poisson(&mut self.demand_rng, mean).min(vacant);
         self.tenants
@@ -264,7 +386,7 @@ mod tests {
                 let mut m = SizeMarket::new(&s, seed, 2, start);
                 m.street_rate = m.market_median();
                 for day in 0..365 {
-                    m.trade(&s, start + chrono::Days::new(day));
+                    m.trade(start + chrono::Days::new(day));
                 }
                 m.occupancy_pct()
             })

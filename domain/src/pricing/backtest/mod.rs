@@ -8,12 +8,13 @@ pub mod market;
 pub mod optimal;
 pub mod reference;
 pub mod report;
+pub mod wide;
 
 use super::engine::{recommend, EarlierReading, FacilityInput, Mode, UnitTypeInput};
 use super::seasonality::{SeasonalIndex, NATIONAL_PRIOR};
 use super::settings::PricingSettings;
 use chrono::{Datelike, NaiveDate};
-use market::{Scenario, SizeMarket, SIZES, STAY_DAYS};
+use market::{Scenario, SizeMarket, SizeParams, SIZES, STAY_DAYS};
 
 /// Fixed rates tried for the best fixed rate, as multiples of the starting median.
 pub const FIXED_GRID: std::ops::RangeInclusive<u32> = 30..=70;
@@ -112,9 +113,14 @@ pub struct StreetEngine {
 
 impl StreetEngine {
     pub fn new(scenario: &Scenario, total_units: u32, sizes: usize) -> Self {
+        Self::starting(scenario.start_occupancy * 100.0, total_units, sizes)
+    }
+
+    /// The engine of a facility that starts at this occupancy (%).
+    pub fn starting(occupancy_pct: f64, total_units: u32, sizes: usize) -> Self {
         Self {
             target: monthly_target(total_units),
-            mode: if scenario.start_occupancy * 100.0 < LEASE_UP_ENTER_PCT {
+            mode: if occupancy_pct < LEASE_UP_ENTER_PCT {
                 Mode::LeaseUp
             } else {
                 Mode::Stabilized
@@ -222,9 +228,42 @@ pub fn start_date() -> NaiveDate {
 /// Runs one scenario on one seed under a policy; one result per size, in `SIZES` order.
 pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeResult> {
     let start = start_date();
-    let mut markets: Vec<SizeMarket> = (0..SIZES.len())
+    let markets: Vec<SizeMarket> = (0..SIZES.len())
         .map(|i| SizeMarket::new(scenario, seed, i, start))
         .collect();
+    let street = StreetEngine::new(scenario, units_of(&markets), markets.len());
+    run(markets, street, policy)
+}
+
+/// Runs one facility of the wide market (each size's parameters drawn per seed by
+/// [`SizeParams::wide`]) under a policy, its random streams from `streams`.
+pub fn simulate_wide(params: &[SizeParams], streams: u64, policy: Policy<'_>) -> Vec<SizeResult> {
+    let start = start_date();
+    let markets: Vec<SizeMarket> = params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| SizeMarket::drawn(p, streams, i, start))
+        .collect();
+    let units = units_of(&markets);
+    let occupied: usize = markets.iter().map(|m| m.tenants.len()).sum();
+    let street = StreetEngine::starting(
+        occupied as f64 / f64::from(units) * 100.0,
+        units,
+        markets.len(),
+    );
+    run(markets, street, policy)
+}
+
+fn units_of(markets: &[SizeMarket]) -> u32 {
+    markets.iter().map(|m| m.units).sum()
+}
+
+fn run(
+    mut markets: Vec<SizeMarket>,
+    mut street: StreetEngine,
+    policy: Policy<'_>,
+) -> Vec<SizeResult> {
+    let start = start_date();
     let mut results = vec![
         SizeResult {
             min_ratio: f64::MAX,
@@ -238,8 +277,6 @@ pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeR
             market.street_rate = (market.start_median() * m).round();
         }
     }
-    let total_units: u32 = markets.iter().map(|m| m.units).sum();
-    let mut street = StreetEngine::new(scenario, total_units, markets.len());
     let mut move_ins_mtd = 0u32;
 
     for day in 0..DAYS {
@@ -288,7 +325,7 @@ pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeR
             let ratio = m.street_rate / m.market_median();
             r.min_ratio = r.min_ratio.min(ratio);
             r.max_ratio = r.max_ratio.max(ratio);
-            move_ins_mtd += m.trade(scenario, date);
+            move_ins_mtd += m.trade(date);
             r.revenue += m.daily_rent();
             r.mean_occupancy_pct += m.occupancy_pct() / f64::from(DAYS);
         }

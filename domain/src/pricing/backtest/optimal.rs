@@ -23,7 +23,7 @@
 //! week, 1 % of drift) while the rent per tenant is the multiple of a median up to 3 % off the
 //! starting one.
 
-use super::market::{demand_share, Scenario, SIZES, STAY_DAYS};
+use super::market::{demand_share_at, Scenario, SizeParams, SIZES, STAY_DAYS};
 use super::report::{pct, Summary};
 use super::{start_date, DAYS, FIXED_GRID, FIXED_STEP};
 use crate::pricing::seasonality::NATIONAL_PRIOR;
@@ -90,18 +90,26 @@ pub struct Problem {
     pub stay_days: f64,
     /// The multiples of the median to choose from.
     pub grid: Vec<f64>,
+    /// Twice the move-in elasticity at the median (`market::demand_share_at`).
+    pub sensitivity: f64,
 }
 
 impl Problem {
     /// A size of the simulated market (index in `SIZES`) in a scenario, over the backtest's
     /// year, priced from `grid()`.
     pub fn of(scenario: &Scenario, size: usize) -> Self {
+        Self::drawn(&SizeParams::fixed(scenario), size)
+    }
+
+    /// A size of the wide market with its drawn parameters (the programme prices against the
+    /// starting median; the market's trend over the year is left out, as the drift is).
+    pub fn drawn(params: &SizeParams, size: usize) -> Self {
         let (_, units, median) = SIZES[size];
         let start = start_date();
         let arrivals = (0..DAYS)
             .map(|day| {
                 let month = (start + chrono::Days::new(u64::from(day))).month0();
-                scenario.demand * f64::from(units) / STAY_DAYS * NATIONAL_PRIOR[month as usize]
+                params.demand * f64::from(units) / STAY_DAYS * NATIONAL_PRIOR[month as usize]
             })
             .collect();
         Self {
@@ -110,6 +118,7 @@ impl Problem {
             arrivals,
             stay_days: STAY_DAYS,
             grid: grid(),
+            sensitivity: params.sensitivity,
         }
     }
 
@@ -125,7 +134,7 @@ impl Problem {
         let shares: Vec<f64> = self
             .grid
             .iter()
-            .map(|x| demand_share(x * self.median, self.median))
+            .map(|x| demand_share_at(x * self.median, self.median, self.sensitivity))
             .collect();
         let mut next = vec![0.0; u + 1];
         let mut choice = vec![vec![0u16; u + 1]; days];
@@ -193,6 +202,17 @@ impl OptimalPolicy {
         Self {
             sizes: (0..SIZES.len())
                 .map(|i| Problem::of(scenario, i).solve())
+                .collect(),
+        }
+    }
+
+    /// The optimal policy of a facility of the wide market, with each size's true parameters.
+    pub fn drawn(params: &[SizeParams]) -> Self {
+        Self {
+            sizes: params
+                .iter()
+                .enumerate()
+                .map(|(i, p)| Problem::drawn(p, i).solve())
                 .collect(),
         }
     }
@@ -327,7 +347,7 @@ fn shape(scenario: &str, solution: &Solution) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pricing::backtest::market::SCENARIOS;
+    use crate::pricing::backtest::market::{demand_share, PRICE_SENSITIVITY, SCENARIOS};
     use crate::pricing::backtest::{simulate, Policy};
 
     #[test]
@@ -389,6 +409,7 @@ mod tests {
             arrivals: vec![2.5, 0.3, 1.5],
             stay_days: 3.0,
             grid: vec![0.95, 1.1],
+            sensitivity: PRICE_SENSITIVITY,
         };
         let solution = p.solve();
         let states = 3 * (p.units + 1);

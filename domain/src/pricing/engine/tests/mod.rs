@@ -116,3 +116,4 @@ mod factors;
 mod guardrails;
 mod properties;
 mod response;
+mod rules;

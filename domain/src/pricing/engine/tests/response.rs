@@ -115,10 +115,17 @@ fn a_full_size_learns_no_lower_position_than_it_had() {
 
 #[test]
 fn lease_up_targets_the_p25_and_climbs_toward_the_median_when_filling_fast() {
+    // The start at the P25 itself (`lease_up_discount_pct` 0, the default before 2026.11.6).
+    let one = |i: &FacilityInput| one_with(i, &settings(json!({"lease_up_discount_pct": 0})));
     // P25 125, median 135. From 150 without a trend: target 125, half the way -8.33 pp, 137.50,
     // stepped to 138.
     let mut i = comps(with_rate(base(), 150.0), &[120.0, 130.0, 140.0, 150.0]);
     i.mode = Mode::LeaseUp;
+    // With the default 10 % under the P25 the target is 112.50: half the way -12.5 pp, 131.25,
+    // stepped to 138 as well.
+    let r = super::one(&i);
+    assert_eq!(factor(&r, "lease_up_fill"), -12.5);
+    assert_eq!(r.recommended_rate, 138.0);
     let r = one(&i);
     assert_eq!((r.recommended_rate, r.mode), (138.0, Mode::LeaseUp));
     assert_eq!(factor(&r, "lease_up_fill"), -8.33);
