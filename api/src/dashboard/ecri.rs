@@ -9,8 +9,8 @@ use super::figures::{cells, Figures, Measure};
 use super::page::{self, Messages, Nav, PageResult};
 use super::require_access;
 use super::session::SignedIn;
-use crate::error::ApiError;
 use crate::extract::path_id;
+use crate::routes::ecri_batches::ids;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -186,14 +186,12 @@ async fn facility_page(
         ]);
     }
     // Predicted against realized stay, per approved batch (oldest first).
-    let mut approved: Vec<Batch> = Vec::new();
-    for b in listed
+    let approved: Vec<&Batch> = listed
         .iter()
         .rev()
-        .filter(|b| b.batch.status == Status::Approved)
-    {
-        approved.push(batches::get(&state.db, s.company_id, id, b.batch.id).await?);
-    }
+        .map(|b| &b.batch)
+        .filter(|b| b.status == Status::Approved)
+        .collect();
     let mut predicted = Vec::new();
     let mut realized = Vec::new();
     for b in &approved {
@@ -558,10 +556,6 @@ async fn refused(
         }
         e => Err(e.into()),
     }
-}
-
-fn ids(id: &str, bid: &str) -> Result<(FacilityId, Uuid), ApiError> {
-    Ok((path_id(id, "facility")?, path_id(bid, "ECRI batch")?))
 }
 
 /// Saves the lines' form: a rent that differs from the line's, a line kept or left out.

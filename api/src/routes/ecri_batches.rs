@@ -34,7 +34,8 @@ pub(crate) async fn answer(state: &AppState, batch: batches::Batch) -> ApiResult
     Ok(EcriBatch::of(batch, outcome))
 }
 
-fn ids(id: &str, bid: &str) -> Result<(FacilityId, Uuid), ApiError> {
+/// The facility's and the batch's ids of a batch's path (a malformed one is a 404).
+pub(crate) fn ids(id: &str, bid: &str) -> Result<(FacilityId, Uuid), ApiError> {
     Ok((path_id(id, "facility")?, path_id(bid, "ECRI batch")?))
 }
 

@@ -579,7 +579,8 @@ async fn insert_controls(
     Ok(())
 }
 
-/// A batch summary for lists: everything but the lines, with the totals.
+/// A batch as lists show it: the batch (its lines read once, for the totals and for pages that
+/// chart the batches' outcomes) with its totals.
 #[derive(Clone, Debug)]
 pub struct Summary {
     pub batch: Batch,
@@ -608,10 +609,9 @@ pub async fn list(
     let batches = load(pool, company_id, &ids).await?;
     Ok(batches
         .into_iter()
-        .map(|mut b| {
-            let totals = b.totals();
-            b.lines.clear();
-            Summary { batch: b, totals }
+        .map(|b| Summary {
+            totals: b.totals(),
+            batch: b,
         })
         .collect())
 }
