@@ -52,6 +52,9 @@ pub enum Admin {
         company: Uuid,
         #[arg(long, default_value = "admin")]
         name: String,
+        /// What the key may do: admin, manager or viewer.
+        #[arg(long, default_value = "admin")]
+        role: String,
     },
     /// Revoke an API key.
     RevokeKey {
@@ -159,9 +162,17 @@ async fn admin_command(
             .await?;
             json!({ "company_id": created.company_id, "user_id": created.user_id, "api_key": created.api_key })
         }
-        Admin::CreateKey { company, name } => {
-            let key = jobs::tenancy::create_api_key(db, &hasher, company.into(), &name).await?;
-            json!({ "id": key.id, "api_key": key.api_key })
+        Admin::CreateKey {
+            company,
+            name,
+            role,
+        } => {
+            let role = jobs::access::Role::parse(&role)
+                .ok_or_else(|| anyhow::anyhow!("--role must be admin, manager or viewer"))?;
+            let key =
+                jobs::tenancy::create_api_key_with(db, &hasher, company.into(), &name, role, None)
+                    .await?;
+            json!({ "id": key.id, "api_key": key.api_key, "role": role.as_str() })
         }
         Admin::RevokeKey { id } => {
             let key = jobs::tenancy::revoke_api_key(db, None, id).await?;
@@ -201,7 +212,7 @@ async fn admin_command(
             };
             // A run per facility, so the demo's pages show recommendations from the start.
             let mut runs = 0;
-            for f in jobs::facilities::list(db, company.into()).await? {
+            for f in jobs::facilities::list(db, company.into(), &jobs::access::Scope::All).await? {
                 jobs::pricing::run_now(db, company.into(), f.id.into()).await?;
                 runs += 1;
             }

@@ -13,6 +13,9 @@ pub enum ApiError {
     Unauthorized(String),
     #[error("{0}")]
     PaymentRequired(String),
+    /// The role of the key or user does not allow the request.
+    #[error("{0}")]
+    Forbidden(String),
     #[error("{0}")]
     NotFound(String),
     #[error("{0}")]
@@ -47,6 +50,7 @@ impl ApiError {
         match self {
             Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Self::PaymentRequired(_) => StatusCode::PAYMENT_REQUIRED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict(_) => StatusCode::CONFLICT,
@@ -68,6 +72,7 @@ impl From<jobs::Error> for ApiError {
             jobs::Error::Invalid(v) => Self::Invalid(v.to_string()),
             jobs::Error::NotFound(m) => Self::NotFound(m),
             jobs::Error::Conflict(m) => Self::Conflict(m),
+            jobs::Error::Forbidden(m) => Self::Forbidden(m),
             jobs::Error::Internal(m) => Self::Internal(anyhow::anyhow!(m)),
             jobs::Error::Throttled {
                 limit,

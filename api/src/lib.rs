@@ -1,6 +1,7 @@
 //! The HTTP process: routes, extractors, auth, rate limiting, the error envelope and the admin
 //! CLI. Handlers parse, check, call `jobs`, and answer; no durable work runs in a request task.
 
+pub mod access;
 pub mod app;
 pub mod auth;
 pub mod body_timeout;

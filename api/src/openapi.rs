@@ -47,7 +47,9 @@ pub struct ErrorBody {
         (name = "ecri", description = "ECRI batches: existing tenants' rent increases drafted from the engine's suggestions, edited, approved and mailed, and what they earned."),
         (name = "webhooks", description = "Signed webhook subscriptions and their delivery log."),
         (name = "data-sources", description = "Connected CRMs pulled on a schedule."),
-        (name = "api-keys", description = "API keys of the company."),
+        (name = "api-keys", description = "API keys of the company, each with a role."),
+        (name = "team", description = "The company's members, their roles, and invitations."),
+        (name = "audit", description = "The audit log: every change by a person or a key."),
         (name = "account", description = "Company status and jobs."),
         (name = "auth", description = "Public password reset."),
         (name = "meta", description = "This document."),
@@ -252,6 +254,16 @@ fn add_shared_errors(path: &str, method: &Method, op: &mut Operation) {
             "429",
             "Rate limit exceeded (per company, rolling 60 seconds).",
         );
+        let needs = crate::access::api(method, path).permission;
+        if needs > jobs::access::Permission::Read {
+            add(
+                "403",
+                &format!(
+                    "The key's role does not allow this: it needs {}.",
+                    needs.needs()
+                ),
+            );
+        }
     }
     if has_path_param {
         add(

@@ -101,7 +101,7 @@ impl From<PullRange> for jobs::data_sources::PullRange {
 }
 
 /// `Some(None)` for an explicit `null`, `None` when the field is absent.
-fn explicit_null<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
+pub(crate) fn explicit_null<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de>,

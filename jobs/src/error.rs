@@ -12,6 +12,9 @@ pub enum Error {
     /// The request conflicts with existing data (a unique name, say).
     #[error("{0}")]
     Conflict(String),
+    /// The actor's role does not allow this (an admin making an owner, say).
+    #[error("{0}")]
+    Forbidden(String),
     /// A per-client limit of a public use case (per hour): `limit` in the window, which ends in
     /// `retry_after_secs`.
     #[error("too many attempts from this address: at most {limit} an hour; retry in {retry_after_secs} s")]

@@ -115,14 +115,21 @@ pub async fn lock_owned(
     .ok_or_else(|| not_found(id))
 }
 
-pub async fn list(pool: &PgPool, company_id: CompanyId) -> Result<Vec<Facility>> {
+/// The company's facilities that `scope` sees, by name.
+pub async fn list(
+    pool: &PgPool,
+    company_id: CompanyId,
+    scope: &crate::access::Scope,
+) -> Result<Vec<Facility>> {
     Ok(sqlx::query_as!(
         Facility,
         r#"SELECT f.id, f.external_id, f.source_system, f.name, f.address, f.website_url, f.rentable_sqft,
                   f.created_at, f.updated_at,
                   (SELECT max(s.snapshot_date) FROM sync_records s WHERE s.facility_id = f.id) AS last_sync_date
-           FROM facilities f WHERE f.company_id = $1 ORDER BY lower(f.name), f.id"#,
-        company_id.uuid()
+           FROM facilities f WHERE f.company_id = $1 AND ($2::uuid[] IS NULL OR f.id = ANY($2))
+           ORDER BY lower(f.name), f.id"#,
+        company_id.uuid(),
+        scope.ids()
     )
     .fetch_all(pool)
     .await?)

@@ -3,8 +3,10 @@
 //!
 //! This crate must never depend on HTTP framework types: the api maps its errors to statuses.
 
+pub mod access;
 pub mod actor;
 pub mod analytics;
+pub mod audit;
 pub mod competitors;
 pub mod config;
 pub mod counters;
@@ -35,6 +37,7 @@ pub mod seed;
 pub mod sign_up;
 pub mod status;
 pub mod sync;
+pub mod team;
 pub mod tenancy;
 pub mod upload;
 pub mod versions;

@@ -282,7 +282,15 @@ pub async fn seed(
             }
             let body = body.to_string();
             let parsed = domain::sync::parse(body.as_bytes(), last_date)?;
-            sync::ingest(pool, company_id, &parsed.payload, &body, Source::Push).await?;
+            sync::ingest(
+                pool,
+                company_id,
+                &crate::access::Scope::All,
+                &parsed.payload,
+                &body,
+                Source::Push,
+            )
+            .await?;
             records += 1;
         }
     }

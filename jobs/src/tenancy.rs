@@ -4,8 +4,8 @@
 mod api_keys;
 use api_keys::insert_key;
 pub use api_keys::{
-    authenticate, create_api_key, generate_key, list_api_keys, revoke_api_key, well_formed,
-    ApiKeyInfo, CreatedKey, KeyHasher, Principal, KEY_PREFIX,
+    authenticate, create_api_key, create_api_key_with, generate_key, list_api_keys, revoke_api_key,
+    well_formed, ApiKeyInfo, CreatedKey, KeyHasher, Principal, KEY_PREFIX,
 };
 use domain::ids::CompanyId;
 
@@ -239,7 +239,14 @@ pub(crate) async fn insert_company(
     .execute(&mut *tx)
     .await
     .map_err(|e| conflict_on_unique(e, |_| "a user with this e-mail already exists".to_owned()))?;
-    let key = insert_key(&mut *tx, hasher, company_id.into(), "default").await?;
+    let key = insert_key(
+        &mut *tx,
+        hasher,
+        company_id.into(),
+        "default",
+        crate::access::Role::Admin,
+    )
+    .await?;
     Ok(CreatedCompany {
         company_id: company_id.into(),
         user_id,

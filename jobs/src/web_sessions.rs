@@ -82,12 +82,25 @@ pub struct Session {
     /// The currency the company's figures are shown in.
     pub currency: domain::values::Currency,
     pub csrf_token: String,
+    /// What the user may do.
+    pub role: crate::access::Role,
+    /// The facilities the user may see.
+    pub scope: crate::access::Scope,
 }
 
 impl Session {
     /// The actor a change made in this session is recorded under.
     pub fn actor(&self) -> crate::actor::Actor {
         crate::actor::Actor::user(self.user_id, &self.email)
+    }
+
+    /// The user's actor, role and scope.
+    pub fn access(&self) -> crate::access::Access {
+        crate::access::Access {
+            actor: self.actor(),
+            role: self.role,
+            scope: self.scope.clone(),
+        }
     }
 
     /// The subscription state in force now (an ended trial is `expired`).
@@ -125,7 +138,7 @@ pub async fn lookup(pool: &PgPool, token: &str) -> Result<Option<Session>> {
            SELECT s.id AS "id!", s.user_id AS "user_id!", s.csrf_token AS "csrf_token!",
                   u.email, c.id AS "company_id!", c.name AS "company_name!",
                   c.subscription_state AS "subscription_state!", c.trial_ends_at,
-                  c.currency AS "currency!"
+                  c.currency AS "currency!", u.role, u.facility_ids
            FROM s JOIN users u ON u.id = s.user_id JOIN companies c ON c.id = u.company_id"#,
         token_hash(token),
         now,
@@ -143,6 +156,9 @@ pub async fn lookup(pool: &PgPool, token: &str) -> Result<Option<Session>> {
         trial_ends_at: r.trial_ends_at,
         currency: domain::values::Currency::parse(&r.currency).unwrap_or_default(),
         csrf_token: r.csrf_token,
+        // The column's check allows only roles.
+        role: crate::access::Role::parse(&r.role).unwrap_or(crate::access::Role::Viewer),
+        scope: crate::access::Scope::from_column(r.facility_ids),
     }))
 }
 

@@ -240,6 +240,13 @@ async fn retention(ctx: &JobContext) -> anyhow::Result<()> {
     let expired = jobs::password_reset::purge_expired(&ctx.db).await?
         + jobs::sign_up::purge_expired(&ctx.db).await?;
     let sessions = jobs::web_sessions::purge_ended(&ctx.db).await?;
+    let audit = jobs::audit::purge_expired(&ctx.db, 10_000).await?;
+    if audit > 0 {
+        tracing::info!(
+            audit,
+            "audit log entries past their company's retention purged"
+        );
+    }
     if purged + expired + sessions > 0 {
         tracing::info!(
             purged,

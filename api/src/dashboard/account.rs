@@ -135,6 +135,7 @@ pub async fn login(
     };
     let Some(started) = started else {
         // Counted already, before the check.
+        jobs::audit::sign_in_failed(&state.db, &email, &client).await?;
         return Ok(page::render_status(
             StatusCode::UNAUTHORIZED,
             page::public(
@@ -147,6 +148,9 @@ pub async fn login(
     };
     uncount_attempt(&state, &account_key).await;
     uncount_attempt(&state, &client_key).await;
+    if let Some(v) = &verified {
+        jobs::audit::signed_in(&state.db, v.user_id, &client).await?;
+    }
     Ok((
         jar.add(session::session_cookie(&state, started.token)),
         Redirect::to("/app"),

@@ -104,7 +104,7 @@ async fn scope_form(
     chosen: Option<domain::ids::FacilityId>,
     extra: Markup,
 ) -> Result<Markup, ApiError> {
-    let facilities = jobs::facilities::list(&state.db, s.company_id).await?;
+    let facilities = jobs::facilities::list(&state.db, s.company_id, &s.scope).await?;
     Ok(html! {
         form class="scope actions" method="get" action=(action) {
             label { "Facility"

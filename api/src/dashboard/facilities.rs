@@ -64,7 +64,7 @@ pub async fn list(
     SignedIn(s): SignedIn,
     Query(n): Query<Notice>,
 ) -> PageResult {
-    let items = facilities::list(&state.db, s.company_id).await?;
+    let items = facilities::list(&state.db, s.company_id, &s.scope).await?;
     let body = html! {
         p { a class="button" href="/app/facilities/new" { "Add a facility" } }
         @if items.is_empty() {

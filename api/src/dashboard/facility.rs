@@ -313,11 +313,13 @@ pub async fn save_settings(
     let id = path_id(&id, "facility")?;
     require_access(&s)?;
     let overrides = overrides_of(&values);
+    let (_, before) = jobs::pricing::settings(&state.db, s.company_id, id).await?;
     match jobs::pricing::set_settings(&state.db, s.company_id, id, &overrides).await {
-        Ok(_) => Ok(
-            Redirect::to(&format!("/app/facilities/{id}?notice=settings#settings-h"))
-                .into_response(),
-        ),
+        Ok(_) => Ok((
+            axum::Extension(crate::access::Audited::setting(before, &overrides)),
+            Redirect::to(&format!("/app/facilities/{id}?notice=settings#settings-h")),
+        )
+            .into_response()),
         Err(jobs::Error::Invalid(v)) => {
             let r = Refused::new("settings", values, v.to_string());
             render(&state, &s, id, None, None, None, Some(r)).await

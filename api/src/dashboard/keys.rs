@@ -37,17 +37,24 @@ async fn list_page(
                 (page::csrf(s))
                 label { "Name" span class="hint" { "What will use it, e.g. the CRM's nightly push." }
                     input type="text" name="name" required maxlength="100"; }
+                label { "Role" span class="hint" { "Admin: everything but owners. Manager: pricing and ECRI decisions, pushes and uploads. Viewer: reads only, for a BI tool." }
+                    select name="role" {
+                        option value="admin" selected { "admin" }
+                        option value="manager" { "manager" }
+                        option value="viewer" { "viewer" }
+                    }
+                }
                 div { button type="submit" { "Create key" } }
             }
         }
         h2 { "Keys" }
         div class="table-wrap" {
             table id="keys" {
-                thead { tr { th { "Name" } th { "Prefix" } th { "Created" } th { "Last used" } th { "Revoked" } th { span class="skip" { "Actions" } } } }
+                thead { tr { th { "Name" } th { "Role" } th { "Prefix" } th { "Created" } th { "Last used" } th { "Revoked" } th { span class="skip" { "Actions" } } } }
                 tbody {
                     @for k in &keys {
                         tr data-key-id=(k.id) {
-                            td { (k.name) } td { code { (k.prefix) "…" } }
+                            td { (k.name) } td { (k.role) } td { code { (k.prefix) "…" } }
                             td { (page::when(Some(k.created_at))) } td { (page::when(k.last_used_at)) }
                             td { @if let Some(r) = k.revoked_at { (page::when(Some(r))) } @else { "active" } }
                             td { @if k.revoked_at.is_none() { a href={"/app/keys/" (k.id) "/revoke"} { "Revoke" } } }
@@ -71,6 +78,7 @@ pub async fn list(
 #[derive(Deserialize)]
 pub struct NewKey {
     name: String,
+    role: Option<String>,
 }
 
 pub async fn create(
@@ -80,7 +88,31 @@ pub async fn create(
 ) -> PageResult {
     // As `POST /api/v1/api-keys`: a new key needs a plan (listing and revoking do not).
     super::require_access(&s)?;
-    match tenancy::create_api_key(&state.db, &state.hasher, s.company_id, &f.name).await {
+    let created = match f.role.as_deref().map(|r| {
+        jobs::access::Role::parse(r).ok_or_else(|| {
+            jobs::Error::from(jobs::ValidationError::new(
+                "role",
+                "must be admin, manager or viewer",
+            ))
+        })
+    }) {
+        Some(Err(e)) => Err(e),
+        role => {
+            let role = role
+                .and_then(Result::ok)
+                .unwrap_or(jobs::access::Role::Admin);
+            tenancy::create_api_key_with(
+                &state.db,
+                &state.hasher,
+                s.company_id,
+                &f.name,
+                role,
+                None,
+            )
+            .await
+        }
+    };
+    match created {
         Ok(k) => {
             list_page(
                 &state,

@@ -18,6 +18,7 @@ mod overview;
 pub mod page;
 mod portfolio;
 pub mod session;
+mod team;
 mod upload;
 mod webhooks;
 
@@ -124,6 +125,25 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/app/data-sources/{id}/delete",
             get(data_sources::confirm_delete).post(data_sources::delete),
         )
+        .route("/app/team", get(team::show))
+        .route("/app/team/invitations", post(team::invite))
+        .route(
+            "/app/team/invitations/{id}/revoke",
+            post(team::revoke_invitation),
+        )
+        .route("/app/team/members/{id}", post(team::update_member))
+        .route(
+            "/app/team/members/{id}/remove",
+            get(team::confirm_remove).post(team::remove_member),
+        )
+        .route("/app/audit", get(team::audit))
+        .route("/app/audit.csv", get(team::audit_csv))
+        .route("/app/audit/settings", post(team::save_retention))
+        // The role check runs inside the session check, which puts the session in place.
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::access::authorize_page,
+        ))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             session::require_session,
@@ -145,6 +165,10 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route(
             "/reset-password",
             get(account::reset_page).post(account::reset),
+        )
+        .route(
+            "/invitations/accept",
+            get(team::accept_page).post(team::accept),
         )
         .merge(app)
         .route_layer(middleware::from_fn_with_state(state, session::same_site))
@@ -194,6 +218,9 @@ impl Notice {
             "updated" => "Saved.",
             "deleted" => "Deleted.",
             "revoked" => "The key is revoked: it no longer works.",
+            "invited" => "Invitation sent: its link works once, for 7 days.",
+            "revoked-invitation" => "The invitation is revoked: its link no longer works.",
+            "removed" => "The member is removed: their sessions have ended.",
             "pull" => "Pull queued: the worker fetches the data now.",
             "ping" => "Test ping queued: its delivery appears in the log below.",
             "run" => "The engine ran: the new run is shown below.",

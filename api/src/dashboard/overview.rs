@@ -53,7 +53,14 @@ pub async fn save_company(
     })
     .await
     {
-        Ok(_) => Ok(Redirect::to("/app?notice=updated").into_response()),
+        Ok(c) => Ok((
+            axum::Extension(crate::access::Audited::setting(
+                serde_json::json!({ "currency": s.currency.code() }),
+                serde_json::json!({ "currency": c.currency }),
+            )),
+            Redirect::to("/app?notice=updated"),
+        )
+            .into_response()),
         Err(e) => {
             let message = form_error(e)?;
             let typed = values.get("currency").map(String::as_str);
@@ -84,7 +91,12 @@ async fn overview(
     let usage = &status.usage;
     let jobs = &status.jobs;
     let sub = &status.subscription;
-    let failures = &status.recent_failures;
+    // A failed job may concern a facility a limited member does not see.
+    let failures: &[_] = if s.scope.is_all() {
+        &status.recent_failures
+    } else {
+        &[]
+    };
     let body = html! {
         section aria-labelledby="plan-h" {
             h2 id="plan-h" { "Plan" }

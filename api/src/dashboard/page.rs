@@ -20,9 +20,11 @@ pub enum Nav {
     Upload,
     DataSources,
     Webhooks,
+    Team,
+    Audit,
 }
 
-const SECTIONS: [(Nav, &str, &str); 8] = [
+const SECTIONS: [(Nav, &str, &str); 10] = [
     (Nav::Portfolio, "/app/portfolio", "Portfolio"),
     (Nav::Analytics, "/app/analytics/revpas", "Analytics"),
     (Nav::Overview, "/app", "Overview"),
@@ -31,7 +33,21 @@ const SECTIONS: [(Nav, &str, &str); 8] = [
     (Nav::Upload, "/app/upload", "Upload"),
     (Nav::DataSources, "/app/data-sources", "Data sources"),
     (Nav::Webhooks, "/app/webhooks", "Webhooks"),
+    (Nav::Team, "/app/team", "Team"),
+    (Nav::Audit, "/app/audit", "Audit log"),
 ];
+
+/// Whether the signed-in user's role may use `href` (the menu hides the rest): open it, and
+/// for the Upload page, whose only use is its form, send it.
+fn may_open(s: &Session, href: &str) -> bool {
+    use axum::http::Method;
+    let method = if href == "/app/upload" {
+        Method::POST
+    } else {
+        Method::GET
+    };
+    s.role.allows(crate::access::page(&method, href).permission)
+}
 
 fn head(title: &str) -> Markup {
     html! {
@@ -118,7 +134,7 @@ pub fn frame(s: &Session, nav: Nav, title: &str, m: &Messages<'_>, body: Markup)
                     }
                 }
                 nav class="main" aria-label="Main" {
-                    @for (section, href, label) in SECTIONS {
+                    @for (section, href, label) in SECTIONS.into_iter().filter(|(_, h, _)| may_open(s, h)) {
                         @if section == nav {
                             a href=(href) aria-current="page" { (label) }
                         } @else {

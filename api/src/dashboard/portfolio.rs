@@ -89,6 +89,7 @@ pub async fn show(
         jobs::analytics::reports::portfolio::report(
             &state.db,
             s.company_id,
+            &s.scope,
             today,
             &settings.flags
         ),

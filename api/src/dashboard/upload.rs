@@ -155,7 +155,7 @@ async fn render(
     c: &Choice,
     extra: Markup,
 ) -> PageResult {
-    let items = facilities::list(&state.db, s.company_id).await?;
+    let items = facilities::list(&state.db, s.company_id, &s.scope).await?;
     // The outcome of a file (its bad lines, or its preview) comes first, the form under it.
     let body = html! {
         (extra)
@@ -264,7 +264,11 @@ pub async fn submit(
         .facility
         .trim()
         .parse::<domain::ids::FacilityId>()
+        .ok()
+        .filter(|id| s.scope.sees(id.uuid()))
+        .ok_or(())
     else {
+        // A facility outside the member's scope is as unknown as another company's.
         return Err(
             ApiError::NotFound(format!("no facility with id {}", sent.choice.facility)).into(),
         );

@@ -82,9 +82,15 @@ async fn ecri(
     let facility = facility_id_param(p.facility_id.as_deref())?;
     let settings = AnalyticsSettings::default();
     Ok(Json(
-        reports::ecri::report(&state.db, who.company_id, facility, &settings.ecri)
-            .await?
-            .into(),
+        reports::ecri::report(
+            &state.db,
+            who.company_id,
+            facility,
+            &who.scope,
+            &settings.ecri,
+        )
+        .await?
+        .into(),
     ))
 }
 
@@ -105,9 +111,15 @@ async fn portfolio(
     let settings = AnalyticsSettings::default();
     let today = chrono::Utc::now().date_naive();
     Ok(Json(
-        reports::portfolio::report(&state.db, who.company_id, today, &settings.flags)
-            .await?
-            .into(),
+        reports::portfolio::report(
+            &state.db,
+            who.company_id,
+            &who.scope,
+            today,
+            &settings.flags,
+        )
+        .await?
+        .into(),
     ))
 }
 
@@ -142,6 +154,7 @@ async fn seasonality(
             &state.db,
             who.company_id,
             facility,
+            &who.scope,
             size.as_ref(),
             settings.seasonality_min_facility_days,
         )
@@ -168,7 +181,7 @@ async fn lease_up(
 ) -> ApiResult<Json<views::lease_up::Report>> {
     let facility = facility_id_param(p.facility_id.as_deref())?;
     Ok(Json(
-        reports::lease_up::report(&state.db, who.company_id, facility)
+        reports::lease_up::report(&state.db, who.company_id, facility, &who.scope)
             .await?
             .into(),
     ))
@@ -202,7 +215,7 @@ async fn leads(
         }
     };
     Ok(Json(
-        reports::leads::report(&state.db, who.company_id, facility, days)
+        reports::leads::report(&state.db, who.company_id, facility, &who.scope, days)
             .await?
             .into(),
     ))
@@ -226,7 +239,7 @@ async fn revpas(
 ) -> ApiResult<Json<views::revpas::Report>> {
     let facility = facility_id_param(p.facility_id.as_deref())?;
     Ok(Json(
-        reports::revpas::report(&state.db, who.company_id, facility)
+        reports::revpas::report(&state.db, who.company_id, facility, &who.scope)
             .await?
             .into(),
     ))

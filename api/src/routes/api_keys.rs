@@ -7,6 +7,7 @@ use crate::state::AppState;
 use crate::views::api_keys::{ApiKeyInfo, CreatedKey};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::Extension;
 use jobs::tenancy;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
@@ -40,6 +41,14 @@ struct NewKey {
     /// A name to tell the key apart (`unnamed` when absent).
     #[schema(value_type = Option<domain::values::Text<100>>)]
     name: Option<String>,
+    /// What the key may do: `admin` (the default: everything but owners), `manager`
+    /// (pricing, ECRI and street-rate decisions, pushes and uploads) or `viewer` (reads only,
+    /// for a BI tool). A key is never an owner.
+    role: Option<crate::views::team::RoleName>,
+    /// Limits a `manager` or `viewer` key to these facilities of the company: everything else
+    /// is invisible to it (404), and analytics count only these. Absent: every facility.
+    #[schema(min_items = 1, max_items = 1000)]
+    facility_ids: Option<Vec<uuid::Uuid>>,
 }
 
 /// Creates an API key; the full key is in this answer only.
@@ -50,10 +59,36 @@ async fn create(
     State(state): State<AppState>,
     Auth(who): Auth,
     Json(body): Json<NewKey>,
-) -> ApiResult<(StatusCode, axum::Json<CreatedKey>)> {
+) -> ApiResult<(
+    StatusCode,
+    Extension<crate::access::Audited>,
+    axum::Json<CreatedKey>,
+)> {
     let name = body.name.unwrap_or_else(|| "unnamed".to_owned());
-    let key = tenancy::create_api_key(&state.db, &state.hasher, who.company_id, &name).await?;
-    Ok((StatusCode::CREATED, axum::Json(key.into())))
+    let role = body.role.map_or(jobs::access::Role::Admin, Into::into);
+    let key = tenancy::create_api_key_with(
+        &state.db,
+        &state.hasher,
+        who.company_id,
+        &name,
+        role,
+        body.facility_ids,
+    )
+    .await?;
+    let audited = crate::access::Audited {
+        target: Some(("api_key", key.id.to_string())),
+        after: Some(serde_json::json!({
+            "name": key.name,
+            "role": role.as_str(),
+            "facility_ids": key.facility_ids,
+        })),
+        ..Default::default()
+    };
+    Ok((
+        StatusCode::CREATED,
+        Extension(audited),
+        axum::Json(key.into()),
+    ))
 }
 
 /// Revokes an API key; it stops working at once.

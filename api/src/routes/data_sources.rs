@@ -113,7 +113,11 @@ async fn create(
     State(state): State<AppState>,
     Auth(who): Auth,
     Json(body): Json<NewDataSource>,
-) -> ApiResult<(StatusCode, axum::Json<DataSource>)> {
+) -> ApiResult<(
+    StatusCode,
+    axum::Extension<crate::access::Audited>,
+    axum::Json<DataSource>,
+)> {
     let created = data_sources::create(
         &state.db,
         &state.config.master_key,
@@ -123,7 +127,8 @@ async fn create(
         body.into(),
     )
     .await?;
-    Ok((StatusCode::CREATED, axum::Json(created.into())))
+    let audited = axum::Extension(crate::access::Audited::created("data_source", created.id));
+    Ok((StatusCode::CREATED, audited, axum::Json(created.into())))
 }
 
 /// Tests a connection with one cheap request to the CRM; stores nothing.

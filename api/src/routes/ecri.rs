@@ -67,18 +67,26 @@ async fn write_settings(
     Auth(who): Auth,
     Path(id): Path<String>,
     JsonBytes(body): JsonBytes,
-) -> ApiResult<Json<EcriSettingsBody>> {
+) -> ApiResult<(
+    axum::Extension<crate::access::Audited>,
+    Json<EcriSettingsBody>,
+)> {
     let facility_id: FacilityId = path_id(&id, "facility")?;
     jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
     let overrides = crate::extract::json_object(&body)?;
+    let (_, before) = jobs::ecri::settings(&state.db, who.company_id, facility_id).await?;
     let settings =
         jobs::ecri::set_settings(&state.db, who.company_id, facility_id, &overrides).await?;
-    Ok(Json(EcriSettingsBody {
-        facility_id: facility_id.uuid(),
-        settings,
-        overrides,
-        defaults: EcriEngineSettings::default(),
-    }))
+    let audited = crate::access::Audited::setting(before, &overrides);
+    Ok((
+        axum::Extension(audited),
+        Json(EcriSettingsBody {
+            facility_id: facility_id.uuid(),
+            settings,
+            overrides,
+            defaults: EcriEngineSettings::default(),
+        }),
+    ))
 }
 
 /// The suggestions of one facility.

@@ -57,7 +57,11 @@ async fn create(
     Auth(who): Auth,
     Path(id): Path<String>,
     Json(body): Json<NewEcriBatch>,
-) -> ApiResult<(StatusCode, axum::Json<EcriBatch>)> {
+) -> ApiResult<(
+    StatusCode,
+    axum::Extension<crate::access::Audited>,
+    axum::Json<EcriBatch>,
+)> {
     let facility_id = path_id(&id, "facility")?;
     let batch = batches::create(
         &state.db,
@@ -67,8 +71,10 @@ async fn create(
         &who.actor(),
     )
     .await?;
+    let audited = axum::Extension(crate::access::Audited::created("ecri_batch", batch.id));
     Ok((
         StatusCode::CREATED,
+        audited,
         axum::Json(answer(&state, batch).await?),
     ))
 }

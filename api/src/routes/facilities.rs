@@ -36,7 +36,7 @@ async fn list(
     State(state): State<AppState>,
     Auth(who): Auth,
 ) -> ApiResult<axum::Json<FacilityList>> {
-    let facilities = facilities::list(&state.db, who.company_id).await?;
+    let facilities = facilities::list(&state.db, who.company_id, &who.scope).await?;
     Ok(axum::Json(FacilityList {
         count: facilities.len(),
         facilities: facilities.into_iter().map(Into::into).collect(),
@@ -54,9 +54,14 @@ async fn create(
     State(state): State<AppState>,
     Auth(who): Auth,
     Json(input): Json<FacilityInput>,
-) -> ApiResult<(StatusCode, axum::Json<Facility>)> {
+) -> ApiResult<(
+    StatusCode,
+    axum::Extension<crate::access::Audited>,
+    axum::Json<Facility>,
+)> {
     let f = facilities::create(&state.db, who.company_id, input.into()).await?;
-    Ok((StatusCode::CREATED, axum::Json(f.into())))
+    let audited = axum::Extension(crate::access::Audited::created("facility", f.id));
+    Ok((StatusCode::CREATED, audited, axum::Json(f.into())))
 }
 
 /// Reads one facility.

@@ -24,7 +24,7 @@ async fn job(
     Path(id): Path<String>,
 ) -> ApiResult<Json<crate::views::job_runs::JobView>> {
     let id = path_id(&id, "job")?;
-    jobs::runs::company_job(&state.db, who.company_id, id)
+    jobs::runs::company_job(&state.db, who.company_id, &who.scope, id)
         .await?
         .map(|job| Json(job.into()))
         .ok_or_else(|| ApiError::NotFound(format!("no job with id {id}")))

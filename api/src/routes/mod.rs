@@ -4,6 +4,7 @@
 
 mod analytics;
 mod api_keys;
+pub(crate) mod audit;
 mod data_sources;
 mod ecri;
 pub(crate) mod ecri_batches;
@@ -14,6 +15,7 @@ mod pricing;
 mod rates;
 mod status;
 mod sync;
+mod team;
 pub(crate) mod upload;
 mod webhooks;
 
@@ -50,6 +52,8 @@ fn protected() -> OpenApiRouter<AppState> {
         .merge(rates::router())
         .merge(upload::router())
         .merge(webhooks::router())
+        .merge(team::router())
+        .merge(audit::router())
 }
 
 /// The public `/api/v1` routes, each with its documentation.
@@ -72,10 +76,16 @@ pub fn document() -> utoipa::openapi::OpenApi {
 /// The `/api/v1` routes: the keyed ones behind the API-key check, and the public ones.
 pub fn api_v1(state: AppState) -> Router<AppState> {
     let (protected, _) = protected().split_for_parts();
-    let protected = protected.route_layer(middleware::from_fn_with_state(
-        state,
-        crate::auth::require_key,
-    ));
+    // The role check runs inside the key check, which puts the key's principal in place.
+    let protected = protected
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::access::authorize_api,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            state,
+            crate::auth::require_key,
+        ));
     let (public, _) = public().split_for_parts();
     protected.merge(public)
 }

@@ -158,7 +158,8 @@ async fn latest_runs(
     State(state): State<AppState>,
     Auth(who): Auth,
 ) -> ApiResult<Json<LatestRunList>> {
-    let runs = jobs::pricing::latest_runs(&state.db, who.company_id).await?;
+    let mut runs = jobs::pricing::latest_runs(&state.db, who.company_id).await?;
+    runs.retain(|r| who.scope.sees(r.facility_id));
     Ok(Json(LatestRunList {
         count: runs.len(),
         runs: runs.into_iter().map(Into::into).collect(),
@@ -234,13 +235,18 @@ async fn write_settings(
     Auth(who): Auth,
     Path(id): Path<String>,
     JsonBytes(body): JsonBytes,
-) -> ApiResult<Json<SettingsBody>> {
+) -> ApiResult<(axum::Extension<crate::access::Audited>, Json<SettingsBody>)> {
     let facility_id = path_id(&id, "facility")?;
     jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
     let overrides = crate::extract::json_object(&body)?;
+    let (_, before) = jobs::pricing::settings(&state.db, who.company_id, facility_id).await?;
     let settings =
         jobs::pricing::set_settings(&state.db, who.company_id, facility_id, &overrides).await?;
-    Ok(Json(settings_body(facility_id, settings, overrides)))
+    let audited = crate::access::Audited::setting(before, &overrides);
+    Ok((
+        axum::Extension(audited),
+        Json(settings_body(facility_id, settings, overrides)),
+    ))
 }
 
 /// A facility's pricing settings.

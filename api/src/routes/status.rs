@@ -105,11 +105,16 @@ struct Limits {
 
 /// The company's plan, subscription state, usage counts, jobs and limits.
 ///
-/// Answers in every subscription state.
+/// Answers in every subscription state. The usage counts are the account's; a key limited to
+/// some facilities gets no `recent_failures` (a failed job may concern another facility).
 #[utoipa::path(get, path = "/api/v1/status", tag = "account",
     responses((status = 200, description = "The status.", body = Status)))]
 async fn status(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Json<Status>> {
-    status_of(&state, who.company_id).await.map(Json)
+    let mut status = status_of(&state, who.company_id).await?;
+    if !who.scope.is_all() {
+        status.jobs.recent_failures.clear();
+    }
+    Ok(Json(status))
 }
 
 /// Changes the company's settings: an absent field stays.
@@ -120,15 +125,23 @@ async fn update_company(
     State(state): State<AppState>,
     Auth(who): Auth,
     JsonBytes(body): JsonBytes,
-) -> ApiResult<Json<Company>> {
+) -> ApiResult<(axum::Extension<crate::access::Audited>, Json<Company>)> {
     let input: CompanySettings = parse_json(&body)?;
+    let before = jobs::tenancy::company(&state.db, who.company_id).await?;
     let c = jobs::tenancy::update_company(&state.db, who.company_id, input.currency).await?;
-    Ok(Json(Company {
-        id: c.id,
-        name: c.name,
-        time_zone: c.time_zone,
-        currency: c.currency,
-    }))
+    let audited = crate::access::Audited::setting(
+        serde_json::json!({ "currency": before.currency }),
+        serde_json::json!({ "currency": c.currency }),
+    );
+    Ok((
+        axum::Extension(audited),
+        Json(Company {
+            id: c.id,
+            name: c.name,
+            time_zone: c.time_zone,
+            currency: c.currency,
+        }),
+    ))
 }
 
 async fn status_of(state: &AppState, company_id: CompanyId) -> ApiResult<Status> {

@@ -75,6 +75,7 @@ async fn sync(
     let outcome = jobs::sync::ingest(
         &state.db,
         who.company_id,
+        &who.scope,
         &parsed.payload,
         raw,
         Source::Push,

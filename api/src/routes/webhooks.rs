@@ -77,7 +77,11 @@ async fn create(
     State(state): State<AppState>,
     Auth(who): Auth,
     Json(body): Json<NewSubscription>,
-) -> ApiResult<(StatusCode, axum::Json<CreatedSubscription>)> {
+) -> ApiResult<(
+    StatusCode,
+    axum::Extension<crate::access::Audited>,
+    axum::Json<CreatedSubscription>,
+)> {
     let created = webhooks::create(
         &state.db,
         &state.config.master_key,
@@ -86,7 +90,11 @@ async fn create(
         body.into(),
     )
     .await?;
-    Ok((StatusCode::CREATED, axum::Json(created.into())))
+    let audited = axum::Extension(crate::access::Audited::created(
+        "webhook",
+        created.subscription.id,
+    ));
+    Ok((StatusCode::CREATED, audited, axum::Json(created.into())))
 }
 
 /// Deletes a subscription (rotate a secret by deleting and creating again).

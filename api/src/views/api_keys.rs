@@ -1,5 +1,6 @@
 //! What the API answers for API keys, built from `jobs::tenancy::api_keys`.
 
+use super::team::RoleName;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
@@ -19,6 +20,10 @@ pub(crate) struct ApiKeyInfo {
     pub last_used_at: Option<DateTime<Utc>>,
     /// When the key was revoked; null while it works.
     pub revoked_at: Option<DateTime<Utc>>,
+    /// What the key may do.
+    pub role: RoleName,
+    /// The facilities the key may see; null for every facility.
+    pub facility_ids: Option<Vec<Uuid>>,
 }
 
 impl From<jobs::tenancy::ApiKeyInfo> for ApiKeyInfo {
@@ -30,6 +35,10 @@ impl From<jobs::tenancy::ApiKeyInfo> for ApiKeyInfo {
             created_at: r.created_at,
             last_used_at: r.last_used_at,
             revoked_at: r.revoked_at,
+            role: jobs::access::Role::parse(&r.role)
+                .unwrap_or(jobs::access::Role::Viewer)
+                .into(),
+            facility_ids: r.facility_ids,
         }
     }
 }
@@ -45,6 +54,10 @@ pub(crate) struct CreatedKey {
     pub prefix: String,
     /// When the key was created.
     pub created_at: DateTime<Utc>,
+    /// What the key may do.
+    pub role: RoleName,
+    /// The facilities the key may see; null for every facility.
+    pub facility_ids: Option<Vec<Uuid>>,
     /// The full key: returned once, never stored.
     pub api_key: String,
 }
@@ -56,6 +69,8 @@ impl From<jobs::tenancy::CreatedKey> for CreatedKey {
             name: r.name,
             prefix: r.prefix,
             created_at: r.created_at,
+            role: r.role.into(),
+            facility_ids: r.facility_ids,
             api_key: r.api_key,
         }
     }

@@ -5,6 +5,7 @@
 
 pub(crate) mod analytics;
 pub(crate) mod api_keys;
+pub(crate) mod audit;
 pub(crate) mod competitors;
 pub(crate) mod data_sources;
 pub(crate) mod decisions;
@@ -15,5 +16,6 @@ pub(crate) mod pricing;
 pub(crate) mod pulls;
 pub(crate) mod rates;
 pub(crate) mod sync;
+pub(crate) mod team;
 pub(crate) mod upload;
 pub(crate) mod webhooks;

@@ -100,19 +100,27 @@ pub struct JobView {
 
 /// A job of the company, or `None` when it does not exist, belongs to another company or was
 /// already removed by retention.
+/// A job of the company; for a reader limited to some facilities, only a job about one of
+/// them (its payload's `facility_id`).
 pub async fn company_job(
     pool: &PgPool,
     company_id: CompanyId,
+    allowed: &crate::access::Scope,
     id: Uuid,
 ) -> Result<Option<JobView>> {
+    let allowed: Option<Vec<String>> = allowed
+        .ids()
+        .map(|ids| ids.iter().map(Uuid::to_string).collect());
     Ok(sqlx::query_as!(
         JobView,
         r#"SELECT id, kind, status, attempts, max_attempts, created_at,
                   CASE WHEN status = 'queued' THEN run_at END AS next_attempt_at,
                   finished_at, last_error AS error, result
-           FROM job_runs WHERE id = $1 AND company_id = $2"#,
+           FROM job_runs WHERE id = $1 AND company_id = $2
+             AND ($3::text[] IS NULL OR payload->>'facility_id' = ANY($3))"#,
         id,
-        company_id.uuid()
+        company_id.uuid(),
+        allowed.as_deref()
     )
     .fetch_optional(pool)
     .await?)

@@ -108,12 +108,21 @@ pub fn check_storable(raw_json: &str) -> Result<(), ValidationError> {
 pub async fn ingest(
     pool: &PgPool,
     company_id: CompanyId,
+    allowed: &crate::access::Scope,
     p: &SyncPayload,
     raw_json: &str,
     source: Source,
 ) -> Result<Outcome> {
     let mut tx = pool.begin().await?;
     let outcome = store(&mut tx, company_id, p, raw_json, source).await?;
+    // A sender limited to some facilities may push to those only: a snapshot that matched
+    // another facility, or would create one, is refused as an unknown facility would be, and
+    // the transaction (a created facility with it) is rolled back.
+    if !allowed.sees(outcome.facility.id) {
+        return Err(crate::Error::not_found(
+            "the snapshot's facility is not one of the facilities this key or member may see",
+        ));
+    }
     tx.commit().await?;
     Ok(outcome)
 }

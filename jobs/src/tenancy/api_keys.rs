@@ -87,6 +87,10 @@ pub struct CreatedKey {
     pub prefix: String,
     /// When the key was created.
     pub created_at: DateTime<Utc>,
+    /// What the key may do.
+    pub role: crate::access::Role,
+    /// The facilities the key may see; `None` for every facility.
+    pub facility_ids: Option<Vec<Uuid>>,
     /// The full key: returned once, never stored.
     pub api_key: String,
 }
@@ -96,18 +100,21 @@ pub(super) async fn insert_key(
     hasher: &KeyHasher,
     company_id: CompanyId,
     name: &str,
+    role: crate::access::Role,
 ) -> Result<CreatedKey> {
     let api_key = generate_key();
     let id = Uuid::now_v7();
     let prefix = shown_prefix(&api_key);
     let created_at = sqlx::query_scalar!(
-        "INSERT INTO api_keys (id, company_id, name, prefix, key_hash) VALUES ($1, $2, $3, $4, $5)
+        "INSERT INTO api_keys (id, company_id, name, prefix, key_hash, role)
+         VALUES ($1, $2, $3, $4, $5, $6)
          RETURNING created_at",
         id,
         company_id.uuid(),
         name,
         prefix,
-        hasher.hash(&api_key)
+        hasher.hash(&api_key),
+        role.as_str()
     )
     .fetch_one(&mut *conn)
     .await?;
@@ -116,17 +123,48 @@ pub(super) async fn insert_key(
         name: name.to_owned(),
         prefix,
         created_at,
+        role,
+        facility_ids: None,
         api_key,
     })
 }
 
-/// Creates a key for an existing company (404 when there is no such company).
+/// Creates a key with the admin role (what every key could do before roles) for an existing
+/// company (404 when there is no such company).
 pub async fn create_api_key(
     pool: &PgPool,
     hasher: &KeyHasher,
     company_id: CompanyId,
     name: &str,
 ) -> Result<CreatedKey> {
+    create_api_key_with(
+        pool,
+        hasher,
+        company_id,
+        name,
+        crate::access::Role::Admin,
+        None,
+    )
+    .await
+}
+
+/// Creates a key with `role` (admin, manager or viewer: a key is never an owner), limited to
+/// `facility_ids` when given (managers and viewers only; see [`crate::team::check_scope`]).
+pub async fn create_api_key_with(
+    pool: &PgPool,
+    hasher: &KeyHasher,
+    company_id: CompanyId,
+    name: &str,
+    role: crate::access::Role,
+    facility_ids: Option<Vec<Uuid>>,
+) -> Result<CreatedKey> {
+    if role == crate::access::Role::Owner {
+        return Err(crate::error::ValidationError::new(
+            "role",
+            "must be admin, manager or viewer: a key is never an owner",
+        )
+        .into());
+    }
     let name = domain::values::Text::<100>::parse(name)
         .map_err(|m| crate::error::ValidationError::new("name", m))?;
     let mut tx = pool.begin().await?;
@@ -139,7 +177,18 @@ pub async fn create_api_key(
     if exists.is_none() {
         return Err(Error::not_found(format!("no company with id {company_id}")));
     }
-    let key = insert_key(&mut tx, hasher, company_id, name.as_str()).await?;
+    let scope = crate::team::check_scope(&mut tx, company_id, role, facility_ids).await?;
+    let mut key = insert_key(&mut tx, hasher, company_id, name.as_str(), role).await?;
+    if let Some(ids) = scope.column() {
+        sqlx::query!(
+            "UPDATE api_keys SET facility_ids = $2 WHERE id = $1",
+            key.id,
+            &ids
+        )
+        .execute(&mut *tx)
+        .await?;
+    }
+    key.facility_ids = scope.column();
     tx.commit().await?;
     Ok(key)
 }
@@ -158,12 +207,16 @@ pub struct ApiKeyInfo {
     pub last_used_at: Option<DateTime<Utc>>,
     /// When the key was revoked; null while it works.
     pub revoked_at: Option<DateTime<Utc>>,
+    /// What the key may do: `admin`, `manager` or `viewer`.
+    pub role: String,
+    /// The facilities the key may see; `None` for every facility.
+    pub facility_ids: Option<Vec<Uuid>>,
 }
 
 pub async fn list_api_keys(pool: &PgPool, company_id: CompanyId) -> Result<Vec<ApiKeyInfo>> {
     Ok(sqlx::query_as!(
         ApiKeyInfo,
-        "SELECT id, name, prefix, created_at, last_used_at, revoked_at FROM api_keys
+        "SELECT id, name, prefix, created_at, last_used_at, revoked_at, role, facility_ids FROM api_keys
          WHERE company_id = $1 ORDER BY created_at, id",
         company_id.uuid()
     )
@@ -182,7 +235,7 @@ pub async fn revoke_api_key(
         ApiKeyInfo,
         "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
          WHERE id = $1 AND ($2::uuid IS NULL OR company_id = $2)
-         RETURNING id, name, prefix, created_at, last_used_at, revoked_at",
+         RETURNING id, name, prefix, created_at, last_used_at, revoked_at, role, facility_ids",
         id,
         company_id.map(CompanyId::uuid)
     )
@@ -200,12 +253,25 @@ pub struct Principal {
     pub key_name: String,
     pub subscription_state: String,
     pub trial_ends_at: Option<DateTime<Utc>>,
+    /// What the key may do.
+    pub role: crate::access::Role,
+    /// The facilities the key may see.
+    pub scope: crate::access::Scope,
 }
 
 impl Principal {
     /// The actor a change made with this key is recorded under.
     pub fn actor(&self) -> crate::actor::Actor {
         crate::actor::Actor::api_key(self.key_id, &self.key_name)
+    }
+
+    /// The key's actor, role and scope.
+    pub fn access(&self) -> crate::access::Access {
+        crate::access::Access {
+            actor: self.actor(),
+            role: self.role,
+            scope: self.scope.clone(),
+        }
     }
 
     pub fn effective_state(&self, now: DateTime<Utc>) -> &str {
@@ -226,7 +292,7 @@ pub async fn authenticate(
     let hash = hasher.hash(key);
     let row = sqlx::query!(
         r#"WITH k AS (
-               SELECT id, company_id, name, key_hash, last_used_at FROM api_keys
+               SELECT id, company_id, name, key_hash, last_used_at, role, facility_ids FROM api_keys
                WHERE key_hash = $1 AND revoked_at IS NULL
            ), touched AS (
                UPDATE api_keys SET last_used_at = now()
@@ -234,6 +300,7 @@ pub async fn authenticate(
                  AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')
            )
            SELECT k.id AS "key_id!", k.name AS "key_name!", k.key_hash AS "key_hash!", c.id AS "company_id!",
+                  k.role AS "role!", k.facility_ids,
                   c.subscription_state AS "subscription_state!", c.trial_ends_at
            FROM k JOIN companies c ON c.id = k.company_id"#,
         hash
@@ -248,5 +315,8 @@ pub async fn authenticate(
             key_name: r.key_name,
             subscription_state: r.subscription_state,
             trial_ends_at: r.trial_ends_at,
+            // The column's check allows only roles.
+            role: crate::access::Role::parse(&r.role).unwrap_or(crate::access::Role::Viewer),
+            scope: crate::access::Scope::from_column(r.facility_ids),
         }))
 }

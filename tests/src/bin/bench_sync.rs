@@ -210,6 +210,7 @@ async fn main() -> anyhow::Result<()> {
             jobs::sync::ingest(
                 &db,
                 company_id,
+                &jobs::access::Scope::All,
                 &parsed.payload,
                 &raw,
                 jobs::sync::Source::Push,

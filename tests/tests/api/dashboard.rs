@@ -20,7 +20,7 @@ async fn signed_in(app: &TestApp) -> Browser {
 }
 
 /// The `.eml` files of `dir` as (recipient, text) with quoted-printable soft breaks undone.
-fn mails(dir: &std::path::Path) -> Vec<(String, String)> {
+pub(crate) fn mails(dir: &std::path::Path) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let eml = std::fs::read_to_string(entry.unwrap().path()).unwrap();
@@ -40,7 +40,7 @@ fn mails(dir: &std::path::Path) -> Vec<(String, String)> {
 }
 
 /// The first link of a mail's text that contains `path`.
-fn link_in(text: &str, path: &str) -> Option<String> {
+pub(crate) fn link_in(text: &str, path: &str) -> Option<String> {
     text.split_whitespace()
         .find(|w| w.starts_with("http") && w.contains(path))
         .map(str::to_owned)

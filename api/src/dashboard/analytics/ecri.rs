@@ -11,7 +11,8 @@ pub async fn ecri(
 ) -> PageResult {
     let facility = p.facility()?;
     let settings = AnalyticsSettings::default();
-    let report = reports::ecri::report(&state.db, s.company_id, facility, &settings.ecri).await?;
+    let report =
+        reports::ecri::report(&state.db, s.company_id, facility, &s.scope, &settings.ecri).await?;
     let fig = Figures::new(s.currency);
     let mut sizes = Table::new(
         "ecri-sizes",

@@ -19,7 +19,7 @@ pub async fn leads(
             .into());
         }
     };
-    let report = reports::leads::report(&state.db, s.company_id, facility, days).await?;
+    let report = reports::leads::report(&state.db, s.company_id, facility, &s.scope, days).await?;
     let fig = Figures::new(s.currency);
     let previous_days = report.previous_period_days_covered;
     // A previous period that began before the data did is named for what it covers.

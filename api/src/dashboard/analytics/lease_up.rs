@@ -8,7 +8,7 @@ pub async fn lease_up(
     Query(p): Query<Params>,
 ) -> PageResult {
     let facility = p.facility()?;
-    let report = reports::lease_up::report(&state.db, s.company_id, facility).await?;
+    let report = reports::lease_up::report(&state.db, s.company_id, facility, &s.scope).await?;
     let fig = Figures::new(s.currency);
     let mut status = Table::new(
         "lease-up-facilities",

@@ -58,7 +58,7 @@ pub async fn revpas(
     Query(p): Query<Params>,
 ) -> PageResult {
     let facility = p.facility()?;
-    let report = reports::revpas::report(&state.db, s.company_id, facility).await?;
+    let report = reports::revpas::report(&state.db, s.company_id, facility, &s.scope).await?;
     let f = Figures::new(s.currency);
     let mut headers = vec!["Rank", "Facility"];
     headers.extend(REVENUE_HEADERS);

@@ -21,6 +21,7 @@ pub async fn seasonality(
         &state.db,
         s.company_id,
         facility,
+        &s.scope,
         size.as_ref(),
         settings.seasonality_min_facility_days,
     )

@@ -82,9 +82,10 @@ pub async fn report(
     pool: &PgPool,
     company_id: CompanyId,
     facility: Option<FacilityId>,
+    allowed: &crate::access::Scope,
     settings: &EcriSettings,
 ) -> Result<Report> {
-    let scope_rows = scope(pool, company_id, facility).await?;
+    let scope_rows = scope(pool, company_id, facility, allowed).await?;
     let (latest, units) = latest_with_units(pool, &super::ids(&scope_rows)).await?;
     let named: Vec<(Uuid, String)> = scope_rows.iter().map(|f| (f.id, f.name.clone())).collect();
     let engine = crate::ecri::facilities(pool, company_id, &named, &latest, &units).await?;

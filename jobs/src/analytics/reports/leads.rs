@@ -7,6 +7,7 @@
 //! move-ins from the daily move-ins of the same records; the conversion counts only the
 //! move-ins of the facility-days that sent leads, and the report says how many facilities did.
 
+use crate::access::Scope;
 use crate::error::Result;
 use chrono::{Duration, NaiveDate};
 use domain::analytics::leads::{funnel, ChannelLeads, Funnel};
@@ -44,14 +45,18 @@ pub async fn report(
     pool: &PgPool,
     company_id: CompanyId,
     facility: Option<FacilityId>,
+    allowed: &Scope,
     days: i64,
 ) -> Result<Report> {
-    let facilities = super::scope(pool, company_id, facility).await?;
+    let facilities = super::scope(pool, company_id, facility, allowed).await?;
     let ids = super::ids(&facilities);
+    let narrowed = super::narrowed(facility, allowed);
     let as_of: Option<NaiveDate> = sqlx::query_scalar!(
-        "SELECT max(last_date) FROM facility_months WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)",
+        "SELECT max(last_date) FROM facility_months WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
+           AND ($3::uuid[] IS NULL OR facility_id = ANY($3))",
         company_id.uuid(),
-        facility.map(FacilityId::uuid)
+        facility.map(FacilityId::uuid),
+        narrowed.as_deref()
     )
     .fetch_one(pool)
     .await?;
@@ -80,9 +85,10 @@ pub async fn report(
     let start = as_of - Duration::days(days - 1);
     let prev_start = start - Duration::days(days);
     // Company-wide lead counts from the daily company totals (`company_lead_days`); one
-    // facility's from its own rows. Both give the same figures (the triggers keep the totals).
-    let rows = match facility {
-        None => sqlx::query!(
+    // facility's, or those of a reader limited to some, from their own rows. Both give the
+    // same figures (the triggers keep the totals).
+    let rows = match (facility, allowed.is_all()) {
+        (None, true) => sqlx::query!(
             r#"SELECT channel,
                       coalesce(sum(leads) FILTER (WHERE snapshot_date >= $2), 0)::int8 AS "leads!",
                       coalesce(sum(leads) FILTER (WHERE snapshot_date < $2), 0)::int8 AS "previous!"
@@ -99,7 +105,7 @@ pub async fn report(
         .into_iter()
         .map(|r| (r.channel, r.leads, r.previous))
         .collect::<Vec<_>>(),
-        Some(_) => sqlx::query!(
+        _ => sqlx::query!(
             r#"SELECT channel,
                       coalesce(sum(lead_count) FILTER (WHERE snapshot_date >= $2), 0)::int8 AS "leads!",
                       coalesce(sum(lead_count) FILTER (WHERE snapshot_date < $2), 0)::int8 AS "previous!"
@@ -135,20 +141,24 @@ pub async fn report(
                FROM sync_records
                WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
                  AND snapshot_date >= $3 AND snapshot_date <= $4
+                 AND ($5::uuid[] IS NULL OR facility_id = ANY($5))
                GROUP BY facility_id
            ) per_facility"#,
         company_id.uuid(),
         facility.map(FacilityId::uuid),
         start,
-        as_of
+        as_of,
+        narrowed.as_deref()
     )
     .fetch_one(pool)
     .await?;
     // The first data in scope: a period reaching before it is only partly covered.
     let first: Option<NaiveDate> = sqlx::query_scalar!(
-        "SELECT min(snapshot_date) FROM sync_records WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)",
+        "SELECT min(snapshot_date) FROM sync_records WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
+           AND ($3::uuid[] IS NULL OR facility_id = ANY($3))",
         company_id.uuid(),
-        facility.map(FacilityId::uuid)
+        facility.map(FacilityId::uuid),
+        narrowed.as_deref()
     )
     .fetch_one(pool)
     .await?;

@@ -106,8 +106,9 @@ pub async fn report(
     pool: &PgPool,
     company_id: CompanyId,
     facility: Option<FacilityId>,
+    allowed: &crate::access::Scope,
 ) -> Result<Report> {
-    let facilities = scope(pool, company_id, facility).await?;
+    let facilities = scope(pool, company_id, facility, allowed).await?;
     let ids = super::ids(&facilities);
     let latest = latest(pool, &ids).await?;
     let mut events: BTreeMap<Uuid, Vec<Event>> = BTreeMap::new();

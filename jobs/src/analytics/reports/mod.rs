@@ -10,6 +10,7 @@ pub mod portfolio;
 pub mod revpas;
 pub mod seasonality;
 
+use crate::access::Scope;
 use crate::error::{Error, Result};
 use chrono::NaiveDate;
 use domain::analytics::revenue::Figures;
@@ -27,19 +28,23 @@ pub struct FacilityRow {
     pub mode: String,
 }
 
-/// The company's facilities, or the one asked for (404 when it is not the company's).
+/// The company's facilities that `allowed` sees, or the one asked for (404 when it is not the
+/// company's or not in `allowed`, alike).
 pub async fn scope(
     pool: &PgPool,
     company_id: CompanyId,
     facility: Option<FacilityId>,
+    allowed: &Scope,
 ) -> Result<Vec<FacilityRow>> {
     let rows = sqlx::query_as!(
         FacilityRow,
         "SELECT id, name, mode FROM facilities
          WHERE company_id = $1 AND ($2::uuid IS NULL OR id = $2)
+           AND ($3::uuid[] IS NULL OR id = ANY($3))
          ORDER BY lower(name), id",
         company_id.uuid(),
-        facility.map(FacilityId::uuid)
+        facility.map(FacilityId::uuid),
+        allowed.ids()
     )
     .fetch_all(pool)
     .await?;
@@ -57,6 +62,16 @@ pub async fn spawned<T: Send + 'static>(
     tokio::spawn(read)
         .await
         .map_err(|e| Error::Internal(format!("a report read failed: {e}")))?
+}
+
+/// The facility list a company-wide query narrows to: `None` (every facility of the company)
+/// unless the reader is limited to some, or one facility was asked for (which the query's own
+/// facility filter handles).
+pub fn narrowed(facility: Option<FacilityId>, allowed: &Scope) -> Option<Vec<Uuid>> {
+    match facility {
+        Some(_) => None,
+        None => allowed.ids().map(<[Uuid]>::to_vec),
+    }
 }
 
 pub fn ids(rows: &[FacilityRow]) -> Vec<Uuid> {

@@ -108,10 +108,11 @@ async fn previous_month_occupancy(
 pub async fn report(
     pool: &PgPool,
     company_id: CompanyId,
+    allowed: &crate::access::Scope,
     today: NaiveDate,
     settings: &FlagSettings,
 ) -> Result<Report> {
-    let facilities = scope(pool, company_id, None).await?;
+    let facilities = scope(pool, company_id, None, allowed).await?;
     let ids = super::ids(&facilities);
     // Four independent reads, each on a connection and a task of its own, so their rows are
     // decoded on every core at once rather than one after another on the request's.

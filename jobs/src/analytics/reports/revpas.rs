@@ -52,13 +52,15 @@ pub async fn report(
     pool: &PgPool,
     company_id: CompanyId,
     facility: Option<FacilityId>,
+    allowed: &crate::access::Scope,
 ) -> Result<Report> {
-    let scope = super::scope(pool, company_id, facility).await?;
+    let scope = super::scope(pool, company_id, facility, allowed).await?;
     let ids = super::ids(&scope);
+    let narrowed = super::narrowed(facility, allowed);
     // The latest snapshots and the rollup's last 12 months are read at once.
     let (latest, months) = tokio::try_join!(
         super::latest(pool, &ids),
-        trend_rows(pool, company_id, facility)
+        trend_rows(pool, company_id, facility, narrowed.as_deref())
     )?;
     let as_of = latest.values().map(|l| l.snapshot_date).max();
     let mut facilities: Vec<FacilityOut> = scope
@@ -116,6 +118,7 @@ async fn trend_rows(
     pool: &PgPool,
     company_id: CompanyId,
     facility: Option<FacilityId>,
+    narrowed: Option<&[Uuid]>,
 ) -> Result<BTreeMap<NaiveDate, Vec<Figures>>> {
     let rows = sqlx::query!(
         r#"SELECT month, total_units, occupied_units, units_estimated, rentable_sqft,
@@ -123,10 +126,13 @@ async fn trend_rows(
                   actual_rent_coverage_pct, occupied_potential_rent
            FROM facility_months
            WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
+             AND ($3::uuid[] IS NULL OR facility_id = ANY($3))
              AND month >= (SELECT (max(month) - interval '11 months')::date FROM facility_months
-                           WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2))"#,
+                           WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
+                             AND ($3::uuid[] IS NULL OR facility_id = ANY($3)))"#,
         company_id.uuid(),
         facility.map(FacilityId::uuid),
+        narrowed
     )
     .fetch_all(pool)
     .await?;

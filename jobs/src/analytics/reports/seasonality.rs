@@ -55,15 +55,20 @@ pub async fn report(
     pool: &PgPool,
     company_id: CompanyId,
     facility: Option<FacilityId>,
+    allowed: &crate::access::Scope,
     size: Option<&UnitSize>,
     min_facility_days: f64,
 ) -> Result<Report> {
-    // Checks the facility is the company's (404 otherwise); the company scopes every query.
-    super::scope(pool, company_id, facility).await?;
+    // Checks the facility is the company's and the reader's (404 otherwise); the company, and
+    // the reader's facilities when limited to some, scope every query.
+    super::scope(pool, company_id, facility, allowed).await?;
+    let narrowed = super::narrowed(facility, allowed);
     let as_of: Option<NaiveDate> = sqlx::query_scalar!(
-        "SELECT max(last_date) FROM facility_months WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)",
+        "SELECT max(last_date) FROM facility_months WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
+           AND ($3::uuid[] IS NULL OR facility_id = ANY($3))",
         company_id.uuid(),
-        facility.map(FacilityId::uuid)
+        facility.map(FacilityId::uuid),
+        narrowed.as_deref()
     )
     .fetch_one(pool)
     .await?;
@@ -74,9 +79,11 @@ pub async fn report(
                       (CASE WHEN move_ins_mtd IS NOT NULL THEN extract(day FROM last_date)::int ELSE days_reported END)::float8 AS "facility_days!"
                FROM facility_months
                WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
+                 AND ($3::uuid[] IS NULL OR facility_id = ANY($3))
                  AND (move_ins_mtd IS NOT NULL OR move_ins_daily_sum IS NOT NULL)"#,
             company_id.uuid(),
-            facility.map(FacilityId::uuid)
+            facility.map(FacilityId::uuid),
+            narrowed.as_deref()
         )
         .fetch_all(pool)
         .await?
@@ -90,10 +97,12 @@ pub async fn report(
         Some(size) => sqlx::query!(
             r#"SELECT month, move_ins_mtd::float8 AS "move_ins!", extract(day FROM last_date)::float8 AS "facility_days!"
                FROM facility_size_months
-               WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2) AND size = $3"#,
+               WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2) AND size = $3
+                 AND ($4::uuid[] IS NULL OR facility_id = ANY($4))"#,
             company_id.uuid(),
             facility.map(FacilityId::uuid),
-            size.to_string()
+            size.to_string(),
+            narrowed.as_deref()
         )
         .fetch_all(pool)
         .await?

@@ -1,0 +1,584 @@
+//! A company's people: members with a role and an optional facility scope, and invitations
+//! (a mail with a single-use link, valid [`INVITATION_LIFETIME`], whose page sets the new
+//! member's password). Every change is recorded in the audit log in its own transaction.
+//!
+//! Rules: only an owner makes, changes or removes an owner; the last owner can be neither
+//! removed nor demoted (409); a person belongs to one company, so an address with an account
+//! cannot be invited (409); a scope is for managers and viewers and lists facilities of the
+//! company.
+
+use crate::access::{Permission, Role, Scope};
+use crate::actor::Actor;
+use crate::audit::{self, By, Change};
+use crate::config::MasterKey;
+use crate::error::{Error, Result, ValidationError};
+use crate::web_sessions::NewSession;
+use chrono::{DateTime, Duration, Utc};
+use domain::ids::CompanyId;
+use serde_json::json;
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+/// How long an invitation link works.
+pub const INVITATION_LIFETIME: Duration = Duration::days(7);
+/// Most facilities in one scope.
+pub const MAX_SCOPE: usize = 1_000;
+
+/// Subject of the invitation mail.
+pub fn invitation_subject(company: &str) -> String {
+    format!("You are invited to {company}'s pricing service")
+}
+
+/// A member of the company.
+#[derive(Clone, Debug)]
+pub struct Member {
+    pub id: Uuid,
+    pub email: String,
+    pub role: Role,
+    pub scope: Scope,
+    pub last_sign_in_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// An invitation.
+#[derive(Clone, Debug)]
+pub struct Invitation {
+    pub id: Uuid,
+    pub email: String,
+    pub role: Role,
+    pub scope: Scope,
+    pub invited_by: Actor,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    pub accepted_at: Option<DateTime<Utc>>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// A member as stored.
+struct MemberRow {
+    id: Uuid,
+    email: String,
+    role: String,
+    facility_ids: Option<Vec<Uuid>>,
+    last_sign_in_at: Option<DateTime<Utc>>,
+    created_at: DateTime<Utc>,
+}
+
+impl From<MemberRow> for Member {
+    fn from(r: MemberRow) -> Self {
+        Self {
+            id: r.id,
+            email: r.email,
+            role: role_of(&r.role),
+            scope: Scope::from_column(r.facility_ids),
+            last_sign_in_at: r.last_sign_in_at,
+            created_at: r.created_at,
+        }
+    }
+}
+
+fn role_of(stored: &str) -> Role {
+    // The columns' checks allow only roles.
+    Role::parse(stored).unwrap_or(Role::Viewer)
+}
+
+fn member_json(role: Role, scope: &Scope) -> serde_json::Value {
+    json!({ "role": role.as_str(), "facility_ids": scope.column() })
+}
+
+/// Checks a requested scope: `None` is every facility; a list must be of managers or viewers,
+/// not empty, at most [`MAX_SCOPE`] long, and name only facilities of the company.
+pub async fn check_scope(
+    conn: &mut PgConnection,
+    company: CompanyId,
+    role: Role,
+    facility_ids: Option<Vec<Uuid>>,
+) -> Result<Scope> {
+    let Some(mut ids) = facility_ids else {
+        return Ok(Scope::All);
+    };
+    if !role.may_be_scoped() {
+        return Err(ValidationError::new(
+            "facility_ids",
+            format!("limits managers and viewers only: an {role} sees every facility"),
+        )
+        .into());
+    }
+    ids.sort();
+    ids.dedup();
+    if ids.is_empty() || ids.len() > MAX_SCOPE {
+        return Err(ValidationError::new(
+            "facility_ids",
+            format!("must list 1 to {MAX_SCOPE} facilities (leave it out for every facility)"),
+        )
+        .into());
+    }
+    let known = sqlx::query_scalar!(
+        r#"SELECT id AS "id!" FROM facilities WHERE company_id = $1 AND id = ANY($2)"#,
+        company.uuid(),
+        &ids
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    if let Some(missing) = ids.iter().find(|id| !known.contains(id)) {
+        return Err(
+            ValidationError::new("facility_ids", format!("no facility with id {missing}")).into(),
+        );
+    }
+    Ok(Scope::Only(ids))
+}
+
+/// The company's members, owners first, then by address.
+pub async fn members(pool: &PgPool, company: CompanyId) -> Result<Vec<Member>> {
+    let rows = sqlx::query_as!(
+        MemberRow,
+        "SELECT id, email, role, facility_ids, last_sign_in_at, created_at FROM users
+         WHERE company_id = $1
+         ORDER BY array_position(ARRAY['owner', 'admin', 'manager', 'viewer'], role), lower(email)",
+        company.uuid()
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(Into::into).collect())
+}
+
+/// The company's invitations not yet accepted, revoked or expired, newest first.
+pub async fn open_invitations(pool: &PgPool, company: CompanyId) -> Result<Vec<Invitation>> {
+    let rows = sqlx::query!(
+        "SELECT id, email, role, facility_ids, invited_by, created_at, expires_at, accepted_at,
+                revoked_at
+         FROM team_invitations
+         WHERE company_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL
+           AND expires_at > now()
+         ORDER BY created_at DESC, id DESC",
+        company.uuid()
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| Invitation {
+            id: r.id,
+            email: r.email,
+            role: role_of(&r.role),
+            scope: Scope::from_column(r.facility_ids),
+            invited_by: Actor::from_json(&r.invited_by),
+            created_at: r.created_at,
+            expires_at: r.expires_at,
+            accepted_at: r.accepted_at,
+            revoked_at: r.revoked_at,
+        })
+        .collect())
+}
+
+/// What an invitation asks for.
+#[derive(Clone, Debug)]
+pub struct NewInvitation {
+    pub email: String,
+    pub role: Role,
+    pub facility_ids: Option<Vec<Uuid>>,
+}
+
+fn owners_only(acting: Role, what: &str) -> Result<()> {
+    if acting.allows(Permission::Own) {
+        Ok(())
+    } else {
+        Err(Error::Forbidden(format!(
+            "only an owner may {what}: this needs {}",
+            Permission::Own.needs()
+        )))
+    }
+}
+
+/// Invites a person: records the invitation, queues the mail with its link and records the
+/// change, in one transaction. An open invitation to the same address is replaced.
+pub async fn invite(
+    pool: &PgPool,
+    key: &MasterKey,
+    public_base_url: &str,
+    company: CompanyId,
+    by: &By<'_>,
+    new: NewInvitation,
+) -> Result<Invitation> {
+    let email = crate::tenancy::check_email(&new.email)?.to_owned();
+    if new.role == Role::Owner {
+        owners_only(by.role.unwrap_or(Role::Viewer), "invite an owner")?;
+    }
+    let mut tx = pool.begin().await?;
+    let scope = check_scope(&mut tx, company, new.role, new.facility_ids).await?;
+    let taken = sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM users WHERE lower(email) = lower($1)) AS "taken!""#,
+        email
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    if taken {
+        return Err(Error::Conflict(format!(
+            "{email} already has an account: a person belongs to one company, so ask them to use another address"
+        )));
+    }
+    sqlx::query!(
+        "UPDATE team_invitations SET revoked_at = now()
+         WHERE company_id = $1 AND lower(email) = lower($2)
+           AND accepted_at IS NULL AND revoked_at IS NULL",
+        company.uuid(),
+        email
+    )
+    .execute(&mut *tx)
+    .await?;
+    let company_name =
+        sqlx::query_scalar!("SELECT name FROM companies WHERE id = $1", company.uuid())
+            .fetch_one(&mut *tx)
+            .await?;
+    let token = crate::crypto::random_token();
+    let id = Uuid::now_v7();
+    let scope_ids = scope.column();
+    let row = sqlx::query!(
+        "INSERT INTO team_invitations
+             (id, company_id, email, role, facility_ids, token_hash, invited_by, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         RETURNING created_at, expires_at",
+        id,
+        company.uuid(),
+        email,
+        new.role.as_str(),
+        scope_ids.as_deref(),
+        crate::crypto::token_hash(&token),
+        by.actor.json(),
+        Utc::now() + INVITATION_LIFETIME
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    let body = format!(
+        "{} invited you to {company_name}'s pricing service as {} {}.\n\n\
+         To join, open this link within 7 days (it works once) and choose your password:\n\n\
+         {public_base_url}/invitations/accept?token={token}\n\n\
+         If you did not expect this, ignore this mail: nothing is created.\n",
+        by.actor.label(),
+        if new.role == Role::Admin { "an" } else { "a" },
+        new.role
+    );
+    crate::mail::queue(
+        &mut tx,
+        key,
+        &email,
+        &invitation_subject(&company_name),
+        &body,
+    )
+    .await?;
+    audit::record(
+        &mut tx,
+        company,
+        by,
+        &Change::new("invitation.create")
+            .target("invitation", id)
+            .values(None, Some(json!({ "email": email, "role": new.role.as_str(), "facility_ids": scope.column() }))),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Invitation {
+        id,
+        email,
+        role: new.role,
+        scope,
+        invited_by: by.actor.clone(),
+        created_at: row.created_at,
+        expires_at: row.expires_at,
+        accepted_at: None,
+        revoked_at: None,
+    })
+}
+
+/// Revokes an open invitation; its link stops working at once.
+pub async fn revoke_invitation(
+    pool: &PgPool,
+    company: CompanyId,
+    by: &By<'_>,
+    id: Uuid,
+) -> Result<Invitation> {
+    let mut tx = pool.begin().await?;
+    let r = sqlx::query!(
+        "SELECT email, role, facility_ids, invited_by, created_at, expires_at, accepted_at,
+                revoked_at
+         FROM team_invitations WHERE id = $1 AND company_id = $2 FOR UPDATE",
+        id,
+        company.uuid()
+    )
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or_else(|| Error::not_found(format!("no invitation with id {id}")))?;
+    if r.accepted_at.is_some() {
+        return Err(Error::Conflict(format!(
+            "the invitation {id} was accepted: remove the member instead"
+        )));
+    }
+    let role = role_of(&r.role);
+    if role == Role::Owner {
+        owners_only(
+            by.role.unwrap_or(Role::Viewer),
+            "revoke an owner's invitation",
+        )?;
+    }
+    let revoked_at = match r.revoked_at {
+        Some(t) => t,
+        None => {
+            let t = sqlx::query_scalar!(
+                "UPDATE team_invitations SET revoked_at = now() WHERE id = $1 RETURNING revoked_at",
+                id
+            )
+            .fetch_one(&mut *tx)
+            .await?;
+            audit::record(
+                &mut tx,
+                company,
+                by,
+                &Change::new("invitation.revoke")
+                    .target("invitation", id)
+                    .values(Some(json!({ "email": r.email })), None),
+            )
+            .await?;
+            t.unwrap_or_else(Utc::now)
+        }
+    };
+    tx.commit().await?;
+    Ok(Invitation {
+        id,
+        email: r.email,
+        role,
+        scope: Scope::from_column(r.facility_ids),
+        invited_by: Actor::from_json(&r.invited_by),
+        created_at: r.created_at,
+        expires_at: r.expires_at,
+        accepted_at: None,
+        revoked_at: Some(revoked_at),
+    })
+}
+
+fn invalid_link() -> Error {
+    ValidationError::new("token", "is invalid, expired, revoked or already used").into()
+}
+
+/// What a live invitation link is for (shown before its form: opening the link creates
+/// nothing).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pending {
+    pub company_name: String,
+    pub email: String,
+    pub role: Role,
+}
+
+pub async fn pending(pool: &PgPool, token: &str) -> Result<Pending> {
+    let r = sqlx::query!(
+        "SELECT c.name, i.email, i.role FROM team_invitations i JOIN companies c ON c.id = i.company_id
+         WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.revoked_at IS NULL
+           AND i.expires_at > now()",
+        crate::crypto::token_hash(token.trim())
+    )
+    .fetch_optional(pool)
+    .await?
+    .ok_or_else(invalid_link)?;
+    Ok(Pending {
+        company_name: r.name,
+        email: r.email,
+        role: role_of(&r.role),
+    })
+}
+
+/// Accepts a live invitation: creates the member with the invitation's role and scope and the
+/// chosen password, uses the link up, records the change, and starts a session.
+pub async fn accept(
+    pool: &PgPool,
+    token: &str,
+    password: &str,
+    client_addr: Option<&str>,
+) -> Result<NewSession> {
+    let password_hash = crate::tenancy::hash_off_thread(password).await?;
+    let mut tx = pool.begin().await?;
+    let inv = sqlx::query!(
+        "UPDATE team_invitations SET accepted_at = now()
+         WHERE token_hash = $1 AND accepted_at IS NULL AND revoked_at IS NULL
+           AND expires_at > now()
+         RETURNING id, company_id, email, role, facility_ids",
+        crate::crypto::token_hash(token.trim())
+    )
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or_else(invalid_link)?;
+    let company: CompanyId = inv.company_id.into();
+    let role = role_of(&inv.role);
+    // The scope is checked again: a facility deleted since the invitation drops out of it.
+    let scope = match inv.facility_ids {
+        None => Scope::All,
+        Some(ids) => {
+            let kept = sqlx::query_scalar!(
+                r#"SELECT id AS "id!" FROM facilities WHERE company_id = $1 AND id = ANY($2)"#,
+                company.uuid(),
+                &ids
+            )
+            .fetch_all(&mut *tx)
+            .await?;
+            Scope::Only(kept)
+        }
+    };
+    let user_id = Uuid::now_v7();
+    let scope_ids = scope.column();
+    sqlx::query!(
+        "INSERT INTO users (id, company_id, email, password_hash, role, facility_ids)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+        user_id,
+        company.uuid(),
+        inv.email,
+        password_hash,
+        role.as_str(),
+        scope_ids.as_deref()
+    )
+    .execute(&mut *tx)
+    .await
+    .map_err(|e| {
+        crate::error::conflict_on_unique(e, |_| {
+            "this address got an account meanwhile: log in instead".to_owned()
+        })
+    })?;
+    let actor = Actor::user(user_id, &inv.email);
+    audit::record(
+        &mut tx,
+        company,
+        &By {
+            actor: &actor,
+            role: Some(role),
+            client_addr,
+        },
+        &Change::new("invitation.accept")
+            .target("user", user_id)
+            .values(None, Some(member_json(role, &scope))),
+    )
+    .await?;
+    tx.commit().await?;
+    crate::web_sessions::start_new_user(pool, user_id).await
+}
+
+/// A change to a member: each part left out stays as it is. `facility_ids: Some(None)` gives
+/// every facility.
+#[derive(Clone, Debug, Default)]
+pub struct MemberChange {
+    pub role: Option<Role>,
+    pub facility_ids: Option<Option<Vec<Uuid>>>,
+}
+
+/// Locks the company's owners and the member; the member as stored.
+async fn lock_member(
+    conn: &mut PgConnection,
+    company: CompanyId,
+    id: Uuid,
+) -> Result<(Member, i64)> {
+    // Every owner row is locked first, in id order, so two concurrent demotions cannot both
+    // see another owner left.
+    let owners = sqlx::query_scalar!(
+        "SELECT id FROM users WHERE company_id = $1 AND role = 'owner' ORDER BY id FOR UPDATE",
+        company.uuid()
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let member = sqlx::query_as!(
+        MemberRow,
+        "SELECT id, email, role, facility_ids, last_sign_in_at, created_at FROM users
+         WHERE id = $1 AND company_id = $2 FOR UPDATE",
+        id,
+        company.uuid()
+    )
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or_else(|| Error::not_found(format!("no member with id {id}")))?;
+    Ok((member.into(), owners.len() as i64))
+}
+
+/// Changes a member's role or scope. The member's next request already runs with it.
+pub async fn update_member(
+    pool: &PgPool,
+    company: CompanyId,
+    by: &By<'_>,
+    id: Uuid,
+    change: MemberChange,
+) -> Result<Member> {
+    let acting = by.role.unwrap_or(Role::Viewer);
+    let mut tx = pool.begin().await?;
+    let (member, owners) = lock_member(&mut tx, company, id).await?;
+    let role = change.role.unwrap_or(member.role);
+    if member.role == Role::Owner || role == Role::Owner {
+        owners_only(acting, "make, change or remove an owner")?;
+    }
+    if member.role == Role::Owner && role != Role::Owner && owners <= 1 {
+        return Err(Error::Conflict(
+            "this is the company's last owner: make another member owner first".to_owned(),
+        ));
+    }
+    let requested = match change.facility_ids {
+        Some(ids) => ids,
+        // A role that cannot be scoped drops the old scope; otherwise it is kept.
+        None if role.may_be_scoped() => member.scope.column(),
+        None => None,
+    };
+    let scope = check_scope(&mut tx, company, role, requested).await?;
+    let scope_ids = scope.column();
+    sqlx::query!(
+        "UPDATE users SET role = $2, facility_ids = $3 WHERE id = $1",
+        id,
+        role.as_str(),
+        scope_ids.as_deref()
+    )
+    .execute(&mut *tx)
+    .await?;
+    audit::record(
+        &mut tx,
+        company,
+        by,
+        &Change::new("member.update").target("user", id).values(
+            Some(member_json(member.role, &member.scope)),
+            Some(member_json(role, &scope)),
+        ),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Member {
+        role,
+        scope,
+        ..member
+    })
+}
+
+/// Removes a member: the account and every session of it end at once.
+pub async fn remove_member(
+    pool: &PgPool,
+    company: CompanyId,
+    by: &By<'_>,
+    id: Uuid,
+) -> Result<Member> {
+    let acting = by.role.unwrap_or(Role::Viewer);
+    let mut tx = pool.begin().await?;
+    let (member, owners) = lock_member(&mut tx, company, id).await?;
+    if member.role == Role::Owner {
+        owners_only(acting, "remove an owner")?;
+        if owners <= 1 {
+            return Err(Error::Conflict(
+                "this is the company's last owner: make another member owner first".to_owned(),
+            ));
+        }
+    }
+    sqlx::query!("DELETE FROM users WHERE id = $1", id)
+        .execute(&mut *tx)
+        .await?;
+    audit::record(
+        &mut tx,
+        company,
+        by,
+        &Change::new("member.remove")
+            .target("user", id)
+            .values(
+                Some(json!({ "email": member.email, "role": member.role.as_str(), "facility_ids": member.scope.column() })),
+                None,
+            ),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(member)
+}

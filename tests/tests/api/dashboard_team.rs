@@ -1,0 +1,89 @@
+//! The Team and Audit log pages in a real browser: an owner invites a colleague as a viewer
+//! limited to one facility, the colleague accepts the mailed link and sets a password, sees
+//! only that facility and a menu without the account's pages, and the owner finds both
+//! changes in the audit log with the filter.
+
+use super::dashboard::{link_in, mails};
+use e2e::browser::Browser;
+use e2e::spawn_app;
+
+#[tokio::test]
+async fn an_owner_invites_a_scoped_viewer_who_joins_and_the_audit_page_shows_it() {
+    let app = spawn_app().await;
+    let north = app.create_facility("North").await;
+    app.create_facility("South").await;
+    let base = &app.server.base;
+
+    let owner = Browser::start().await;
+    owner
+        .login(base, &app.tenant.email, "correct horse battery")
+        .await;
+    owner.wait_path("/app").await;
+    owner.goto(&format!("{base}/app/team")).await;
+    owner.fill("input[name=email]", "vic@example.com").await;
+    owner.select("select[name=role]", "viewer").await;
+    owner.click("details.scope summary").await;
+    owner
+        .click(&format!("input[name=facility_ids][value='{north}']"))
+        .await;
+    owner
+        .click("form[action='/app/team/invitations'] button")
+        .await;
+    owner.wait_text("Invitation sent").await;
+    let row = owner.text("#invitations tbody tr").await;
+    assert!(
+        row.starts_with(&format!("vic@example.com viewer 1 {}", app.tenant.email)),
+        "{row}"
+    );
+
+    let dir = std::env::temp_dir().join(format!("mail-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    assert_eq!(app.deliver_mail(&dir).await, 1);
+    let (to, text) = mails(&dir).pop().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(to, "vic@example.com");
+    let link = link_in(&text, "/invitations/accept?token=").unwrap();
+    // The mail's links use PUBLIC_BASE_URL; the test server listens elsewhere.
+    let path = &link[link.find("/invitations/").unwrap()..];
+
+    let vic = Browser::start().await;
+    vic.goto(&format!("{base}{path}")).await;
+    vic.wait_text("Join Acme Storage as viewer with the login vic@example.com")
+        .await;
+    vic.fill("input[name=password]", "a long new password")
+        .await;
+    vic.click("form[action='/invitations/accept'] button").await;
+    vic.wait_path("/app").await;
+    let menu = vic.text("nav.main").await.replace('\n', " ");
+    assert_eq!(menu, "Portfolio Analytics Overview Facilities");
+    vic.goto(&format!("{base}/app/facilities")).await;
+    let list = vic.text("main").await;
+    assert!(list.contains("North") && !list.contains("South"), "{list}");
+    vic.goto(&format!("{base}/app/keys")).await;
+    vic.wait_text("may not do this").await;
+    vic.close().await;
+
+    owner.goto(&format!("{base}/app/audit")).await;
+    owner
+        .fill("#audit-filters input[name=action]", "invitation.")
+        .await;
+    owner.click("#audit-filters button").await;
+    owner.wait_text("invitation.accept").await;
+    let rows: Vec<Vec<String>> = serde_json::from_value(
+        owner
+            .script(
+                "return Array.from(document.querySelectorAll('#audit tbody tr')).map(r => [r.cells[1].textContent.trim(), r.cells[3].textContent.trim()])",
+            )
+            .await,
+    )
+    .unwrap();
+    assert_eq!(
+        rows,
+        vec![
+            vec!["vic@example.com".to_owned(), "invitation.accept".to_owned()],
+            vec![app.tenant.email.clone(), "invitation.create".to_owned()],
+        ]
+    );
+    owner.close().await;
+    app.run_jobs().await;
+}
