@@ -67,7 +67,7 @@ async fn sync(
     State(state): State<AppState>,
     Auth(who): Auth,
     JsonBytes(body): JsonBytes,
-) -> ApiResult<Json<SyncAnswer>> {
+) -> ApiResult<(axum::Extension<crate::access::Audited>, Json<SyncAnswer>)> {
     let parsed = domain::sync::parse(&body, Utc::now().date_naive())?;
     // The parser accepted the body, so it is UTF-8; the check keeps that an invariant.
     let raw = std::str::from_utf8(&body)
@@ -86,17 +86,25 @@ async fn sync(
         .await;
     let mut warnings = parsed.warnings;
     warnings.extend(outcome.warnings);
-    Ok(Json(SyncAnswer {
-        ok: true,
-        idempotent: outcome.idempotent,
-        facility: outcome.facility.into(),
-        sync_id: outcome.sync_id,
-        date: outcome.date,
-        warnings,
-        job: JobRef {
-            id: outcome.job_id,
-            kind: "ingest",
-        },
-        rent_roll: outcome.rent_roll.map(Into::into),
-    }))
+    let audited = crate::access::Audited {
+        target: Some(("sync_record", outcome.sync_id.to_string())),
+        facility_id: Some(outcome.facility.id),
+        ..Default::default()
+    };
+    Ok((
+        axum::Extension(audited),
+        Json(SyncAnswer {
+            ok: true,
+            idempotent: outcome.idempotent,
+            facility: outcome.facility.into(),
+            sync_id: outcome.sync_id,
+            date: outcome.date,
+            warnings,
+            job: JobRef {
+                id: outcome.job_id,
+                kind: "ingest",
+            },
+            rent_roll: outcome.rent_roll.map(Into::into),
+        }),
+    ))
 }

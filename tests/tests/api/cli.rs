@@ -406,6 +406,10 @@ async fn rotating_the_master_key_reseals_secrets_while_the_service_keeps_working
     assert_eq!(out["resealed"]["webhook_subscriptions"], 1, "{out}");
     assert_eq!(out["resealed"]["unreadable"], 0, "{out}");
     assert_eq!(out["key_id"], jobs::crypto::key_id(&new_bytes));
+    // The company's audit log says so, under the service.
+    let log = e2e::get_ok(&app, "/api/v1/audit-log?action=master_key.rotate").await;
+    assert_eq!(log["entries"].as_array().unwrap().len(), 1, "{log}");
+    assert_eq!(log["entries"][0]["actor"]["type"], "system");
 
     // Every secret now opens with the new key alone, and no longer with the old one.
     let new_only = MasterKey::new(new_bytes);

@@ -1027,6 +1027,16 @@ async fn a_scoped_manager_sees_only_her_facilities_on_every_route_and_page_and_t
     )
     .await;
     assert_eq!(s, 200, "{body}");
+    // The push is in the audit log under her key, with its facility and record.
+    let pushes = e2e::get_ok(&app, "/api/v1/audit-log?action=sync.push&actor=district").await;
+    let push = &pushes["entries"][0];
+    assert_eq!(pushes["entries"].as_array().unwrap().len(), 1, "{pushes}");
+    assert_eq!(push["facility_id"], north.as_str());
+    assert_eq!(push["role"], "manager");
+    assert_eq!(
+        push["target"],
+        format!("sync_record:{}", body["sync_id"].as_str().unwrap())
+    );
     // Her jobs are hers to follow; East's are not.
     let job = format!("/api/v1/jobs/{}", body["job"]["id"].as_str().unwrap());
     let (s, _) = send(&app, &district, Method::GET, &job, None).await;
