@@ -926,6 +926,16 @@ async fn screenshots_of_the_main_pages() {
     )
     .await;
     assert_eq!(s, 202);
+    // A colleague invited, so the Team page and the audit log show one.
+    let (s, _) = status_json(
+        app.post(
+            "/api/v1/team/invitations",
+            &json!({ "email": "district.north@demo-storage.example", "role": "manager" }),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(s, 201);
     let dir = std::env::var("SCREENSHOTS_DIR").map_or_else(
         |_| std::env::temp_dir().join(format!("shots-{}", uuid::Uuid::new_v4().simple())),
         std::path::PathBuf::from,
@@ -973,6 +983,8 @@ async fn screenshots_of_the_main_pages() {
         ("upload", "/app/upload", "input[type=file]"),
         ("data-sources", "/app/data-sources", "select[name=provider]"),
         ("webhooks", "/app/webhooks", "form[action='/app/webhooks']"),
+        ("team", "/app/team", "#members"),
+        ("audit", "/app/audit", "#audit"),
     ] {
         b.goto(&format!("{base}{path}")).await;
         b.find(ready).await;
