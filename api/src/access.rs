@@ -140,6 +140,8 @@ pub fn page(method: &Method, route: &str) -> Operation {
     match path {
         "/company" => write("company.update", A, None),
         "/logout-everywhere" => write("session.end_all", Permission::Read, None),
+        // Outside `/app`, but behind the same session check: anyone signed in may leave.
+        "/logout" => write("session.end", Permission::Read, None),
         "/keys" => write("api_key.create", A, None),
         "/keys/{id}/revoke" => write("api_key.revoke", A, Some("api_key")),
         "/facilities" => write("facility.create", A, None),
@@ -400,6 +402,8 @@ mod tests {
                 Operate,
             ),
             (page(&Method::POST, "/app/new-form"), Administer),
+            (page(&Method::POST, "/logout"), Read),
+            (page(&Method::POST, "/app/logout-everywhere"), Read),
         ];
         for (i, (op, needs)) in cases.into_iter().enumerate() {
             assert_eq!(op.permission, needs, "case {i}");

@@ -61,6 +61,10 @@ async fn an_owner_invites_a_scoped_viewer_who_joins_and_the_audit_page_shows_it(
     assert!(list.contains("North") && !list.contains("South"), "{list}");
     vic.goto(&format!("{base}/app/keys")).await;
     vic.wait_text("may not do this").await;
+    // Every role may log out.
+    vic.goto(&format!("{base}/app")).await;
+    vic.click("form[action='/logout'] button").await;
+    vic.wait_path("/login").await;
     vic.close().await;
 
     owner.goto(&format!("{base}/app/audit")).await;
