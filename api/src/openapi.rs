@@ -177,6 +177,88 @@ const LINKS: &[Link] = &[
             ("run_id", "$response.body#/recommendation_id"),
         ],
     ),
+    (
+        "/api/v1/facilities/{id}/recommendations",
+        "get",
+        "200",
+        "decide",
+        "pricing_decide",
+        &[
+            ("id", "$request.path.id"),
+            ("run_id", "$response.body#/recommendation_id"),
+        ],
+    ),
+    (
+        "/api/v1/facilities/{id}/ecri-batches",
+        "post",
+        "201",
+        "read",
+        "ecri_one",
+        &[
+            ("id", "$request.path.id"),
+            ("batch_id", "$response.body#/id"),
+        ],
+    ),
+    (
+        "/api/v1/facilities/{id}/ecri-batches",
+        "post",
+        "201",
+        "edit",
+        "ecri_edit",
+        &[
+            ("id", "$request.path.id"),
+            ("batch_id", "$response.body#/id"),
+        ],
+    ),
+    (
+        "/api/v1/facilities/{id}/ecri-batches",
+        "post",
+        "201",
+        "approve",
+        "ecri_approve",
+        &[
+            ("id", "$request.path.id"),
+            ("batch_id", "$response.body#/id"),
+        ],
+    ),
+    (
+        "/api/v1/facilities/{id}/ecri-batches",
+        "post",
+        "201",
+        "cancel",
+        "ecri_cancel",
+        &[
+            ("id", "$request.path.id"),
+            ("batch_id", "$response.body#/id"),
+        ],
+    ),
+    (
+        "/api/v1/facilities/{id}/ecri-batches",
+        "post",
+        "201",
+        "letters",
+        "ecri_letters",
+        &[
+            ("id", "$request.path.id"),
+            ("batch_id", "$response.body#/id"),
+        ],
+    ),
+    (
+        "/api/v1/team/invitations",
+        "post",
+        "201",
+        "revoke",
+        "team_revoke_invitation",
+        &[("id", "$response.body#/id")],
+    ),
+    (
+        "/api/v1/team",
+        "get",
+        "200",
+        "change",
+        "team_update_member",
+        &[("id", "$response.body#/members/0/id")],
+    ),
 ];
 
 /// Adds [`LINKS`] to the written document. (utoipa 5 writes a link's fields in snake case,

@@ -7,6 +7,18 @@ use super::dashboard::{link_in, mails};
 use e2e::browser::Browser;
 use e2e::spawn_app;
 
+/// The member with `email`, as `GET /api/v1/team` lists it.
+async fn member(app: &e2e::TestApp, email: &str) -> serde_json::Value {
+    let team = e2e::get_ok(app, "/api/v1/team").await;
+    team["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["email"] == email)
+        .unwrap()
+        .clone()
+}
+
 #[tokio::test]
 async fn an_owner_invites_a_scoped_viewer_who_joins_and_the_audit_page_shows_it() {
     let app = spawn_app().await;
@@ -88,6 +100,30 @@ async fn an_owner_invites_a_scoped_viewer_who_joins_and_the_audit_page_shows_it(
             vec![app.tenant.email.clone(), "invitation.create".to_owned()],
         ]
     );
+    // The retention form, and the member's facilities widened to every one on the Team page.
+    owner.fill("input[name=audit_retention_days]", "400").await;
+    owner
+        .click("form[action='/app/audit/settings'] button")
+        .await;
+    owner.wait_text("Saved.").await;
+    let settings = e2e::get_ok(&app, "/api/v1/audit-log/settings").await;
+    assert_eq!(settings["audit_retention_days"], 400);
+    let vic = member(&app, "vic@example.com").await;
+    assert_eq!(vic["facility_ids"], serde_json::json!([north]));
+    let form = format!(
+        "form[action='/app/team/members/{}']",
+        vic["id"].as_str().unwrap()
+    );
+    owner.goto(&format!("{base}/app/team")).await;
+    owner.click(&format!("{form} details.scope summary")).await;
+    owner
+        .click(&format!("{form} input[name=facility_ids][value='{north}']"))
+        .await;
+    owner.click(&format!("{form} button")).await;
+    owner.wait_text("Saved.").await;
+    let vic = member(&app, "vic@example.com").await;
+    assert_eq!(vic["facility_ids"], serde_json::Value::Null);
+    assert_eq!(vic["role"], "viewer");
     owner.close().await;
     app.run_jobs().await;
 }
