@@ -1155,3 +1155,45 @@ async fn invite_and_accept_scoped(app: &TestApp, email: &str, facility_ids: &[&S
     assert_eq!(accepted.len(), 1);
     accepted.pop().unwrap()
 }
+
+#[tokio::test]
+async fn a_setting_saved_on_the_facility_page_is_in_the_audit_log_with_its_values() {
+    let app = spawn_app().await;
+    let fid = app.create_facility("Main Street").await;
+    let cookie = app.session_cookie().await;
+    let token = csrf(&app, &cookie, &format!("/app/facilities/{fid}")).await;
+    let r = post_form(
+        &app,
+        &cookie,
+        &format!("/app/facilities/{fid}/settings"),
+        &[
+            ("csrf", token.as_str()),
+            ("auto_accept_within_pct", "5"),
+            ("round_to_whole", "true"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status(), 303);
+    let settings = e2e::get_ok(&app, &format!("/api/v1/facilities/{fid}/pricing-settings")).await;
+    assert_eq!(settings["settings"]["auto_accept_within_pct"], 5.0);
+    // A refused value writes nothing and records nothing.
+    let r = post_form(
+        &app,
+        &cookie,
+        &format!("/app/facilities/{fid}/settings"),
+        &[("csrf", token.as_str()), ("auto_accept_within_pct", "25")],
+    )
+    .await;
+    assert_eq!(r.status(), 422);
+    let log = e2e::get_ok(&app, "/api/v1/audit-log?action=pricing_settings.update").await;
+    let entries = log["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{log}");
+    assert_eq!(entries[0]["actor"]["name"], app.tenant.email.as_str());
+    assert_eq!(entries[0]["facility_id"], fid.as_str());
+    assert_eq!(entries[0]["before"], json!({}));
+    assert_eq!(
+        entries[0]["after"],
+        json!({ "auto_accept_within_pct": 5.0 })
+    );
+    app.run_jobs().await;
+}
