@@ -10,7 +10,7 @@ use crate::error::ApiError;
 use crate::extract::{client_address, PeerAddr};
 use crate::state::AppState;
 use axum::extract::{FromRequestParts, MatchedPath, RawPathParams, Request, State};
-use axum::http::Method;
+use axum::http::{request::Parts, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use jobs::access::{Access, Permission};
@@ -206,12 +206,38 @@ impl Audited {
     }
 }
 
-/// The audit log's "who" of a request.
-pub fn by<'a>(access: &'a Access, client_addr: &'a str) -> By<'a> {
-    By {
-        actor: &access.actor,
-        role: Some(access.role),
-        client_addr: Some(client_addr),
+/// Who acts in a request (the key's or the signed-in user's actor, role and scope) and from
+/// which address: the audit log's "who" for a use case that records its own entry.
+pub struct Acting {
+    pub access: Access,
+    pub addr: String,
+}
+
+impl Acting {
+    pub fn by(&self) -> By<'_> {
+        By {
+            actor: &self.access.actor,
+            role: Some(self.access.role),
+            client_addr: Some(&self.addr),
+        }
+    }
+}
+
+impl FromRequestParts<AppState> for Acting {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let access = parts
+            .extensions
+            .get::<Principal>()
+            .map(Principal::access)
+            .or_else(|| parts.extensions.get::<Session>().map(Session::access))
+            .ok_or_else(|| ApiError::Unauthorized("missing API key".to_owned()))?;
+        let Ok(peer) = PeerAddr::from_request_parts(parts, state).await;
+        Ok(Self {
+            access,
+            addr: client(state, &parts.headers, &peer),
+        })
     }
 }
 
@@ -220,11 +246,12 @@ pub fn client(state: &AppState, headers: &axum::http::HeaderMap, peer: &PeerAddr
     client_address(headers, peer.0, state.config.trusted_proxies)
 }
 
-/// Where a request went: its route, its path's ids and the client's address.
+/// Where a request went: its route, its path's ids and, for a write (which the audit log may
+/// record), the client's address.
 struct Call {
     route: String,
     params: Vec<(String, String)>,
-    addr: String,
+    addr: Option<String>,
 }
 
 impl Call {
@@ -261,10 +288,12 @@ async fn call_of(state: &AppState, req: Request) -> (Request, Call) {
                 .collect()
         })
         .unwrap_or_default();
-    let peer = PeerAddr::from_request_parts(&mut parts, state)
-        .await
-        .unwrap_or(PeerAddr(None));
-    let addr = client(state, &parts.headers, &peer);
+    let addr = if is_read(&parts.method) {
+        None
+    } else {
+        let Ok(peer) = PeerAddr::from_request_parts(&mut parts, state).await;
+        Some(client(state, &parts.headers, &peer))
+    };
     (
         Request::from_parts(parts, body),
         Call {
@@ -310,7 +339,7 @@ async fn record(
     let by = By {
         actor: &access.actor,
         role: Some(access.role),
-        client_addr: Some(&call.addr),
+        client_addr: call.addr.as_deref(),
     };
     if let Err(e) = jobs::audit::record_now(&state.db, company, &by, &change).await {
         tracing::error!(error = %e, action = %change.action, "audit log entry not recorded");

@@ -77,6 +77,50 @@ impl From<MemberRow> for Member {
     }
 }
 
+/// An invitation as stored.
+struct InvitationRow {
+    id: Uuid,
+    email: String,
+    role: String,
+    facility_ids: Option<Vec<Uuid>>,
+    invited_by: serde_json::Value,
+    created_at: DateTime<Utc>,
+    expires_at: DateTime<Utc>,
+    accepted_at: Option<DateTime<Utc>>,
+    revoked_at: Option<DateTime<Utc>>,
+}
+
+impl From<InvitationRow> for Invitation {
+    fn from(r: InvitationRow) -> Self {
+        Self {
+            id: r.id,
+            email: r.email,
+            role: role_of(&r.role),
+            scope: Scope::from_column(r.facility_ids),
+            invited_by: Actor::from_json(&r.invited_by),
+            created_at: r.created_at,
+            expires_at: r.expires_at,
+            accepted_at: r.accepted_at,
+            revoked_at: r.revoked_at,
+        }
+    }
+}
+
+/// Those of `ids` that are facilities of the company.
+async fn known_facilities(
+    conn: &mut PgConnection,
+    company: CompanyId,
+    ids: &[Uuid],
+) -> Result<Vec<Uuid>> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT id AS "id!" FROM facilities WHERE company_id = $1 AND id = ANY($2)"#,
+        company.uuid(),
+        ids
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
 fn role_of(stored: &str) -> Role {
     // The columns' checks allow only roles.
     Role::parse(stored).unwrap_or(Role::Viewer)
@@ -113,13 +157,7 @@ pub async fn check_scope(
         )
         .into());
     }
-    let known = sqlx::query_scalar!(
-        r#"SELECT id AS "id!" FROM facilities WHERE company_id = $1 AND id = ANY($2)"#,
-        company.uuid(),
-        &ids
-    )
-    .fetch_all(&mut *conn)
-    .await?;
+    let known = known_facilities(conn, company, &ids).await?;
     if let Some(missing) = ids.iter().find(|id| !known.contains(id)) {
         return Err(
             ValidationError::new("facility_ids", format!("no facility with id {missing}")).into(),
@@ -144,7 +182,8 @@ pub async fn members(pool: &PgPool, company: CompanyId) -> Result<Vec<Member>> {
 
 /// The company's invitations not yet accepted, revoked or expired, newest first.
 pub async fn open_invitations(pool: &PgPool, company: CompanyId) -> Result<Vec<Invitation>> {
-    let rows = sqlx::query!(
+    let rows = sqlx::query_as!(
+        InvitationRow,
         "SELECT id, email, role, facility_ids, invited_by, created_at, expires_at, accepted_at,
                 revoked_at
          FROM team_invitations
@@ -155,20 +194,7 @@ pub async fn open_invitations(pool: &PgPool, company: CompanyId) -> Result<Vec<I
     )
     .fetch_all(pool)
     .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| Invitation {
-            id: r.id,
-            email: r.email,
-            role: role_of(&r.role),
-            scope: Scope::from_column(r.facility_ids),
-            invited_by: Actor::from_json(&r.invited_by),
-            created_at: r.created_at,
-            expires_at: r.expires_at,
-            accepted_at: r.accepted_at,
-            revoked_at: r.revoked_at,
-        })
-        .collect())
+    Ok(rows.into_iter().map(Into::into).collect())
 }
 
 /// What an invitation asks for.
@@ -297,8 +323,9 @@ pub async fn revoke_invitation(
     id: Uuid,
 ) -> Result<Invitation> {
     let mut tx = pool.begin().await?;
-    let r = sqlx::query!(
-        "SELECT email, role, facility_ids, invited_by, created_at, expires_at, accepted_at,
+    let mut invitation: Invitation = sqlx::query_as!(
+        InvitationRow,
+        "SELECT id, email, role, facility_ids, invited_by, created_at, expires_at, accepted_at,
                 revoked_at
          FROM team_invitations WHERE id = $1 AND company_id = $2 FOR UPDATE",
         id,
@@ -306,52 +333,39 @@ pub async fn revoke_invitation(
     )
     .fetch_optional(&mut *tx)
     .await?
-    .ok_or_else(|| Error::not_found(format!("no invitation with id {id}")))?;
-    if r.accepted_at.is_some() {
+    .ok_or_else(|| Error::not_found(format!("no invitation with id {id}")))?
+    .into();
+    if invitation.accepted_at.is_some() {
         return Err(Error::Conflict(format!(
             "the invitation {id} was accepted: remove the member instead"
         )));
     }
-    let role = role_of(&r.role);
-    if role == Role::Owner {
+    if invitation.role == Role::Owner {
         owners_only(
             by.role.unwrap_or(Role::Viewer),
             "revoke an owner's invitation",
         )?;
     }
-    let revoked_at = match r.revoked_at {
-        Some(t) => t,
-        None => {
-            let t = sqlx::query_scalar!(
-                "UPDATE team_invitations SET revoked_at = now() WHERE id = $1 RETURNING revoked_at",
-                id
-            )
-            .fetch_one(&mut *tx)
-            .await?;
-            audit::record(
-                &mut tx,
-                company,
-                by,
-                &Change::new("invitation.revoke")
-                    .target("invitation", id)
-                    .values(Some(json!({ "email": r.email })), None),
-            )
-            .await?;
-            t.unwrap_or_else(Utc::now)
-        }
-    };
+    if invitation.revoked_at.is_none() {
+        let t = sqlx::query_scalar!(
+            "UPDATE team_invitations SET revoked_at = now() WHERE id = $1 RETURNING revoked_at",
+            id
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        audit::record(
+            &mut tx,
+            company,
+            by,
+            &Change::new("invitation.revoke")
+                .target("invitation", id)
+                .values(Some(json!({ "email": invitation.email })), None),
+        )
+        .await?;
+        invitation.revoked_at = Some(t.unwrap_or_else(Utc::now));
+    }
     tx.commit().await?;
-    Ok(Invitation {
-        id,
-        email: r.email,
-        role,
-        scope: Scope::from_column(r.facility_ids),
-        invited_by: Actor::from_json(&r.invited_by),
-        created_at: r.created_at,
-        expires_at: r.expires_at,
-        accepted_at: None,
-        revoked_at: Some(revoked_at),
-    })
+    Ok(invitation)
 }
 
 fn invalid_link() -> Error {
@@ -409,16 +423,7 @@ pub async fn accept(
     // The scope is checked again: a facility deleted since the invitation drops out of it.
     let scope = match inv.facility_ids {
         None => Scope::All,
-        Some(ids) => {
-            let kept = sqlx::query_scalar!(
-                r#"SELECT id AS "id!" FROM facilities WHERE company_id = $1 AND id = ANY($2)"#,
-                company.uuid(),
-                &ids
-            )
-            .fetch_all(&mut *tx)
-            .await?;
-            Scope::Only(kept)
-        }
+        Some(ids) => Scope::Only(known_facilities(&mut tx, company, &ids).await?),
     };
     let user_id = Uuid::now_v7();
     let scope_ids = scope.column();

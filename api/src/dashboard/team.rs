@@ -6,7 +6,7 @@ use super::extract::{Form, Query};
 use super::page::{self, Messages, Nav, PageResult};
 use super::session::{self, SignedIn};
 use super::Notice;
-use crate::access::{by, client};
+use crate::access::{client, Acting};
 use crate::extract::{path_id, PeerAddr};
 use crate::routes::audit::AuditQuery;
 use crate::state::AppState;
@@ -150,14 +150,20 @@ pub async fn show(
     team_page(&state, &s, &Messages::notice(n.text())).await
 }
 
-/// A refused change shown on the Team page with the status the API would answer.
+/// A refused change (422, 409 or 403) shown on the Team page with the status the API answers;
+/// anything else is the error page.
 async fn refused(state: &AppState, s: &Session, e: jobs::Error) -> PageResult {
-    let status = match &e {
-        jobs::Error::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-        jobs::Error::Conflict(_) => StatusCode::CONFLICT,
-        jobs::Error::Forbidden(_) => StatusCode::FORBIDDEN,
-        _ => return Err(e.into()),
-    };
+    let e = crate::error::ApiError::from(e);
+    let status = e.status();
+    if ![
+        StatusCode::UNPROCESSABLE_ENTITY,
+        StatusCode::CONFLICT,
+        StatusCode::FORBIDDEN,
+    ]
+    .contains(&status)
+    {
+        return Err(e.into());
+    }
     let mut r = team_page(state, s, &Messages::error(e.to_string())).await?;
     *r.status_mut() = status;
     Ok(r)
@@ -172,12 +178,9 @@ fn parse_role(raw: &str) -> Result<Role, jobs::Error> {
 pub async fn invite(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
-    headers: HeaderMap,
-    peer: PeerAddr,
+    acting: Acting,
     Form(f): Form<Vec<(String, String)>>,
 ) -> PageResult {
-    let access = s.access();
-    let addr = client(&state, &headers, &peer);
     let result = match (parse_role(field(&f, "role")), ticked(&f)) {
         (Ok(role), Ok(facility_ids)) => {
             jobs::team::invite(
@@ -185,7 +188,7 @@ pub async fn invite(
                 &state.config.master_key,
                 &state.config.public_base_url,
                 s.company_id,
-                &by(&access, &addr),
+                &acting.by(),
                 jobs::team::NewInvitation {
                     email: field(&f, "email").to_owned(),
                     role,
@@ -205,16 +208,12 @@ pub async fn invite(
 pub async fn revoke_invitation(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
-    headers: HeaderMap,
-    peer: PeerAddr,
+    acting: Acting,
     Path(id): Path<String>,
 ) -> PageResult {
     let id = path_id(&id, "invitation")?;
-    let access = s.access();
-    let addr = client(&state, &headers, &peer);
-    match jobs::team::revoke_invitation(&state.db, s.company_id, &by(&access, &addr), id).await {
+    match jobs::team::revoke_invitation(&state.db, s.company_id, &acting.by(), id).await {
         Ok(_) => Ok(Redirect::to("/app/team?notice=revoked-invitation").into_response()),
-        Err(e @ jobs::Error::NotFound(_)) => Err(e.into()),
         Err(e) => refused(&state, &s, e).await,
     }
 }
@@ -222,20 +221,17 @@ pub async fn revoke_invitation(
 pub async fn update_member(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
-    headers: HeaderMap,
-    peer: PeerAddr,
+    acting: Acting,
     Path(id): Path<String>,
     Form(f): Form<Vec<(String, String)>>,
 ) -> PageResult {
     let id = path_id(&id, "member")?;
-    let access = s.access();
-    let addr = client(&state, &headers, &peer);
     let result = match (parse_role(field(&f, "role")), ticked(&f)) {
         (Ok(role), Ok(facility_ids)) => {
             jobs::team::update_member(
                 &state.db,
                 s.company_id,
-                &by(&access, &addr),
+                &acting.by(),
                 id,
                 jobs::team::MemberChange {
                     role: Some(role),
@@ -250,7 +246,6 @@ pub async fn update_member(
     };
     match result {
         Ok(_) => Ok(Redirect::to("/app/team?notice=updated").into_response()),
-        Err(e @ jobs::Error::NotFound(_)) => Err(e.into()),
         Err(e) => refused(&state, &s, e).await,
     }
 }
@@ -285,21 +280,17 @@ pub async fn confirm_remove(
 pub async fn remove_member(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
-    headers: HeaderMap,
-    peer: PeerAddr,
+    acting: Acting,
     jar: CookieJar,
     Path(id): Path<String>,
 ) -> PageResult {
     let id = path_id(&id, "member")?;
-    let access = s.access();
-    let addr = client(&state, &headers, &peer);
-    match jobs::team::remove_member(&state.db, s.company_id, &by(&access, &addr), id).await {
+    match jobs::team::remove_member(&state.db, s.company_id, &acting.by(), id).await {
         // Who removed themselves has no session left.
         Ok(m) if m.id == s.user_id => {
             Ok((jar.remove(session::clear_cookie()), Redirect::to("/login")).into_response())
         }
         Ok(_) => Ok(Redirect::to("/app/team?notice=removed").into_response()),
-        Err(e @ jobs::Error::NotFound(_)) => Err(e.into()),
         Err(e) => refused(&state, &s, e).await,
     }
 }
@@ -545,8 +536,7 @@ pub struct RetentionForm {
 pub async fn save_retention(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
-    headers: HeaderMap,
-    peer: PeerAddr,
+    acting: Acting,
     Form(f): Form<RetentionForm>,
 ) -> PageResult {
     let days: i32 = f.audit_retention_days.trim().parse().map_err(|_| {
@@ -554,8 +544,6 @@ pub async fn save_retention(
             "audit_retention_days: must be a whole number of days".into(),
         )
     })?;
-    let access = s.access();
-    let addr = client(&state, &headers, &peer);
-    jobs::audit::set_retention(&state.db, s.company_id, &by(&access, &addr), days).await?;
+    jobs::audit::set_retention(&state.db, s.company_id, &acting.by(), days).await?;
     Ok(Redirect::to("/app/audit?notice=updated").into_response())
 }

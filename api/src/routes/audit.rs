@@ -1,14 +1,14 @@
 //! The audit log: a page of it as JSON, the same filters as CSV, and its retention. Owners and
 //! admins only.
 
-use crate::access::{by, client};
+use crate::access::Acting;
 use crate::auth::Auth;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Json, PeerAddr, Query};
+use crate::extract::{Json, Query};
 use crate::state::AppState;
 use crate::views::audit::AuditEntry;
 use axum::extract::State;
-use axum::http::{header, HeaderMap};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use domain::ids::CompanyId;
@@ -188,16 +188,13 @@ async fn settings(
 async fn set_settings(
     State(state): State<AppState>,
     Auth(who): Auth,
-    headers: HeaderMap,
-    peer: PeerAddr,
+    acting: Acting,
     Json(body): Json<AuditSettings>,
 ) -> ApiResult<axum::Json<AuditSettings>> {
-    let access = who.access();
-    let addr = client(&state, &headers, &peer);
     jobs::audit::set_retention(
         &state.db,
         who.company_id,
-        &by(&access, &addr),
+        &acting.by(),
         body.audit_retention_days,
     )
     .await?;

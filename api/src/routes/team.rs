@@ -1,14 +1,14 @@
 //! The company's team: members with their roles, invitations, and changes to both. Owners and
 //! admins only; only an owner makes, changes or removes an owner.
 
-use crate::access::{by, client};
+use crate::access::Acting;
 use crate::auth::Auth;
 use crate::error::ApiResult;
-use crate::extract::{path_id, Json, PeerAddr};
+use crate::extract::{path_id, Json};
 use crate::state::AppState;
 use crate::views::team::{Invitation, Member, RoleName};
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use jobs::team;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
@@ -70,18 +70,15 @@ pub(crate) struct NewInvitation {
 async fn invite(
     State(state): State<AppState>,
     Auth(who): Auth,
-    headers: HeaderMap,
-    peer: PeerAddr,
+    acting: Acting,
     Json(body): Json<NewInvitation>,
 ) -> ApiResult<(StatusCode, axum::Json<Invitation>)> {
-    let access = who.access();
-    let addr = client(&state, &headers, &peer);
     let invitation = team::invite(
         &state.db,
         &state.config.master_key,
         &state.config.public_base_url,
         who.company_id,
-        &by(&access, &addr),
+        &acting.by(),
         team::NewInvitation {
             email: body.email,
             role: body.role.into(),
@@ -102,15 +99,11 @@ async fn invite(
 async fn revoke_invitation(
     State(state): State<AppState>,
     Auth(who): Auth,
-    headers: HeaderMap,
-    peer: PeerAddr,
+    acting: Acting,
     Path(id): Path<String>,
 ) -> ApiResult<axum::Json<Invitation>> {
     let id = path_id(&id, "invitation")?;
-    let access = who.access();
-    let addr = client(&state, &headers, &peer);
-    let invitation =
-        team::revoke_invitation(&state.db, who.company_id, &by(&access, &addr), id).await?;
+    let invitation = team::revoke_invitation(&state.db, who.company_id, &acting.by(), id).await?;
     Ok(axum::Json(invitation.into()))
 }
 
@@ -138,18 +131,15 @@ pub(crate) struct MemberUpdate {
 async fn update_member(
     State(state): State<AppState>,
     Auth(who): Auth,
-    headers: HeaderMap,
-    peer: PeerAddr,
+    acting: Acting,
     Path(id): Path<String>,
     Json(body): Json<MemberUpdate>,
 ) -> ApiResult<axum::Json<Member>> {
     let id = path_id(&id, "member")?;
-    let access = who.access();
-    let addr = client(&state, &headers, &peer);
     let member = team::update_member(
         &state.db,
         who.company_id,
-        &by(&access, &addr),
+        &acting.by(),
         id,
         team::MemberChange {
             role: body.role.map(Into::into),
@@ -170,13 +160,10 @@ async fn update_member(
 async fn remove_member(
     State(state): State<AppState>,
     Auth(who): Auth,
-    headers: HeaderMap,
-    peer: PeerAddr,
+    acting: Acting,
     Path(id): Path<String>,
 ) -> ApiResult<axum::Json<Member>> {
     let id = path_id(&id, "member")?;
-    let access = who.access();
-    let addr = client(&state, &headers, &peer);
-    let member = team::remove_member(&state.db, who.company_id, &by(&access, &addr), id).await?;
+    let member = team::remove_member(&state.db, who.company_id, &acting.by(), id).await?;
     Ok(axum::Json(member.into()))
 }
