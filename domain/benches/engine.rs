@@ -39,6 +39,7 @@ fn facility(mode: Mode) -> FacilityInput {
                 total_units: Some(40 + i as u32),
                 last_rate_change: Some(as_of - chrono::Days::new((i * 3) as u64)),
                 last_change_raised: None,
+                history: Vec::new(),
                 earlier: Some(EarlierReading {
                     days_ago: 28,
                     occupancy_pct: Some(76.0 + (i % 15) as f64),

@@ -9,15 +9,15 @@ use crate::values::round2;
 use chrono::{Datelike, NaiveDate};
 
 /// Bumped whenever the maths changes, and stored with every run.
-pub const ENGINE_VERSION: &str = "2026.11.6";
+pub const ENGINE_VERSION: &str = "2026.11.7";
 
 pub use crate::lease_up::Mode;
 
 mod rules;
 mod types;
 pub use types::{
-    Action, EarlierReading, FacilityInput, Factor, Guardrail, PromotionInput, Recommendation,
-    UnitTypeInput,
+    Action, DayReading, EarlierReading, FacilityInput, Factor, Guardrail, PromotionInput,
+    Recommendation, UnitTypeInput,
 };
 
 /// Canonical form of a size for matching: lower case, no spaces, `X` as `x`.

@@ -98,6 +98,15 @@ pub struct PricingSettings {
     /// clearly weak: from half of them to all of them the share of the gap a run closes rises
     /// from `target_approach_share` to all of it (0 turns the fast close off).
     pub weak_gap_pp: f64,
+    /// Days of the size's own daily history the price response learns its demand from (0
+    /// learns from the trend window's two readings alone, as engine 2026.11.6 did).
+    pub response_history_days: i64,
+    /// A day of that history weighs half as much as one this many days more recent.
+    pub response_half_life_days: i64,
+    /// Move-ins the history would have brought at a demand that keeps every unit let at the
+    /// median (weighed like its days) at which the learned demand counts half; more history
+    /// counts more (0 trusts any history fully).
+    pub response_evidence_move_ins: f64,
     /// Competitor band settings.
     pub expected_stay_months: f64,
     /// Competitor observations older than this (days) are stale.
@@ -141,7 +150,7 @@ const fn whole(name: &'static str, min: f64, max: f64) -> Range {
 }
 
 /// Every numeric setting with its range, in the order of the struct.
-pub const RANGES: [Range; 41] = [
+pub const RANGES: [Range; 44] = [
     r("occupancy_target_low_pct", 0.0, 100.0),
     r("occupancy_target_high_pct", 0.0, 100.0),
     r("occupancy_pp_per_point", 0.0, 10.0),
@@ -178,6 +187,9 @@ pub const RANGES: [Range; 41] = [
     whole("probe_interval_days", 7.0, 365.0),
     r("probe_retreat_pp", 0.0, 50.0),
     r("weak_gap_pp", 0.0, 50.0),
+    whole("response_history_days", 0.0, 730.0),
+    whole("response_half_life_days", 7.0, 730.0),
+    r("response_evidence_move_ins", 0.0, 1000.0),
     r("expected_stay_months", 1.0, 120.0),
     whole("competitor_stale_after_days", 0.0, 3650.0),
     r("competitor_stale_weight", 0.0, 1.0),
@@ -217,15 +229,18 @@ impl Default for PricingSettings {
             lease_up_floor_share: 0.70,
             lease_up_climb_pp_per_week: 3.0,
             fill_first_pp_per_week: 3.0,
-            response_weight: 0.75,
+            response_weight: 1.0,
             price_elasticity: 3.0,
             response_fill_pct: 95.0,
-            response_max_pp: 10.0,
+            response_max_pp: 15.0,
             probe_relet_days: 4.0,
             probe_step_pct: 2.0,
             probe_interval_days: 56,
             probe_retreat_pp: 10.0,
             weak_gap_pp: 30.0,
+            response_history_days: 365,
+            response_half_life_days: 120,
+            response_evidence_move_ins: 16.0,
             expected_stay_months: band.expected_stay_months,
             competitor_stale_after_days: band.stale_after_days,
             competitor_stale_weight: band.stale_weight,
@@ -236,14 +251,13 @@ impl Default for PricingSettings {
 }
 
 impl PricingSettings {
-    /// The previous engine's defaults (2026.11.5): the defaults with the rules added since
-    /// turned off, for the backtest's side-by-side figures.
+    /// The previous engine's defaults (2026.11.6): the price response learned from the trend
+    /// window alone, at its weight and cap of then, for the backtest's side-by-side figures.
     pub fn previous_engine() -> Self {
         Self {
-            probe_relet_days: 0.0,
-            probe_retreat_pp: 0.0,
-            weak_gap_pp: 0.0,
-            lease_up_discount_pct: 0.0,
+            response_history_days: 0,
+            response_weight: 0.75,
+            response_max_pp: 10.0,
             ..Self::default()
         }
     }
@@ -393,6 +407,22 @@ impl PricingSettings {
         }
         nonneg("probe_retreat_pp", self.probe_retreat_pp, 50.0)?;
         nonneg("weak_gap_pp", self.weak_gap_pp, 50.0)?;
+        for (name, v, min) in [
+            ("response_history_days", self.response_history_days, 0),
+            ("response_half_life_days", self.response_half_life_days, 7),
+        ] {
+            if !(min..=730).contains(&v) {
+                return Err(ValidationError::new(
+                    format!("settings.{name}"),
+                    format!("must be between {min} and 730"),
+                ));
+            }
+        }
+        nonneg(
+            "response_evidence_move_ins",
+            self.response_evidence_move_ins,
+            1000.0,
+        )?;
         if !(self.expected_stay_months.is_finite()
             && (1.0..=120.0).contains(&self.expected_stay_months))
         {

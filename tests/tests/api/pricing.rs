@@ -89,7 +89,7 @@ async fn recommendations_run_the_engine_store_runs_and_regenerate_0_reads_the_la
         generated.len() == 24 && generated.ends_with('Z') && generated.as_bytes()[19] == b'.',
         "{generated}"
     );
-    assert_eq!(run["engine_version"], "2026.11.6");
+    assert_eq!(run["engine_version"], "2026.11.7");
     let small = by_size(&run, "5x5");
     assert_eq!(small["recommended_rate"], 50.0);
     assert_eq!(small["action"], "hold");
@@ -206,6 +206,80 @@ async fn the_engine_reads_the_trend_and_the_last_change_from_earlier_snapshots()
     assert_eq!(
         (small["recommended_rate"].as_f64(), small["action"].as_str()),
         (Some(50.0), Some("lower"))
+    );
+    app.run_jobs().await;
+}
+
+#[tokio::test]
+async fn the_price_response_learns_demand_from_the_daily_history() {
+    // 60 daily snapshots before 2026-11-10: the 10x10 (50 units) at 135, the competitor
+    // median, 86 % occupied, a move-in on every tenth day (the month-to-date count rising by
+    // one). A size whose demand kept all its units let at the median would have brought
+    // 50 / 365.25 a day, 8.2 over the 60 days; it took 6, so its demand is under the median's
+    // and the response cuts.
+    let app = spawn_app().await;
+    let start = chrono::NaiveDate::from_ymd_opt(2026, 9, 11).unwrap();
+    let (mut id, mut mtd) = (String::new(), 0);
+    for i in 0..=60 {
+        let date = start + chrono::Days::new(i);
+        if chrono::Datelike::day(&date) == 1 {
+            mtd = 0;
+        }
+        if i % 10 == 5 && i < 60 {
+            mtd += 1;
+        }
+        let mut snap = snapshot("History Lane");
+        snap["date"] = json!(date.to_string());
+        snap["unit_types"][0]["street_rate"] = json!(135);
+        snap["unit_types"][0]["occupancy_pct"] = json!(86);
+        snap["unit_types"][0]["move_ins_mtd"] = json!(mtd);
+        let (s, body) = status_json(app.sync(&snap).await).await;
+        assert_eq!(s, 200, "{body}");
+        id = body["facility"]["id"].as_str().unwrap().to_owned();
+    }
+    let path = format!("/api/v1/facilities/{id}/recommendations");
+    let (s, run) = status_json(app.get(&path).await).await;
+    assert_eq!(s, 200, "{run}");
+    let large = by_size(&run, "10x10");
+    let response = large["factors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "price_response")
+        .unwrap();
+    let detail = response["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with(
+            "over the last 60 days the size took 6 move-ins on its days with a vacant unit, at \
+             100% of the competitor median on average, where a demand that keeps all its units \
+             let at the median would have brought 8.2"
+        ),
+        "{detail}"
+    );
+    assert!(
+        response["contribution_pct"].as_f64().unwrap() < -1.0,
+        "{response}"
+    );
+    // Learning from the trend window alone (engine 2026.11.6) reads the two readings 28 days
+    // apart instead.
+    let settings = format!("/api/v1/facilities/{id}/pricing-settings");
+    let (s, body) = status_json(
+        app.put(&settings, &json!({"response_history_days": 0}))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 200, "{body}");
+    let (_, run) = status_json(app.get(&path).await).await;
+    let detail = by_size(&run, "10x10")["factors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "price_response")
+        .unwrap()["detail"]
+        .to_string();
+    assert!(
+        detail.contains("over the last 28 days the size went from 86% to 86% full"),
+        "{detail}"
     );
     app.run_jobs().await;
 }

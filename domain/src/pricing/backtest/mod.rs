@@ -10,7 +10,7 @@ pub mod reference;
 pub mod report;
 pub mod wide;
 
-use super::engine::{recommend, EarlierReading, FacilityInput, Mode, UnitTypeInput};
+use super::engine::{recommend, DayReading, EarlierReading, FacilityInput, Mode, UnitTypeInput};
 use super::seasonality::{SeasonalIndex, NATIONAL_PRIOR};
 use super::settings::PricingSettings;
 use chrono::{Datelike, NaiveDate};
@@ -108,6 +108,8 @@ pub struct StreetEngine {
     last_direction: Vec<f64>,
     /// Each morning's (occupancy, street rate) per size, for the engine's earlier reading.
     history: Vec<Vec<(f64, f64)>>,
+    /// Each day's move-ins per size.
+    move_ins: Vec<Vec<u32>>,
     facility_occupancy: f64,
 }
 
@@ -128,6 +130,7 @@ impl StreetEngine {
             last_change: vec![None; sizes],
             last_direction: vec![0.0; sizes],
             history: Vec::with_capacity(DAYS as usize),
+            move_ins: Vec::with_capacity(DAYS as usize),
             facility_occupancy: 0.0,
         }
     }
@@ -149,6 +152,11 @@ impl StreetEngine {
                 .map(|m| (m.occupancy_pct(), m.street_rate))
                 .collect(),
         );
+    }
+
+    /// Records the day's move-ins per size (after the trading of the day).
+    pub fn evening(&mut self, move_ins: Vec<u32>) {
+        self.move_ins.push(move_ins);
     }
 
     /// Runs the engine on the day's figures and applies every recommendation that changes a
@@ -194,6 +202,18 @@ impl StreetEngine {
                         occupancy_pct: Some(e[i].0),
                         street_rate: e[i].1,
                     }),
+                    history: self
+                        .history
+                        .iter()
+                        .enumerate()
+                        .take(day as usize)
+                        .map(|(d, h)| DayReading {
+                            days_ago: day - d as u32,
+                            occupancy_pct: h[i].0,
+                            street_rate: h[i].1,
+                            move_ins: self.move_ins.get(d).map(|m| f64::from(m[i])),
+                        })
+                        .collect(),
                 })
                 .collect(),
             promotions: Vec::new(),
@@ -321,14 +341,18 @@ fn run(
                 r.floor_binds += u32::from(change.floor_bound);
             }
         }
+        let mut today = Vec::with_capacity(markets.len());
         for (m, r) in markets.iter_mut().zip(&mut results) {
             let ratio = m.street_rate / m.market_median();
             r.min_ratio = r.min_ratio.min(ratio);
             r.max_ratio = r.max_ratio.max(ratio);
-            move_ins_mtd += m.trade(date);
+            let arrived = m.trade(date);
+            today.push(arrived);
+            move_ins_mtd += arrived;
             r.revenue += m.daily_rent();
             r.mean_occupancy_pct += m.occupancy_pct() / f64::from(DAYS);
         }
+        street.evening(today);
     }
     for (m, r) in markets.iter().zip(&mut results) {
         r.end_occupancy_pct = m.occupancy_pct();
@@ -445,7 +469,9 @@ mod tests {
         // demand on seeds 1-5: docs/pricing.md has +3.6 % against +2.5 % over static, ending
         // at 86.9 % against 84.5 % occupancy.
         let weak = &SCENARIOS[3];
-        let on = PricingSettings::default();
+        // With the price response of then (2026.11.6's: the trend window's two readings), which
+        // this rule was measured with; the daily history's response fills weak demand itself.
+        let on = PricingSettings::previous_engine();
         let off = PricingSettings {
             fill_first_pp_per_week: 0.0,
             ..on

@@ -40,6 +40,20 @@ pub struct UnitTypeInput {
     /// The unit type's reading `occupancy_trend_days` before the snapshot (the nearest earlier
     /// snapshot), for the occupancy trend and, without competitor rates, the anchor.
     pub earlier: Option<EarlierReading>,
+    /// The unit type's daily readings before the snapshot, oldest first (empty when the
+    /// caller has none): the price response learns the size's demand from them.
+    pub history: Vec<DayReading>,
+}
+
+/// One day of a unit type's own history.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DayReading {
+    pub days_ago: u32,
+    /// Occupancy (%) in the morning.
+    pub occupancy_pct: f64,
+    pub street_rate: f64,
+    /// Move-ins of the day, where the data counts them per unit type.
+    pub move_ins: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

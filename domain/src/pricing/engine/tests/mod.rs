@@ -41,6 +41,7 @@ fn base() -> FacilityInput {
             total_units: Some(50),
             last_rate_change: None,
             last_change_raised: None,
+            history: Vec::new(),
             earlier: Some(EarlierReading {
                 days_ago: 28,
                 occupancy_pct: None,
@@ -86,8 +87,19 @@ fn at_100(i: FacilityInput) -> FacilityInput {
     comps(i, &[100.0; 5])
 }
 
+/// The hand-worked cases were worked at the price response's weight and cap of engine
+/// 2026.11.6 (0.75 and 10 points), which they keep; the daily history's response
+/// (`tests/history.rs`) runs at the defaults.
 fn one(i: &FacilityInput) -> Recommendation {
-    one_with(i, &PricingSettings::default())
+    one_with(i, &hand_worked())
+}
+
+fn hand_worked() -> PricingSettings {
+    PricingSettings {
+        response_weight: 0.75,
+        response_max_pp: 10.0,
+        ..PricingSettings::default()
+    }
 }
 
 fn one_with(i: &FacilityInput, s: &PricingSettings) -> Recommendation {
@@ -114,6 +126,7 @@ fn settings(v: serde_json::Value) -> PricingSettings {
 
 mod factors;
 mod guardrails;
+mod history;
 mod properties;
 mod response;
 mod rules;

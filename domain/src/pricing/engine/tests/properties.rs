@@ -99,6 +99,7 @@ fn input_strategy() -> impl Strategy<Value = FacilityInput> {
                                 last_rate_change: changed
                                     .map(|c| as_of - chrono::Days::new(c as u64)),
                                 last_change_raised: raised,
+                                history: Vec::new(),
                                 earlier: earlier.map(|(days_ago, occupancy_pct, street_rate)| {
                                     EarlierReading {
                                         days_ago,
@@ -236,6 +237,7 @@ proptest! {
             total_units: Some(80),
             last_rate_change: None,
             last_change_raised: None,
+            history: Vec::new(),
             earlier: Some(EarlierReading { days_ago: days, occupancy_pct: Some(then), street_rate: rate_then }),
         };
         let learn = |rate: f64, occ: f64| {

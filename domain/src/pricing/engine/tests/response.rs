@@ -15,14 +15,8 @@ fn learning(occ_now: f64, occ_then: f64, rate_then: f64) -> FacilityInput {
 
 fn learned(i: &FacilityInput) -> crate::pricing::response::Response {
     let ut = &i.unit_types[0];
-    crate::pricing::response::learned_response(
-        i.as_of,
-        ut,
-        ut.occupancy_pct,
-        100.0,
-        &PricingSettings::default(),
-    )
-    .unwrap()
+    crate::pricing::response::learned_response(i.as_of, ut, ut.occupancy_pct, 100.0, &hand_worked())
+        .unwrap()
 }
 
 #[test]

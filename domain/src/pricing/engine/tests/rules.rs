@@ -75,11 +75,11 @@ fn a_size_full_for_8_weeks_with_fast_re_letting_is_raised_in_steps() {
     // band) is within the 5 % tolerance: engine 2026.11.5 holds there however long the size
     // stays full.
     let i = full_at(105.0, 99.0);
-    let old = weekly(&i, &PricingSettings::previous_engine(), 9, |_| 99.0);
+    let old = weekly(&i, &engine_2026_11_5(), 9, |_| 99.0);
     assert!(old.iter().all(|r| *r == 105.0), "{old:?}");
     // Probed 2 % at once (107.10, rounded 107) and again once the rate has stood for 8 weeks
     // (109.14, rounded 109); never above 105 % of the P75 (111.56).
-    let new = weekly(&i, &PricingSettings::default(), 17, |_| 99.0);
+    let new = weekly(&i, &hand_worked(), 17, |_| 99.0);
     assert_eq!(
         new[..9],
         [107.0, 107.0, 107.0, 107.0, 107.0, 107.0, 107.0, 107.0, 109.0]
@@ -124,20 +124,14 @@ fn a_probe_that_costs_occupancy_is_undone() {
     // and the reversal tolerance would hold a cut.
     let occupancy = |week: usize| if week < 4 { 99.0 } else { 89.0 };
     let i = full_at(105.0, 99.0);
-    let rates = weekly(&i, &PricingSettings::default(), 5, occupancy);
+    let rates = weekly(&i, &hand_worked(), 5, occupancy);
     assert_eq!(rates, [107.0, 107.0, 107.0, 107.0, 105.0], "{rates:?}");
     // Without the retreat the rate stays at the probe.
     let off = settings(json!({"probe_retreat_pp": 0}));
     let rates = weekly(&i, &off, 5, occupancy);
     assert_eq!(rates[4], 107.0, "{rates:?}");
     // A loss under `probe_retreat_pp` (99 to 91) is no reason to retreat.
-    let rates = weekly(&i, &PricingSettings::default(), 5, |w| {
-        if w < 4 {
-            99.0
-        } else {
-            91.0
-        }
-    });
+    let rates = weekly(&i, &hand_worked(), 5, |w| if w < 4 { 99.0 } else { 91.0 });
     assert_eq!(rates[4], 107.0, "{rates:?}");
 }
 
@@ -164,9 +158,7 @@ fn a_weak_size_15_points_under_its_band_closes_half_its_gap_within_4_weeks() {
     // capped at 8 % while the gap is wide: 92, 85, then half the way: 80, 77.
     let i = weak_at(100.0, 73.0);
     let target = 100.0 * (1.0 - 0.15 - 0.00125 - 0.10);
-    let rates = weekly(&i, &PricingSettings::default(), 4, |w| {
-        73.0 - 0.5 * w as f64
-    });
+    let rates = weekly(&i, &hand_worked(), 4, |w| 73.0 - 0.5 * w as f64);
     assert_eq!(rates, [92.0, 85.0, 80.0, 77.0], "against {target}");
     assert!(rates[3] <= 100.0 - (100.0 - target) / 2.0);
 }
@@ -188,10 +180,7 @@ fn a_size_far_under_its_band_and_losing_ground_closes_more_of_the_gap_in_a_run()
         "{}",
         weak.detail
     );
-    assert_eq!(
-        one_with(&near, &PricingSettings::previous_engine()).recommended_rate,
-        77.0
-    );
+    assert_eq!(one_with(&near, &engine_2026_11_5()).recommended_rate, 77.0);
     // 15 points under: no evidence yet, the usual half.
     assert_eq!(one(&weak_at(80.0, 73.0)).recommended_rate, 77.0);
 }
@@ -226,10 +215,21 @@ fn a_raise_the_target_made_is_not_retreated_like_a_probe() {
     // Raised 95 to 99 and 102 in the first two weeks (7.4 % over the rate of 28 days back);
     // engine 2026.11.6 as first written read that as a probe and returned to 95 in the fifth
     // week, a second flip a few weeks after the first.
-    let rates = weekly(&i, &PricingSettings::default(), 10, occupancy);
+    let rates = weekly(&i, &hand_worked(), 10, occupancy);
     assert_eq!(
         rates,
         [99.0, 102.0, 102.0, 102.0, 102.0, 102.0, 102.0, 102.0, 102.0, 102.0]
     );
     assert!(rates.windows(2).all(|w| w[1] >= w[0]), "{rates:?}");
+}
+
+/// Engine 2026.11.5's settings: the rules of 2026.11.6 turned off, `lease_up_discount_pct` 0.
+fn engine_2026_11_5() -> PricingSettings {
+    PricingSettings {
+        probe_relet_days: 0.0,
+        probe_retreat_pp: 0.0,
+        weak_gap_pp: 0.0,
+        lease_up_discount_pct: 0.0,
+        ..hand_worked()
+    }
 }
