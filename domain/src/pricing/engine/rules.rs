@@ -123,8 +123,11 @@ pub(super) fn probe(
     // set (a probe), and since then the size fell below the top of its band and lost
     // `probe_retreat_pp` points. A larger raise was the target's, and the target undoes it
     // under the reversal tolerance.
+    // A probe lands on the nearest rounding unit to its step (or lower, at its caps): a raise
+    // of a whole unit more on a small rate (57 to 59 where a probe makes 58) was the target's.
     let unit = if s.round_to_whole { 1.0 } else { 0.01 };
-    let probe_sized = current <= e.street_rate * (1.0 + s.probe_step_pct / 100.0) + unit;
+    let probe_top = (e.street_rate * (1.0 + s.probe_step_pct / 100.0) / unit).round() * unit;
+    let probe_sized = current <= probe_top + 1e-9;
     if s.probe_retreat_pp > 0.0
         && ut.last_change_raised == Some(true)
         && current > target

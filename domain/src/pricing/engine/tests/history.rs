@@ -96,7 +96,7 @@ fn the_demand_level_matches_the_optimal_policy_of_the_engines_model() {
     use crate::pricing::backtest::optimal::Problem;
     let s = PricingSettings::default();
     for demand in [0.7, 0.95, 1.3] {
-        let mut p = SizeParams::wide(&SCENARIOS[0], 1)[2].clone();
+        let mut p = SizeParams::wide(&SCENARIOS[0], 1)[2];
         p.demand = demand;
         p.sensitivity = 6.0;
         let solved = Problem::drawn(&p, 2).solve().multiple(60, 108);

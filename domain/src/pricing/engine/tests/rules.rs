@@ -233,3 +233,35 @@ fn engine_2026_11_5() -> PricingSettings {
         ..hand_worked()
     }
 }
+
+#[test]
+fn on_a_small_rate_a_raise_a_unit_past_a_probe_is_the_targets_and_is_not_retreated() {
+    // 57 when the size was full 28 days ago, raised 19 days ago, 86.7 % now, competitors at
+    // 55: a probe from 57 makes 58 (57 x 1.02 = 58.14, to the nearest unit), and falling 13.3
+    // points returns it to 57. A raise to 59 was the target's: engine 2026.11.6 counted it as
+    // a probe (within a probe's step plus a rounding unit) and retreated it, a reversal the
+    // reversal tolerance would have held; now the tolerance holds it.
+    let at = |rate: f64| {
+        let mut i = comps(with_occ(with_rate(base(), rate), 86.7), &[55.0; 5]);
+        i.unit_types[0].earlier = Some(EarlierReading {
+            days_ago: 28,
+            occupancy_pct: Some(100.0),
+            street_rate: 57.0,
+        });
+        i.unit_types[0].last_rate_change = Some(i.as_of - chrono::Days::new(19));
+        i.unit_types[0].last_change_raised = Some(true);
+        one(&i)
+    };
+    let probe = at(58.0);
+    assert!(
+        probe.factors.iter().any(|f| f.name == "probe_retreat"),
+        "{probe:#?}"
+    );
+    assert_eq!(probe.recommended_rate, 57.0);
+    let target = at(59.0);
+    assert!(
+        target.factors.iter().all(|f| f.name != "probe_retreat"),
+        "{target:#?}"
+    );
+    assert_eq!(target.recommended_rate, 59.0);
+}
