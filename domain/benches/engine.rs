@@ -1,9 +1,10 @@
 //! The pricing engine on one facility: 20 unit types and 30 competitor rates (the shape the
-//! issue names), in stabilized and lease-up mode, plus the competitor band alone.
+//! issue names), in stabilized and lease-up mode, with and without a year of daily history per
+//! unit type (the price response's demand, since 2026.11.7), plus the competitor band alone.
 
 use chrono::NaiveDate;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use domain::pricing::engine::{EarlierReading, PromotionInput, UnitTypeInput};
+use domain::pricing::engine::{DayReading, EarlierReading, PromotionInput, UnitTypeInput};
 use domain::pricing::seasonality::SeasonalIndex;
 use domain::pricing::{
     competitor_band, recommend, CompetitorObservation, FacilityInput, Mode, PricingSettings,
@@ -68,9 +69,32 @@ fn facility(mode: Mode) -> FacilityInput {
     }
 }
 
+/// The facility with 365 daily readings per unit type: occupancy moving by a unit now and then,
+/// a move-in every few days, one rate change in the year.
+fn with_history(mut input: FacilityInput) -> FacilityInput {
+    for (i, ut) in input.unit_types.iter_mut().enumerate() {
+        let occupancy = ut.occupancy_pct.unwrap_or(85.0);
+        ut.history = (1..=365u32)
+            .rev()
+            .map(|days_ago| DayReading {
+                days_ago,
+                occupancy_pct: occupancy - f64::from((days_ago + i as u32) % 4),
+                street_rate: ut.street_rate * if days_ago > 180 { 0.97 } else { 1.0 },
+                move_ins: Some(f64::from(u8::from((days_ago + i as u32).is_multiple_of(3)))),
+            })
+            .collect();
+    }
+    input
+}
+
 fn bench(c: &mut Criterion) {
     let settings = PricingSettings::default();
     let stabilized = facility(Mode::Stabilized);
+    let history = with_history(facility(Mode::Stabilized));
+    c.bench_function(
+        "engine: 20 unit types, 30 competitor rates, 365 days of history each, stabilized",
+        |b| b.iter(|| recommend(black_box(&history), black_box(&settings))),
+    );
     let lease_up = facility(Mode::LeaseUp);
     c.bench_function(
         "engine: 20 unit types, 30 competitor rates, stabilized",
