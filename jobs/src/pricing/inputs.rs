@@ -125,7 +125,9 @@ pub async fn load(
     // Each unit type's daily readings before the snapshot, for the price response's demand;
     // a day's move-ins are the rise of its month-to-date count from the day before.
     let history_days = i32::try_from(settings.response_history_days).unwrap_or(i32::MAX);
-    let mut days = sqlx::query!(
+    let mut histories: std::collections::HashMap<(String, String), Vec<DayReading>> =
+        std::collections::HashMap::new();
+    for d in sqlx::query!(
         r#"SELECT size, tier, snapshot_date, occupancy_pct, street_rate, move_ins_mtd,
                   lag(move_ins_mtd) OVER w AS prev_mtd, lag(snapshot_date) OVER w AS prev_date
            FROM sync_unit_types
@@ -137,36 +139,30 @@ pub async fn load(
         history_days
     )
     .fetch_all(&mut *conn)
-    .await?;
-    let mut history_of = |size: &str, tier: &str| -> Vec<DayReading> {
-        let mut out = Vec::new();
-        days.retain(|d| {
-            if d.size != size || d.tier != tier {
-                return true;
+    .await?
+    {
+        let days_ago = u32::try_from((as_of - d.snapshot_date).num_days()).unwrap_or(0);
+        // The day before the window is read only for its month-to-date count.
+        let (Some(occupancy_pct), true) = (d.occupancy_pct, days_ago as i32 <= history_days) else {
+            continue;
+        };
+        let move_ins = match (d.move_ins_mtd, d.prev_mtd, d.prev_date) {
+            (Some(m), _, _) if d.snapshot_date.day() == 1 => Some(f64::from(m)),
+            (Some(m), Some(p), Some(on)) if (d.snapshot_date - on).num_days() == 1 && m >= p => {
+                Some(f64::from(m - p))
             }
-            let days_ago = u32::try_from((as_of - d.snapshot_date).num_days()).unwrap_or(0);
-            if let (Some(occupancy_pct), true) = (d.occupancy_pct, days_ago as i32 <= history_days)
-            {
-                let move_ins = match (d.move_ins_mtd, d.prev_mtd, d.prev_date) {
-                    (Some(m), _, _) if d.snapshot_date.day() == 1 => Some(f64::from(m)),
-                    (Some(m), Some(p), Some(on))
-                        if (d.snapshot_date - on).num_days() == 1 && m >= p =>
-                    {
-                        Some(f64::from(m - p))
-                    }
-                    _ => None,
-                };
-                out.push(DayReading {
-                    days_ago,
-                    occupancy_pct,
-                    street_rate: d.street_rate,
-                    move_ins,
-                });
-            }
-            false
-        });
-        out
-    };
+            _ => None,
+        };
+        histories
+            .entry((d.size, d.tier))
+            .or_default()
+            .push(DayReading {
+                days_ago,
+                occupancy_pct,
+                street_rate: d.street_rate,
+                move_ins,
+            });
+    }
     let mut unit_types: Vec<UnitTypeInput> = sqlx::query!(
         "SELECT size, tier, street_rate, occupancy_pct, total_units
          FROM sync_unit_types WHERE sync_id = $1 ORDER BY width_ft * depth_ft, size, tier",
@@ -180,7 +176,9 @@ pub async fn load(
             .iter()
             .find(|c| c.size == u.size && c.tier == u.tier);
         UnitTypeInput {
-            history: history_of(&u.size, &u.tier),
+            history: histories
+                .remove(&(u.size.clone(), u.tier.clone()))
+                .unwrap_or_default(),
             last_rate_change: change.map(|c| c.changed_on),
             last_change_raised: change.map(|c| c.raised),
             earlier: earlier
