@@ -123,45 +123,60 @@ pub async fn load(
     .fetch_all(&mut *conn)
     .await?;
     // Each unit type's daily readings before the snapshot, for the price response's demand;
-    // a day's move-ins are the rise of its month-to-date count from the day before.
+    // a day's move-ins are the rise of its month-to-date count from the day before. The rows
+    // come in (size, tier, date) order from `sync_unit_types_history_idx`, so the day before is
+    // the previous row of the same unit type.
     let history_days = i32::try_from(settings.response_history_days).unwrap_or(i32::MAX);
     let mut histories: std::collections::HashMap<(String, String), Vec<DayReading>> =
         std::collections::HashMap::new();
-    for d in sqlx::query!(
-        r#"SELECT size, tier, snapshot_date, occupancy_pct, street_rate, move_ins_mtd,
-                  lag(move_ins_mtd) OVER w AS prev_mtd, lag(snapshot_date) OVER w AS prev_date
+    let rows = sqlx::query!(
+        r#"SELECT size, tier, snapshot_date, occupancy_pct, street_rate, move_ins_mtd
            FROM sync_unit_types
            WHERE facility_id = $1 AND snapshot_date BETWEEN $2::date - $3::int - 1 AND $2::date - 1
-           WINDOW w AS (PARTITION BY size, tier ORDER BY snapshot_date)
            ORDER BY size, tier, snapshot_date"#,
         facility_id.uuid(),
         as_of,
         history_days
     )
     .fetch_all(&mut *conn)
-    .await?
-    {
+    .await?;
+    // The unit type being read, its readings, and the date and count of its previous row.
+    let mut current: Option<((String, String), Vec<DayReading>)> = None;
+    let mut previous = None;
+    for d in rows {
+        if current
+            .as_ref()
+            .is_none_or(|((size, tier), _)| *size != d.size || *tier != d.tier)
+        {
+            if let Some((key, readings)) = current.replace(((d.size, d.tier), Vec::new())) {
+                histories.insert(key, readings);
+            }
+            previous = None;
+        }
+        let before = previous.replace((d.snapshot_date, d.move_ins_mtd));
         let days_ago = u32::try_from((as_of - d.snapshot_date).num_days()).unwrap_or(0);
         // The day before the window is read only for its month-to-date count.
         let (Some(occupancy_pct), true) = (d.occupancy_pct, days_ago as i32 <= history_days) else {
             continue;
         };
-        let move_ins = match (d.move_ins_mtd, d.prev_mtd, d.prev_date) {
-            (Some(m), _, _) if d.snapshot_date.day() == 1 => Some(f64::from(m)),
-            (Some(m), Some(p), Some(on)) if (d.snapshot_date - on).num_days() == 1 && m >= p => {
+        let move_ins = match (d.move_ins_mtd, before) {
+            (Some(m), _) if d.snapshot_date.day() == 1 => Some(f64::from(m)),
+            (Some(m), Some((on, Some(p)))) if (d.snapshot_date - on).num_days() == 1 && m >= p => {
                 Some(f64::from(m - p))
             }
             _ => None,
         };
-        histories
-            .entry((d.size, d.tier))
-            .or_default()
-            .push(DayReading {
+        if let Some((_, readings)) = current.as_mut() {
+            readings.push(DayReading {
                 days_ago,
                 occupancy_pct,
                 street_rate: d.street_rate,
                 move_ins,
             });
+        }
+    }
+    if let Some((key, readings)) = current {
+        histories.insert(key, readings);
     }
     let mut unit_types: Vec<UnitTypeInput> = sqlx::query!(
         "SELECT size, tier, street_rate, occupancy_pct, total_units
