@@ -72,6 +72,8 @@ async fn team_page(state: &AppState, s: &Session, m: &Messages<'_>) -> PageResul
     let members = jobs::team::members(&state.db, s.company_id).await?;
     let invitations = jobs::team::open_invitations(&state.db, s.company_id).await?;
     let facilities = jobs::facilities::list(&state.db, s.company_id, &Scope::All).await?;
+    // The last owner can be neither removed nor demoted (409): no link that can only fail.
+    let owners = members.iter().filter(|m| m.role == Role::Owner).count();
     let body = html! {
         section class="card" aria-labelledby="invite-h" {
             h2 id="invite-h" { "Invite a colleague" }
@@ -108,7 +110,9 @@ async fn team_page(state: &AppState, s: &Session, m: &Messages<'_>) -> PageResul
                             }
                             td { (page::when(mem.last_sign_in_at)) }
                             td { (page::when(Some(mem.created_at))) }
-                            td { @if mem.role != Role::Owner || s.role == Role::Owner {
+                            td { @if mem.role == Role::Owner && owners == 1 {
+                                span class="muted" { "The only owner: make another member owner to remove or demote them." }
+                            } @else if mem.role != Role::Owner || s.role == Role::Owner {
                                 a href={"/app/team/members/" (mem.id) "/remove"} { "Remove" }
                             } }
                         }

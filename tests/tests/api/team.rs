@@ -472,8 +472,17 @@ async fn an_invitation_is_mailed_and_accepted_roles_hold_on_pages_and_the_last_o
     );
     assert_eq!(app.count("competitor_rates").await, 1);
 
-    // The owner, signed in, cannot leave or step down while the only owner.
+    // The owner, signed in, cannot leave or step down while the only owner: the page offers no
+    // Remove link for them and says why; the routes answer 409 all the same.
     let owner_cookie = app.session_cookie().await;
+    let remove_link = format!("/app/team/members/{owner}/remove");
+    let page = app.page_text(&owner_cookie, "/app/team").await;
+    assert!(!page.contains(&remove_link), "{page}");
+    assert_eq!(
+        page.matches("The only owner: make another member owner")
+            .count(),
+        1
+    );
     let token = csrf(&app, &owner_cookie, "/app/team").await;
     let r = post_form(
         &app,
@@ -501,6 +510,12 @@ async fn an_invitation_is_mailed_and_accepted_roles_hold_on_pages_and_the_last_o
     )
     .await;
     assert_eq!(r.status(), 303);
+    let page = app.page_text(&owner_cookie, "/app/team").await;
+    assert!(
+        page.contains(&remove_link),
+        "two owners: either may be removed"
+    );
+    assert!(!page.contains("The only owner"));
     let r = post_form(
         &app,
         &owner_cookie,
