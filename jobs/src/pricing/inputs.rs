@@ -140,43 +140,37 @@ pub async fn load(
     )
     .fetch_all(&mut *conn)
     .await?;
-    // The unit type being read, its readings, and the date and count of its previous row.
-    let mut current: Option<((String, String), Vec<DayReading>)> = None;
-    let mut previous = None;
-    for d in rows {
-        if current
-            .as_ref()
-            .is_none_or(|((size, tier), _)| *size != d.size || *tier != d.tier)
-        {
-            if let Some((key, readings)) = current.replace(((d.size, d.tier), Vec::new())) {
-                histories.insert(key, readings);
-            }
-            previous = None;
-        }
-        let before = previous.replace((d.snapshot_date, d.move_ins_mtd));
-        let days_ago = u32::try_from((as_of - d.snapshot_date).num_days()).unwrap_or(0);
-        // The day before the window is read only for its month-to-date count.
-        let (Some(occupancy_pct), true) = (d.occupancy_pct, days_ago as i32 <= history_days) else {
-            continue;
-        };
-        let move_ins = match (d.move_ins_mtd, before) {
-            (Some(m), _) if d.snapshot_date.day() == 1 => Some(f64::from(m)),
-            (Some(m), Some((on, Some(p)))) if (d.snapshot_date - on).num_days() == 1 && m >= p => {
-                Some(f64::from(m - p))
-            }
-            _ => None,
-        };
-        if let Some((_, readings)) = current.as_mut() {
-            readings.push(DayReading {
-                days_ago,
-                occupancy_pct,
-                street_rate: d.street_rate,
-                move_ins,
-            });
-        }
-    }
-    if let Some((key, readings)) = current {
-        histories.insert(key, readings);
+    for rows in rows.chunk_by(|a, b| a.size == b.size && a.tier == b.tier) {
+        let befores = std::iter::once(None).chain(rows.iter().map(Some));
+        let readings = befores
+            .zip(rows)
+            .filter_map(|(before, d)| {
+                let days_ago = u32::try_from((as_of - d.snapshot_date).num_days()).unwrap_or(0);
+                // The day before the window is read only for its month-to-date count.
+                let (Some(occupancy_pct), true) =
+                    (d.occupancy_pct, days_ago as i32 <= history_days)
+                else {
+                    return None;
+                };
+                let before = before.map(|b| (b.snapshot_date, b.move_ins_mtd));
+                let move_ins = match (d.move_ins_mtd, before) {
+                    (Some(m), _) if d.snapshot_date.day() == 1 => Some(f64::from(m)),
+                    (Some(m), Some((on, Some(p))))
+                        if (d.snapshot_date - on).num_days() == 1 && m >= p =>
+                    {
+                        Some(f64::from(m - p))
+                    }
+                    _ => None,
+                };
+                Some(DayReading {
+                    days_ago,
+                    occupancy_pct,
+                    street_rate: d.street_rate,
+                    move_ins,
+                })
+            })
+            .collect();
+        histories.insert((rows[0].size.clone(), rows[0].tier.clone()), readings);
     }
     let mut unit_types: Vec<UnitTypeInput> = sqlx::query!(
         "SELECT size, tier, street_rate, occupancy_pct, total_units
