@@ -1,6 +1,8 @@
 //! Benchmarks of the pricing endpoints against the real server:
 //! - `GET /api/v1/facilities/:id/recommendations` (engine run and stored run) and
-//!   `?regenerate=0` (read the latest run), p50/p99 over facilities with a year of history;
+//!   `?regenerate=0` (read the latest run), p50/p99 over facilities with a year of history,
+//!   and each phase's processor time a request, of this process (server and client) and of
+//!   PostgreSQL (every `postgres` process of the machine, so run it on an otherwise idle one);
 //! - `POST /api/v1/facilities/:id/upload` with a 50,000-row competitor-rates CSV and a
 //!   50,000-row unit-rates CSV, against an `api` process of its own so its peak memory (VmHWM)
 //!   can be read before and after.
@@ -49,6 +51,7 @@ async fn phase(
     concurrency: u64,
 ) -> anyhow::Result<Value> {
     let start = Instant::now();
+    let cpu_before = cpu_now();
     let mut tasks = Vec::new();
     for w in 0..concurrency {
         let (http, key, urls) = (http.clone(), key.to_owned(), urls.clone());
@@ -83,11 +86,52 @@ async fn phase(
         errors += e;
     }
     let secs = start.elapsed().as_secs_f64();
+    let cpu_after = cpu_now();
+    // Clock ticks are hundredths of a second: milliseconds a request are ticks x 10 / requests.
+    let per_request =
+        |ticks: u64| (ticks as f64 * 10.0 / hist.len().max(1) as f64 * 100.0).round() / 100.0;
     Ok(json!({
         "requests": hist.len(), "errors": errors,
+        "cpu_ms_per_request": {
+            "server_and_client": per_request(cpu_after.0 - cpu_before.0),
+            "postgres": per_request(cpu_after.1.saturating_sub(cpu_before.1)),
+        },
         "per_second": (hist.len() as f64 / secs).round(),
         "p50_ms": ms(&hist, 0.5), "p99_ms": ms(&hist, 0.99), "max_ms": ms(&hist, 1.0),
     }))
+}
+
+/// Processor time (user and system, in clock ticks) of one process, from `/proc/<pid>/stat`.
+fn cpu_ticks(pid: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(11) + field(12)
+}
+
+/// Processor time so far of this process (the server and its client) and of every PostgreSQL
+/// process of the machine, in clock ticks (100 a second on Linux).
+fn cpu_now() -> (u64, u64) {
+    let postgres = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim() == "postgres")
+        })
+        .map(|pid| cpu_ticks(&pid))
+        .sum();
+    (cpu_ticks("self"), postgres)
 }
 
 fn vm_hwm_kib(pid: u32) -> u64 {
