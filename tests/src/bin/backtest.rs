@@ -3,14 +3,16 @@
 //!
 //! `cargo run -p e2e --bin backtest -- [--market wide|fixed] [--seeds 5] [--first-seed 1]
 //! [--scenario lease_up] [--settings '{"max_step_pct": 5}'] [--compare '{...}'] [--previous]
-//! [--replicas 4] [--reference] [--optimal]`
+//! [--replicas 4] [--reference] [--optimal] [--going-concern-years 3]`
 
 use clap::Parser;
 use domain::pricing::backtest::market::SCENARIOS;
 use domain::pricing::backtest::optimal::reference_optimal;
 use domain::pricing::backtest::reference::{reference_rules, reference_schedules};
 use domain::pricing::backtest::report::{markdown, summarize};
-use domain::pricing::backtest::wide::{markdown_references, markdown_wide, summarize_wide};
+use domain::pricing::backtest::wide::{
+    markdown_references, markdown_wide, summarize_wide, GOING_CONCERN_YEARS,
+};
 use domain::pricing::{PricingSettings, ENGINE_VERSION};
 
 #[derive(Parser)]
@@ -49,9 +51,14 @@ struct Args {
     /// policy with the true demand (`Policy::Optimal`).
     #[arg(long)]
     reference: bool,
-    /// Of the references, only the optimal policy with the true demand.
+    /// Of the references, only the optimal policy with the true demand; on the wide market
+    /// also the going concern's (solved over `--going-concern-years`, its first year applied),
+    /// against which every policy is scored with what its year left counted.
     #[arg(long)]
     optimal: bool,
+    /// Years the going concern's optimal policy is solved over (2 or more).
+    #[arg(long, default_value_t = GOING_CONCERN_YEARS, value_parser = clap::value_parser!(u32).range(2..=10))]
+    going_concern_years: u32,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -86,7 +93,15 @@ fn main() -> anyhow::Result<()> {
             let list: Vec<PricingSettings> = engines.iter().map(|e| e.1).collect();
             let summaries: Vec<_> = scenarios
                 .iter()
-                .map(|s| summarize_wide(s, &seeds, &list, args.replicas, args.optimal))
+                .map(|s| {
+                    summarize_wide(
+                        s,
+                        &seeds,
+                        &list,
+                        args.replicas,
+                        args.optimal.then_some(args.going_concern_years),
+                    )
+                })
                 .collect();
             println!(
                 "Wide market, seeds {first}-{last}, settings overrides {overrides}, best fixed \

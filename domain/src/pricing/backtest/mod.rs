@@ -76,6 +76,9 @@ pub struct SizeResult {
     /// Lowest and highest street rate against the competitor median that day.
     pub min_ratio: f64,
     pub max_ratio: f64,
+    /// Tenants at the end of the year, and the sum of their monthly rates.
+    pub end_tenants: u32,
+    pub end_rent_roll: f64,
 }
 
 /// The move-in target an operator would set: the move-ins that hold the facility at 90 %.
@@ -356,6 +359,8 @@ fn run(
     }
     for (m, r) in markets.iter().zip(&mut results) {
         r.end_occupancy_pct = m.occupancy_pct();
+        r.end_tenants = m.tenants.len() as u32;
+        r.end_rent_roll = m.tenants.iter().sum();
     }
     results
 }

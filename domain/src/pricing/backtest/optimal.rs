@@ -25,7 +25,7 @@
 
 use super::market::{demand_share_at, Scenario, SizeParams, SIZES, STAY_DAYS};
 use super::report::{pct, Summary};
-use super::{start_date, DAYS, FIXED_GRID, FIXED_STEP};
+use super::{start_date, SizeResult, DAYS, FIXED_GRID, FIXED_STEP};
 use crate::pricing::seasonality::NATIONAL_PRIOR;
 use chrono::Datelike;
 use std::fmt::Write;
@@ -104,9 +104,15 @@ impl Problem {
     /// A size of the wide market with its drawn parameters (the programme prices against the
     /// starting median; the market's trend over the year is left out, as the drift is).
     pub fn drawn(params: &SizeParams, size: usize) -> Self {
+        Self::drawn_over(params, size, 1)
+    }
+
+    /// The same size over `years` of the backtest's year, the season repeating: with more
+    /// than one, the programme of a going concern, whose first year does not see an end.
+    pub fn drawn_over(params: &SizeParams, size: usize, years: u32) -> Self {
         let (_, units, median) = SIZES[size];
         let start = start_date();
-        let arrivals = (0..DAYS)
+        let arrivals = (0..DAYS * years.max(1))
             .map(|day| {
                 let month = (start + chrono::Days::new(u64::from(day))).month0();
                 params.demand * f64::from(units) / STAY_DAYS * NATIONAL_PRIOR[month as usize]
@@ -137,6 +143,7 @@ impl Problem {
             .map(|x| demand_share_at(x * self.median, self.median, self.sensitivity))
             .collect();
         let mut next = vec![0.0; u + 1];
+        let mut continuation = next.clone();
         let mut choice = vec![vec![0u16; u + 1]; days];
         // after[g][m]: expected move-in rent today and value tomorrow, at multiple g with m
         // tenants left after the move-outs.
@@ -162,12 +169,19 @@ impl Problem {
                 value[n] = best.0;
                 choice[t][n] = best.1 as u16;
             }
+            if t == DAYS as usize {
+                continuation.clone_from(&value);
+            }
             next = value;
         }
+        let year = (DAYS as usize).min(days);
         Solution {
             grid: self.grid.clone(),
             choice,
             value: next,
+            continuation,
+            // In place in the evening of the year's last day: it pays each later day it stays.
+            tail_worth: (1.0 - 1.0 / self.stay_days) * worth(year, days, self.stay_days),
         }
     }
 }
@@ -178,8 +192,14 @@ pub struct Solution {
     pub grid: Vec<f64>,
     /// `choice[t][n]`: the index in `grid` of the best multiple on day t with n tenants.
     pub choice: Vec<Vec<u16>>,
-    /// `value[n]`: V_0(n), the expected rent of the year's move-ins from n tenants on day 0.
+    /// `value[n]`: V_0(n), the expected rent of the horizon's move-ins from n tenants on day 0.
     pub value: Vec<f64>,
+    /// `continuation[n]`: V_365(n), the expected rent of the move-ins after the backtest's year
+    /// from n tenants on its first morning (zero for a horizon of one year).
+    pub continuation: Vec<f64>,
+    /// What a tenant in place at the end of the backtest's year still pays within the
+    /// horizon, per unit of its monthly rate (zero for a horizon of one year).
+    pub tail_worth: f64,
 }
 
 impl Solution {
@@ -208,18 +228,54 @@ impl OptimalPolicy {
 
     /// The optimal policy of a facility of the wide market, with each size's true parameters.
     pub fn drawn(params: &[SizeParams]) -> Self {
+        Self::going_concern(params, 1)
+    }
+
+    /// The optimal policy of a facility of the wide market solved over `years`, of which the
+    /// backtest applies the first: a policy that, like an operator, does not see the year end.
+    pub fn going_concern(params: &[SizeParams], years: u32) -> Self {
         Self {
             sizes: params
                 .iter()
                 .enumerate()
-                .map(|(i, p)| Problem::drawn(p, i).solve())
+                .map(|(i, p)| Problem::drawn_over(p, i, years).solve())
                 .collect(),
         }
+    }
+
+    /// What each size's year leaves behind, valued by this policy's programme (see
+    /// [`YearEnd`]), in `SIZES` order.
+    pub fn year_ends(&self) -> Vec<YearEnd> {
+        self.sizes
+            .iter()
+            .map(|s| YearEnd {
+                continuation: s.continuation.clone(),
+                tail_worth: s.tail_worth,
+            })
+            .collect()
     }
 
     /// The multiple of the observed median for a size on a day with its tenants.
     pub fn multiple(&self, size: usize, day: u32, tenants: usize) -> f64 {
         self.sizes[size].multiple(day as usize, tenants)
+    }
+}
+
+/// How a going concern's programme values the state a size ends the year in: the rent its
+/// tenants then still pay within the horizon, and the rent of the move-ins the programme would
+/// win from then on. Added to a run's revenue it scores any policy as a going concern (the
+/// year's rent and what the year left), so a policy that lets its last weeks cheaply, because
+/// the backtest stops counting, pays for it; with a horizon of one year it is zero.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YearEnd {
+    pub continuation: Vec<f64>,
+    pub tail_worth: f64,
+}
+
+impl YearEnd {
+    pub fn value_left(&self, result: &SizeResult) -> f64 {
+        let n = (result.end_tenants as usize).min(self.continuation.len() - 1);
+        result.end_rent_roll * self.tail_worth + self.continuation[n]
     }
 }
 
@@ -347,7 +403,9 @@ fn shape(scenario: &str, solution: &Solution) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pricing::backtest::market::{demand_share, PRICE_SENSITIVITY, SCENARIOS};
+    use crate::pricing::backtest::market::{
+        demand_share, SizeParams, PRICE_SENSITIVITY, SCENARIOS,
+    };
     use crate::pricing::backtest::{simulate, Policy};
 
     #[test]
@@ -432,6 +490,38 @@ mod tests {
         // Both multiples are chosen somewhere: the dear one where the units are scarce.
         let chosen: Vec<u16> = solution.choice.iter().flatten().copied().collect();
         assert!(chosen.contains(&0) && chosen.contains(&1), "{solution:?}");
+    }
+
+    #[test]
+    fn a_going_concern_values_what_the_year_leaves_and_does_not_cut_for_its_end() {
+        let params = SizeParams::fixed(&SCENARIOS[0]);
+        let year = Problem::drawn_over(&params, 0, 1).solve();
+        assert!(year.continuation.iter().all(|v| *v == 0.0) && year.tail_worth == 0.0);
+        let going = Problem::drawn_over(&params, 0, 2).solve();
+        // A tenant in place on the evening of day 365 pays each of the next 365 days it
+        // stays, with a chance of 1 - 1/400 a day: 0.9975 x (1 - 0.9975^365) / 0.0025 = 238.97
+        // days, 7.857 months of rent.
+        assert!(
+            (going.tail_worth - 7.857).abs() < 0.001,
+            "{}",
+            going.tail_worth
+        );
+        // The year after's move-ins are worth more the more units stand vacant.
+        let c = &going.continuation;
+        assert!(
+            c.windows(2).all(|w| w[0] >= w[1]) && c[c.len() - 1] > 0.0,
+            "{c:?}"
+        );
+        // Each counts a move-in's rent over the rest of its own horizon. At 90 % occupancy
+        // the year's programme prices 0.92 of the median in March where the going concern
+        // prices 0.95: nine months before the end, a move-in's worth is already cut short. On
+        // the 20th of December the year's programme is down at 0.78, the rate that wins the
+        // one day's most; the going concern at 0.91.
+        let tenants = 54;
+        let gap = |day: usize| going.multiple(day, tenants) - year.multiple(day, tenants);
+        assert!((0.02..=0.05).contains(&gap(74)), "{}", gap(74));
+        assert!((year.multiple(353, tenants) - 0.78).abs() < 1e-9);
+        assert!(gap(353) > 0.1, "{}", gap(353));
     }
 
     #[test]
