@@ -285,6 +285,92 @@ async fn the_price_response_learns_demand_from_the_daily_history() {
 }
 
 #[tokio::test]
+async fn the_loader_reads_each_day_before_the_snapshot_and_its_move_ins_from_the_counts() {
+    // Daily snapshots of the 10x10 from 29 October to 10 November (the facility's latest), 3
+    // November missing, with a month-to-date move-in count; a history of 10 days. The loader
+    // reads 31 October to 9 November as readings (not the snapshot's own day), 30 October only
+    // for its count, and nothing older; a day's move-ins are the rise of the count from the day
+    // before, the count itself on the 1st, and unknown after a gap or where the count fell.
+    let app = spawn_app().await;
+    let days = [
+        ("2026-10-29", 4),
+        ("2026-10-30", 6),
+        ("2026-10-31", 7),
+        ("2026-11-01", 1),
+        ("2026-11-02", 1),
+        ("2026-11-04", 3),
+        ("2026-11-05", 4),
+        ("2026-11-06", 4),
+        ("2026-11-07", 2),
+        ("2026-11-08", 3),
+        ("2026-11-09", 5),
+        ("2026-11-10", 9),
+    ];
+    let mut id = String::new();
+    for (i, (date, mtd)) in days.iter().enumerate() {
+        let mut snap = snapshot("Loader Lane");
+        snap["date"] = json!(date);
+        snap["unit_types"][0]["street_rate"] = json!(100 + i);
+        snap["unit_types"][0]["occupancy_pct"] = json!(80 + i);
+        snap["unit_types"][0]["move_ins_mtd"] = json!(mtd);
+        let (s, body) = status_json(app.sync(&snap).await).await;
+        assert_eq!(s, 200, "{body}");
+        id = body["facility"]["id"].as_str().unwrap().to_owned();
+        if i == 0 {
+            let path = format!("/api/v1/facilities/{id}/pricing-settings");
+            let (s, body) =
+                status_json(app.put(&path, &json!({"response_history_days": 10})).await).await;
+            assert_eq!(s, 200, "{body}");
+        }
+    }
+    let mut conn = app.db().acquire().await.unwrap();
+    let loaded = jobs::pricing::inputs::load(
+        &mut conn,
+        domain::ids::CompanyId::from(app.tenant.company_id),
+        domain::ids::FacilityId::from(id.parse::<uuid::Uuid>().unwrap()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(loaded.input.as_of.to_string(), "2026-11-10");
+    let unit = |size: &str| {
+        loaded
+            .input
+            .unit_types
+            .iter()
+            .find(|u| u.size == size)
+            .unwrap()
+    };
+    let history: Vec<(u32, f64, f64, Option<f64>)> = unit("10x10")
+        .history
+        .iter()
+        .map(|r| (r.days_ago, r.occupancy_pct, r.street_rate, r.move_ins))
+        .collect();
+    assert_eq!(
+        history,
+        vec![
+            (10, 82.0, 102.0, Some(1.0)),
+            (9, 83.0, 103.0, Some(1.0)),
+            (8, 84.0, 104.0, Some(0.0)),
+            (6, 85.0, 105.0, None),
+            (5, 86.0, 106.0, Some(1.0)),
+            (4, 87.0, 107.0, Some(0.0)),
+            (3, 88.0, 108.0, None),
+            (2, 89.0, 109.0, Some(1.0)),
+            (1, 90.0, 110.0, Some(2.0)),
+        ]
+    );
+    // The 5x5 sends no count: its days are read, their move-ins unknown.
+    let small = &unit("5x5").history;
+    assert_eq!(
+        small.iter().map(|r| r.days_ago).collect::<Vec<_>>(),
+        vec![10, 9, 8, 6, 5, 4, 3, 2, 1]
+    );
+    assert!(small.iter().all(|r| r.move_ins.is_none()));
+    drop(conn);
+    app.run_jobs().await;
+}
+
+#[tokio::test]
 async fn a_facility_without_a_snapshot_gets_a_clear_422() {
     let app = spawn_app().await;
     let (s, f) = status_json(
