@@ -179,9 +179,12 @@ impl Problem {
             grid: self.grid.clone(),
             choice,
             value: next,
-            continuation,
-            // In place in the evening of the year's last day: it pays each later day it stays.
-            tail_worth: (1.0 - 1.0 / self.stay_days) * worth(year, days, self.stay_days),
+            year_end: YearEnd {
+                continuation,
+                // In place in the evening of the year's last day: it pays each later day it
+                // stays.
+                tail_worth: (1.0 - 1.0 / self.stay_days) * worth(year, days, self.stay_days),
+            },
         }
     }
 }
@@ -194,12 +197,8 @@ pub struct Solution {
     pub choice: Vec<Vec<u16>>,
     /// `value[n]`: V_0(n), the expected rent of the horizon's move-ins from n tenants on day 0.
     pub value: Vec<f64>,
-    /// `continuation[n]`: V_365(n), the expected rent of the move-ins after the backtest's year
-    /// from n tenants on its first morning (zero for a horizon of one year).
-    pub continuation: Vec<f64>,
-    /// What a tenant in place at the end of the backtest's year still pays within the
-    /// horizon, per unit of its monthly rate (zero for a horizon of one year).
-    pub tail_worth: f64,
+    /// How the programme values the state the backtest's year ends in.
+    pub year_end: YearEnd,
 }
 
 impl Solution {
@@ -246,13 +245,7 @@ impl OptimalPolicy {
     /// What each size's year leaves behind, valued by this policy's programme (see
     /// [`YearEnd`]), in `SIZES` order.
     pub fn year_ends(&self) -> Vec<YearEnd> {
-        self.sizes
-            .iter()
-            .map(|s| YearEnd {
-                continuation: s.continuation.clone(),
-                tail_worth: s.tail_worth,
-            })
-            .collect()
+        self.sizes.iter().map(|s| s.year_end.clone()).collect()
     }
 
     /// The multiple of the observed median for a size on a day with its tenants.
@@ -268,7 +261,11 @@ impl OptimalPolicy {
 /// the backtest stops counting, pays for it; with a horizon of one year it is zero.
 #[derive(Debug, Clone, PartialEq)]
 pub struct YearEnd {
+    /// `continuation[n]`: V_365(n), the expected rent of the move-ins after the backtest's year
+    /// from n tenants on its first morning (zero for a horizon of one year).
     pub continuation: Vec<f64>,
+    /// What a tenant in place at the end of the backtest's year still pays within the
+    /// horizon, per unit of its monthly rate (zero for a horizon of one year).
     pub tail_worth: f64,
 }
 
@@ -496,18 +493,19 @@ mod tests {
     fn a_going_concern_values_what_the_year_leaves_and_does_not_cut_for_its_end() {
         let params = SizeParams::fixed(&SCENARIOS[0]);
         let year = Problem::drawn_over(&params, 0, 1).solve();
-        assert!(year.continuation.iter().all(|v| *v == 0.0) && year.tail_worth == 0.0);
+        let end = &year.year_end;
+        assert!(end.continuation.iter().all(|v| *v == 0.0) && end.tail_worth == 0.0);
         let going = Problem::drawn_over(&params, 0, 2).solve();
         // A tenant in place on the evening of day 365 pays each of the next 365 days it
         // stays, with a chance of 1 - 1/400 a day: 0.9975 x (1 - 0.9975^365) / 0.0025 = 238.97
         // days, 7.857 months of rent.
         assert!(
-            (going.tail_worth - 7.857).abs() < 0.001,
+            (going.year_end.tail_worth - 7.857).abs() < 0.001,
             "{}",
-            going.tail_worth
+            going.year_end.tail_worth
         );
         // The year after's move-ins are worth more the more units stand vacant.
-        let c = &going.continuation;
+        let c = &going.year_end.continuation;
         assert!(
             c.windows(2).all(|w| w[0] >= w[1]) && c[c.len() - 1] > 0.0,
             "{c:?}"

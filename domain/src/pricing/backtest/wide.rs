@@ -297,15 +297,9 @@ pub fn markdown_wide(summaries: &[WideSummary], engine: usize) -> String {
         .iter()
         .all(|s| s.optimal.is_some())
         .then(|| sum(&|s| s.optimal.as_ref().map_or(0.0, |o| o.revenue)));
-    let going_total = summaries
-        .iter()
-        .all(|s| s.going_concern.is_some())
-        .then(|| {
-            (
-                sum(&|s| s.going_concern.as_ref().map_or(0.0, |o| o.value)),
-                sum(&|s| s.going_concern.as_ref().map_or(0.0, |o| o.revenue)),
-            )
-        });
+    let going_share = total(summaries, &|s| s.going_concern.as_ref()).and_then(|g| {
+        total(summaries, &|s| Some(&s.engines[engine])).map(|e| going_concern_share(&e, &g))
+    });
     let k = summaries.len().max(1) as f64;
     let _ = writeln!(
         out,
@@ -316,10 +310,7 @@ pub fn markdown_wide(summaries: &[WideSummary], engine: usize) -> String {
             "{:.1} %",
             engine_total / o * 100.0
         )),
-        going_total.map_or("-".to_owned(), |(value, revenue)| format!(
-            "{:.1} %",
-            (revenue - value + sum(&|s| s.engines[engine].value)) / revenue * 100.0
-        )),
+        going_share.map_or("-".to_owned(), |g| format!("{:.1} %", g * 100.0)),
         sum(&|s| s.engines[engine].changes_per_size) / k,
         sum(&|s| s.engines[engine].reversals_per_size) / k,
         summaries
@@ -360,23 +351,13 @@ pub fn markdown_references(summaries: &[WideSummary]) -> String {
         );
     }
     if summaries.len() > 1 {
-        // Revenue and value summed over the scenarios; the other figures are per scenario.
-        let total = |f: &dyn Fn(&WideSummary) -> Option<&Outcome>| {
-            summaries.iter().try_fold(Outcome::default(), |sum, s| {
-                f(s).map(|o| Outcome {
-                    revenue: sum.revenue + o.revenue,
-                    value: sum.value + o.value,
-                    ..Outcome::default()
-                })
-            })
-        };
         let (fixed, static_policy) = (
-            total(&|s| Some(&s.best_fixed)).unwrap_or_default(),
-            total(&|s| Some(&s.static_policy)).unwrap_or_default(),
+            total(summaries, &|s| Some(&s.best_fixed)).unwrap_or_default(),
+            total(summaries, &|s| Some(&s.static_policy)).unwrap_or_default(),
         );
         let (year, going) = (
-            total(&|s| s.optimal.as_ref()),
-            total(&|s| s.going_concern.as_ref()),
+            total(summaries, &|s| s.optimal.as_ref()),
+            total(summaries, &|s| s.going_concern.as_ref()),
         );
         reference_row(
             &mut out,
@@ -387,6 +368,21 @@ pub fn markdown_references(summaries: &[WideSummary]) -> String {
         );
     }
     out
+}
+
+/// One policy's revenue and value summed over the scenarios (the other figures are per
+/// scenario and left at zero); `None` when a scenario lacks the policy.
+fn total(
+    summaries: &[WideSummary],
+    f: &dyn Fn(&WideSummary) -> Option<&Outcome>,
+) -> Option<Outcome> {
+    summaries.iter().try_fold(Outcome::default(), |sum, s| {
+        f(s).map(|o| Outcome {
+            revenue: sum.revenue + o.revenue,
+            value: sum.value + o.value,
+            ..Outcome::default()
+        })
+    })
 }
 
 /// One row of [`markdown_references`]: `[static, best fixed]`, and the year's and the going
