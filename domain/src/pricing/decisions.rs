@@ -4,11 +4,13 @@
 //! the status of an approved rate against the snapshots that follow it, and the sentence the
 //! facility's history shows for a decision.
 
-use super::engine::{size_key, Mode, Recommendation};
+use super::engine::{Mode, Recommendation};
 use super::settings::PricingSettings;
-use crate::validation::ValidationError;
 use crate::values::{round2, Currency};
 use chrono::NaiveDate;
+
+mod request;
+pub use request::check;
 
 /// Longest reason a decision keeps (characters).
 pub const MAX_REASON_CHARS: usize = 500;
@@ -185,152 +187,6 @@ pub fn unit_label(size: &str, tier: &str) -> String {
     } else {
         format!("{size} {tier}")
     }
-}
-
-/// Checks a request's decisions against the run's recommendations and settings: every one
-/// names a unit type of the run, at most once; an accept needs a rate to accept, an override a
-/// positive rate within the guardrails (or `force` with a reason); a reason is at most
-/// [`MAX_REASON_CHARS`]. The first problem is the error, with the decision's path.
-pub fn check(
-    requested: &[Requested],
-    recs: &[Recommendation],
-    s: &PricingSettings,
-) -> Result<Vec<Checked>, ValidationError> {
-    if requested.is_empty() {
-        return Err(ValidationError::new(
-            "decisions",
-            "must hold at least one decision",
-        ));
-    }
-    let mut seen: Vec<(usize, usize)> = Vec::new();
-    let mut out = Vec::with_capacity(requested.len());
-    for (i, d) in requested.iter().enumerate() {
-        let at = |field: &str| {
-            if field.is_empty() {
-                format!("decisions[{i}]")
-            } else {
-                format!("decisions[{i}].{field}")
-            }
-        };
-        let tier = d.tier.as_deref().map(str::trim).unwrap_or_default();
-        let key = size_key(&d.size);
-        let Some(rec_ix) = recs
-            .iter()
-            .position(|r| size_key(&r.size) == key && r.tier == tier)
-        else {
-            let known: Vec<String> = recs.iter().map(|r| unit_label(&r.size, &r.tier)).collect();
-            return Err(ValidationError::new(
-                at(""),
-                format!(
-                    "the run has no unit type {}; it has: {}",
-                    unit_label(
-                        &d.size.trim().chars().take(40).collect::<String>(),
-                        &tier.chars().take(100).collect::<String>()
-                    ),
-                    known.join(", ")
-                ),
-            ));
-        };
-        if let Some((first, _)) = seen.iter().find(|(_, r)| *r == rec_ix) {
-            return Err(ValidationError::new(
-                at(""),
-                format!(
-                    "repeats the unit type of decisions[{first}]: one decision per unit type in a \
-                     request"
-                ),
-            ));
-        }
-        seen.push((i, rec_ix));
-        let rec = &recs[rec_ix];
-        let reason = d
-            .reason
-            .as_deref()
-            .map(str::trim)
-            .filter(|r| !r.is_empty())
-            .map(str::to_owned);
-        if reason
-            .as_ref()
-            .is_some_and(|r| r.chars().count() > MAX_REASON_CHARS)
-        {
-            return Err(ValidationError::new(
-                at("reason"),
-                format!("must be at most {MAX_REASON_CHARS} characters"),
-            ));
-        }
-        let (rate, forced, broken) = match d.action {
-            Action::Accept | Action::Reject => {
-                if d.rate.is_some() {
-                    return Err(ValidationError::new(
-                        at("rate"),
-                        "only an override takes a rate (accept takes the recommended rate)",
-                    ));
-                }
-                if d.action == Action::Reject {
-                    (None, false, Vec::new())
-                } else if rec.recommended_rate.is_finite() && rec.recommended_rate > 0.0 {
-                    (Some(rec.recommended_rate), false, Vec::new())
-                } else {
-                    return Err(ValidationError::new(
-                        at(""),
-                        "the run recommends no positive rate for this unit type: override it \
-                         with a rate instead",
-                    ));
-                }
-            }
-            Action::Override => {
-                let rate = match d.rate {
-                    None => {
-                        return Err(ValidationError::new(
-                            at("rate"),
-                            "is required for an override",
-                        ))
-                    }
-                    Some(r) if !(r.is_finite() && r > 0.0 && r <= MAX_RATE) => {
-                        return Err(ValidationError::new(
-                            at("rate"),
-                            format!("must be a rate above 0 and at most {MAX_RATE:.0}"),
-                        ))
-                    }
-                    Some(r) => round2(r),
-                };
-                if rate <= 0.0 {
-                    return Err(ValidationError::new(at("rate"), "must be at least 0.01"));
-                }
-                let broken = broken_guardrails(rate, rec, s);
-                if !(broken.is_empty() || (d.force && reason.is_some())) {
-                    let list: Vec<String> = broken
-                        .iter()
-                        .map(|b| format!("{} ({})", b.name, b.detail))
-                        .collect();
-                    return Err(ValidationError::new(
-                        at(""),
-                        format!(
-                            "the override of {} to {rate:.2} breaks the guardrail{} {}: send \
-                             force: true with a reason to store it anyway",
-                            unit_label(&rec.size, &rec.tier),
-                            if broken.len() > 1 { "s" } else { "" },
-                            list.join(", ")
-                        ),
-                    ));
-                }
-                let names: Vec<String> = broken.iter().map(|b| b.name.to_owned()).collect();
-                (Some(rate), !names.is_empty(), names)
-            }
-        };
-        out.push(Checked {
-            index: i,
-            size: rec.size.clone(),
-            tier: rec.tier.clone(),
-            action: d.action,
-            rate,
-            previous_rate: rec.current_rate,
-            recommended_rate: rec.recommended_rate,
-            reason,
-            forced,
-            broken,
-        });
-    }
-    Ok(out)
 }
 
 /// The recommendations a run accepts by itself: a raise or a lower whose change is within

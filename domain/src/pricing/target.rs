@@ -50,35 +50,7 @@ pub fn target(
 ) -> Target {
     let trend = trend_pp_per_week(ut, occupancy);
     if let (Mode::LeaseUp, Some(b)) = (input.mode, band) {
-        let start = b.p25 * (1.0 - s.lease_up_discount_pct / 100.0);
-        let climb = if s.lease_up_climb_pp_per_week > 0.0 {
-            (trend.unwrap_or(0.0) / s.lease_up_climb_pp_per_week).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        let anchor = start + (b.median.max(start) - start) * climb;
-        let detail = format!(
-            "lease-up: the target starts at the competitor P25 ({:.2}){} and climbs toward the \
-             median ({:.2}) with the fill pace, {} of {:.1} points a week: {:.0}% of the way",
-            b.p25,
-            if s.lease_up_discount_pct > 0.0 {
-                format!(" less {}%", s.lease_up_discount_pct)
-            } else {
-                String::new()
-            },
-            b.median,
-            trend.map_or("no trend".to_owned(), |t| format!("{t:.1}")),
-            s.lease_up_climb_pp_per_week,
-            climb * 100.0
-        );
-        return finish(
-            anchor,
-            Anchor::LeaseUp,
-            "lease_up_fill",
-            detail,
-            Vec::new(),
-            trend,
-        );
+        return lease_up(b, trend, s);
     }
     let (anchor, kind, name, detail) = match band {
         Some(b) => (
@@ -153,6 +125,40 @@ pub fn target(
         });
     }
     finish(anchor, kind, name, detail, offsets, trend)
+}
+
+/// The lease-up target: from the competitor P25 (less the lease-up discount), climbing toward
+/// the median with the fill pace; it takes no offsets.
+fn lease_up(b: &CompetitorBand, trend: Option<f64>, s: &PricingSettings) -> Target {
+    let start = b.p25 * (1.0 - s.lease_up_discount_pct / 100.0);
+    let climb = if s.lease_up_climb_pp_per_week > 0.0 {
+        (trend.unwrap_or(0.0) / s.lease_up_climb_pp_per_week).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let anchor = start + (b.median.max(start) - start) * climb;
+    let detail = format!(
+        "lease-up: the target starts at the competitor P25 ({:.2}){} and climbs toward the \
+         median ({:.2}) with the fill pace, {} of {:.1} points a week: {:.0}% of the way",
+        b.p25,
+        if s.lease_up_discount_pct > 0.0 {
+            format!(" less {}%", s.lease_up_discount_pct)
+        } else {
+            String::new()
+        },
+        b.median,
+        trend.map_or("no trend".to_owned(), |t| format!("{t:.1}")),
+        s.lease_up_climb_pp_per_week,
+        climb * 100.0
+    );
+    finish(
+        anchor,
+        Anchor::LeaseUp,
+        "lease_up_fill",
+        detail,
+        Vec::new(),
+        trend,
+    )
 }
 
 fn finish(

@@ -51,42 +51,7 @@ fn whole(v: f64) -> u32 {
 
 /// `facility_sqft` is the rentable area sent in this payload or stored on the facility.
 pub fn derive(p: &SyncPayload, facility_sqft: Option<f64>) -> Derived {
-    let mut estimated = false;
-    let type_area_sum: f64 = p.unit_types.iter().map(|u| u.size.area_sqft()).sum();
-    let even_split = match facility_sqft {
-        // An estimate, so it is capped where the facility's estimated units would pass the
-        // largest count (an area far beyond the sizes sent, or sizes of a fraction of a foot).
-        Some(sqft) if sqft > 0.0 && type_area_sum > 0.0 => Some(
-            whole(sqft / type_area_sum)
-                .min(COUNT_MAX / u32::try_from(p.unit_types.len()).unwrap_or(u32::MAX).max(1)),
-        ),
-        _ => None,
-    };
-    let per_type: Vec<TypeCounts> = p
-        .unit_types
-        .iter()
-        .map(|u| {
-            let total = match u.total_units {
-                Some(t) => Some(t.get()),
-                None => {
-                    estimated |= even_split.is_some();
-                    even_split
-                }
-            };
-            let occupied = match (u.occupied_units, total) {
-                (Some(o), _) => Some(o.get()),
-                (None, Some(t)) => u.occupancy_pct.or(p.occupancy_pct).map(|pct| {
-                    estimated = true;
-                    whole(f64::from(t) * pct.get() / 100.0).min(t)
-                }),
-                (None, None) => None,
-            };
-            TypeCounts {
-                total_units: total,
-                occupied_units: occupied,
-            }
-        })
-        .collect();
+    let (per_type, estimated) = type_counts(p, facility_sqft);
     let all = |f: fn(&TypeCounts) -> Option<u32>| -> Option<u32> {
         if per_type.is_empty() {
             return None;
@@ -160,6 +125,48 @@ pub fn derive(p: &SyncPayload, facility_sqft: Option<f64>) -> Derived {
         occupied_potential_rent,
         leads_total,
     }
+}
+
+/// Each unit type's units and occupied units, as sent or estimated (see the module's
+/// formulas), and whether any was estimated.
+fn type_counts(p: &SyncPayload, facility_sqft: Option<f64>) -> (Vec<TypeCounts>, bool) {
+    let mut estimated = false;
+    let type_area_sum: f64 = p.unit_types.iter().map(|u| u.size.area_sqft()).sum();
+    let even_split = match facility_sqft {
+        // An estimate, so it is capped where the facility's estimated units would pass the
+        // largest count (an area far beyond the sizes sent, or sizes of a fraction of a foot).
+        Some(sqft) if sqft > 0.0 && type_area_sum > 0.0 => Some(
+            whole(sqft / type_area_sum)
+                .min(COUNT_MAX / u32::try_from(p.unit_types.len()).unwrap_or(u32::MAX).max(1)),
+        ),
+        _ => None,
+    };
+    let per_type: Vec<TypeCounts> = p
+        .unit_types
+        .iter()
+        .map(|u| {
+            let total = match u.total_units {
+                Some(t) => Some(t.get()),
+                None => {
+                    estimated |= even_split.is_some();
+                    even_split
+                }
+            };
+            let occupied = match (u.occupied_units, total) {
+                (Some(o), _) => Some(o.get()),
+                (None, Some(t)) => u.occupancy_pct.or(p.occupancy_pct).map(|pct| {
+                    estimated = true;
+                    whole(f64::from(t) * pct.get() / 100.0).min(t)
+                }),
+                (None, None) => None,
+            };
+            TypeCounts {
+                total_units: total,
+                occupied_units: occupied,
+            }
+        })
+        .collect();
+    (per_type, estimated)
 }
 
 /// Actual rent from the listed tenants and the estimate of the occupied units beyond them.

@@ -1,7 +1,9 @@
 //! A new rent chosen by hand (an edited batch line), checked against every guardrail of one
 //! tenant and priced with the same stay model as the engine's own choice.
 
-use super::{plan, reason, suggestion, Guardrail, SizeMarket, Suggestion, TenantInput};
+use super::explain::suggestion;
+use super::plan::plan;
+use super::{reason, Guardrail, SizeMarket, Suggestion, TenantInput};
 use crate::ecri::settings::EcriEngineSettings;
 use crate::ecri::stay::StayModel;
 

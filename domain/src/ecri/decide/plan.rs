@@ -1,0 +1,155 @@
+//! What an increase is worth for one tenant, worked out once before any new rent is tried:
+//! the eligibility guardrails that rule the tenant out, the caps and minimum that bound the new
+//! rent, and the months paid and the move-out cost that every candidate rent is weighed with.
+
+use super::{edit, reason, Guardrail, Reason, SizeMarket, TenantInput, MONTH_DAYS};
+use crate::ecri::settings::EcriEngineSettings;
+use crate::ecri::stay::StayModel;
+
+/// A tenant that passed the eligibility guardrails, with what its decision needs.
+#[derive(Debug, Clone)]
+pub(super) struct Plan<'a> {
+    pub(super) tenant: &'a TenantInput,
+    pub(super) model: &'a StayModel,
+    pub(super) street: f64,
+    pub(super) reference: f64,
+    /// Months the tenant pays the new rent if staying, A(H) - A(n).
+    pub(super) pay_months: f64,
+    /// What a move-out the increase causes costs, per tenant (>= 0).
+    pub(super) move_out_cost: f64,
+    pub(super) vacant_months: f64,
+    /// Lowest and highest whole new rent within the guardrails (first > last: none).
+    pub(super) first: f64,
+    pub(super) last: f64,
+    /// The cap that sets `last`.
+    pub(super) cap: Guardrail,
+    pub(super) minimum: f64,
+}
+
+/// The expected gain of one new rent, per tenant: (gain, extra move-out, increase %, premium %).
+pub(super) fn evaluate(p: &Plan<'_>, new_rent: f64) -> (f64, f64, f64, f64) {
+    let rent = p.tenant.rent;
+    let increase_pct = (new_rent / rent - 1.0) * 100.0;
+    let premium_pct = (new_rent / p.reference - 1.0) * 100.0;
+    let extra = p.model.extra_move_out(increase_pct, premium_pct);
+    let gain = (1.0 - extra) * (new_rent - rent) * p.pay_months - extra * p.move_out_cost;
+    (gain, extra, increase_pct, premium_pct)
+}
+
+/// Months a tenant pays within `t` months at a monthly move-out hazard `h`.
+fn paid_months(t: f64, h: f64) -> f64 {
+    if h < 1e-9 {
+        t
+    } else {
+        (1.0 - (-h * t).exp()) / h
+    }
+}
+
+/// The tenant's plan, or the eligibility guardrail that rules it out with its reason.
+pub(super) fn plan<'a>(
+    t: &'a TenantInput,
+    m: &SizeMarket,
+    model: &'a StayModel,
+    s: &EcriEngineSettings,
+) -> Result<Plan<'a>, (Guardrail, Reason)> {
+    eligible(t, m, s)?;
+    let rent = t.rent;
+    let (max_rent, cap) = edit::caps(t, m, s)
+        .into_iter()
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .expect("two caps at least");
+    let minimum = (rent * s.min_increase_pct / 100.0).min(s.min_increase_amount);
+    let h = -(1.0 - model.baseline).max(1e-9).ln() / (90.0 / MONTH_DAYS);
+    let horizon = s.horizon_months;
+    let notice = (f64::from(s.notice_days) / MONTH_DAYS).min(horizon);
+    let vacant_months = m.expected_vacant_months(horizon);
+    let pay_months = paid_months(horizon, h) - paid_months(notice, h);
+    let relet_months =
+        paid_months(horizon, h) - paid_months((notice + vacant_months).min(horizon), h);
+    let move_out_cost = (rent * pay_months - m.street_rate * relet_months).max(0.0);
+    // Whole currency; the small allowances keep 100 x 1.1 = 110.00000000000001 whole.
+    let first = (rent + minimum - 1e-9).ceil().max(rent.floor() + 1.0);
+    let last = (max_rent + 1e-9).floor();
+    Ok(Plan {
+        tenant: t,
+        model,
+        street: m.street_rate,
+        reference: m.reference_rate(),
+        pay_months,
+        move_out_cost,
+        vacant_months,
+        first,
+        last,
+        cap,
+        minimum,
+    })
+}
+
+/// The eligibility guardrails, in order: a street rate to weigh a move-out against, no
+/// excluding flag, and enough months since the move-in and since the last increase.
+fn eligible(
+    t: &TenantInput,
+    m: &SizeMarket,
+    s: &EcriEngineSettings,
+) -> Result<(), (Guardrail, Reason)> {
+    if !(m.street_rate.is_finite() && m.street_rate > 0.0 && t.rent.is_finite() && t.rent > 0.0) {
+        return Err((
+            Guardrail::NoStreetRate,
+            reason(
+                "no_street_rate",
+                m.street_rate,
+                format!(
+                    "no street rate for {}: a move-out cannot be weighed",
+                    t.size
+                ),
+            ),
+        ));
+    }
+    if let Some(flag) = s.excludes(&t.flags) {
+        return Err((
+            Guardrail::ExcludedFlag,
+            reason(
+                "excluded_flag",
+                0.0,
+                format!("flagged `{flag}`: never increased"),
+            ),
+        ));
+    }
+    // Unknown move-in: a known last increase shows the tenant has stayed at least that long.
+    let tenure = t.months_since_move_in.or(t.months_since_last_increase);
+    match tenure {
+        Some(months) if months >= s.min_months_since_move_in => {}
+        _ => {
+            return Err((
+                Guardrail::MonthsSinceMoveIn,
+                reason(
+                    "months_since_move_in",
+                    tenure.unwrap_or(0.0),
+                    match tenure {
+                        Some(months) => format!(
+                            "moved in {months:.1} months ago, under the {:.0} months required",
+                            s.min_months_since_move_in
+                        ),
+                        None => "move-in date unknown".to_owned(),
+                    },
+                ),
+            ))
+        }
+    }
+    if let Some(months) = t.months_since_last_increase {
+        if months < s.min_months_since_increase {
+            return Err((
+                Guardrail::MonthsSinceIncrease,
+                reason(
+                    "months_since_increase",
+                    months,
+                    format!(
+                        "last increased {months:.1} months ago, under the {:.0} months required",
+                        s.min_months_since_increase
+                    ),
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
