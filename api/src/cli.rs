@@ -169,13 +169,14 @@ async fn admin_command(
         } => {
             let role = jobs::access::Role::parse(&role)
                 .ok_or_else(|| anyhow::anyhow!("--role must be admin, manager or viewer"))?;
-            let key =
-                jobs::tenancy::create_api_key_with(db, &hasher, company.into(), &name, role, None)
-                    .await?;
+            let who = jobs::door::Who::system(company.into(), "operator");
+            let key = jobs::tenancy::create_api_key_with(db, &hasher, &who, &name, role, None)
+                .await?
+                .into_value();
             json!({ "id": key.id, "api_key": key.api_key, "role": role.as_str() })
         }
         Admin::RevokeKey { id } => {
-            let key = jobs::tenancy::revoke_api_key(db, None, id).await?;
+            let key = jobs::tenancy::revoke_any_api_key(db, id).await?;
             json!({ "id": key.id, "revoked_at": key.revoked_at })
         }
         Admin::SetSubscription {
@@ -212,8 +213,12 @@ async fn admin_command(
             };
             // A run per facility, so the demo's pages show recommendations from the start.
             let mut runs = 0;
+            let who = jobs::door::Who::system(company.into(), "demo seed");
             for f in jobs::facilities::list(db, company.into(), &jobs::access::Scope::All).await? {
-                jobs::pricing::run_now(db, company.into(), f.id.into()).await?;
+                // Its deliveries are left to the worker's sweeper: this command has no queues.
+                jobs::pricing::run_now(db, &who, f.id.into())
+                    .await?
+                    .into_value();
                 runs += 1;
             }
             let mut out = serde_json::to_value(report)?;

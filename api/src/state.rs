@@ -88,11 +88,13 @@ impl AppState {
         }
     }
 
-    /// Pushes committed jobs of one kind to their queue. A failure is only logged: the rows
-    /// are in PostgreSQL and the worker's sweeper pushes them again.
-    pub async fn push_after_commit(&self, kind: jobs::queue::Kind, ids: &[uuid::Uuid]) {
-        if let Err(e) = self.queues.push(kind, ids).await {
-            tracing::warn!(error = %e, kind = kind.as_str(), jobs = ids.len(), "job push failed; the sweeper will push it");
-        }
+    /// Finishes a use case that changed something: its transaction has committed with its
+    /// audit entry; the jobs it recorded are pushed to their queues (a failed push is only
+    /// logged: the rows are in PostgreSQL and the worker's sweeper pushes them again). Every
+    /// change a route or page makes ends here.
+    pub async fn finish<T>(&self, done: jobs::door::Committed<T>) -> T {
+        let (value, jobs) = done.into_parts();
+        self.queues.push_jobs(&jobs).await;
+        value
     }
 }

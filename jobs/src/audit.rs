@@ -58,15 +58,16 @@ impl Change {
 
 /// Who did it and from where.
 #[derive(Clone, Debug)]
-pub struct By<'a> {
+pub(crate) struct By<'a> {
     pub actor: &'a Actor,
     /// `None` for the service and for a failed sign-in.
     pub role: Option<Role>,
     pub client_addr: Option<&'a str>,
 }
 
-/// Records one change (in the caller's transaction when given one).
-pub async fn record(
+/// Records one change in the caller's transaction (a use case's, through
+/// [`crate::door::commit`]).
+pub(crate) async fn record(
     conn: &mut PgConnection,
     company: CompanyId,
     by: &By<'_>,
@@ -89,17 +90,6 @@ pub async fn record(
     .execute(conn)
     .await?;
     Ok(())
-}
-
-/// Records one change on its own connection.
-pub async fn record_now(
-    pool: &PgPool,
-    company: CompanyId,
-    by: &By<'_>,
-    change: &Change,
-) -> Result<()> {
-    let mut conn = pool.acquire().await?;
-    record(&mut conn, company, by, change).await
 }
 
 /// A recorded entry.
@@ -221,10 +211,10 @@ pub async fn retention_days(pool: &PgPool, company: CompanyId) -> Result<i32> {
 /// Sets the company's retention (30 to 3,650 days) and records the change; the old value.
 pub async fn set_retention(
     pool: &PgPool,
-    company: CompanyId,
-    by: &By<'_>,
+    who: &crate::door::Who,
     days: i32,
-) -> Result<i32> {
+) -> Result<crate::door::Committed<i32>> {
+    let company = who.company;
     if !RETENTION_DAYS.contains(&days) {
         return Err(ValidationError::new(
             "audit_retention_days",
@@ -250,18 +240,11 @@ pub async fn set_retention(
     )
     .execute(&mut *tx)
     .await?;
-    record(
-        &mut tx,
-        company,
-        by,
-        &Change::new("audit_settings.update").values(
-            Some(serde_json::json!({ "audit_retention_days": before })),
-            Some(serde_json::json!({ "audit_retention_days": days })),
-        ),
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(before)
+    let change = Change::new("audit_settings.update").values(
+        Some(serde_json::json!({ "audit_retention_days": before })),
+        Some(serde_json::json!({ "audit_retention_days": days })),
+    );
+    crate::door::commit(tx, who, change, before, crate::door::Jobs::none()).await
 }
 
 /// Deletes entries older than their company's retention, at most `batch`; how many.

@@ -16,7 +16,7 @@ use domain::competitors::Checked;
 
 /// Upserts checked rates for a facility of the company (404 otherwise); within one batch the
 /// last rate for a competitor, size and day wins. Returns (inserted, updated).
-pub async fn upsert(
+pub(crate) async fn upsert(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,
@@ -151,7 +151,7 @@ pub struct ListQuery {
     pub limit: i64,
 }
 
-pub async fn list(
+pub(crate) async fn list(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,
@@ -254,17 +254,24 @@ pub struct Added {
 /// one transaction.
 pub async fn add(
     pool: &sqlx::PgPool,
-    company_id: CompanyId,
+    who: &crate::door::Who,
     facility_id: FacilityId,
     body: &[u8],
     today: NaiveDate,
-) -> Result<Added> {
-    crate::facilities::ensure_owned(pool, company_id, facility_id).await?;
+) -> Result<crate::door::Committed<Added>> {
+    crate::facilities::ensure_owned(pool, who.company, facility_id).await?;
     let rates = domain::competitors::parse_body(body, today)?;
     let mut tx = pool.begin().await?;
-    let (inserted, updated) = upsert(&mut tx, company_id, facility_id, "api", &rates).await?;
-    tx.commit().await?;
-    Ok(Added { inserted, updated })
+    let (inserted, updated) = upsert(&mut tx, who.company, facility_id, "api", &rates).await?;
+    let change = crate::audit::Change::new("competitor_rate.add")
+        .target("facility", facility_id)
+        .facility(facility_id.uuid())
+        .values(
+            None,
+            Some(serde_json::json!({ "inserted": inserted, "updated": updated })),
+        );
+    let added = Added { inserted, updated };
+    crate::door::commit(tx, who, change, added, crate::door::Jobs::none()).await
 }
 
 /// The facility's competitor rates, newest first, with freshness and the band per size.

@@ -9,10 +9,12 @@ pub use pulls::{request_pull, Pull, PullRange};
 mod check;
 pub use check::{check_new, check_schedule, parse_schedule, test, test_connection, Checked};
 
+use crate::audit::Change;
 use crate::config::MasterKey;
 use crate::crm::provider::{self, Credential, ProviderInfo};
 use crate::crm::CrmClient;
 use crate::crypto;
+use crate::door::{self, Committed, Jobs, Who};
 use crate::error::{Error, Result, ValidationError};
 use crate::outbound::guard::PrivateTargets;
 use chrono::{DateTime, Utc};
@@ -122,14 +124,18 @@ pub fn open_credential(
     })
 }
 
+/// Checks a new source, tests its connection (unless `verify: false`; before any connection to
+/// the database is taken) and stores it with its sealed credential, recorded as
+/// `data_source.create`.
 pub async fn create(
     pool: &PgPool,
     key: &MasterKey,
     policy: &PrivateTargets,
     crm: &CrmClient,
-    company_id: CompanyId,
+    who: &Who,
     new: NewDataSource,
-) -> Result<DataSource> {
+) -> Result<Committed<DataSource>> {
+    let company_id = who.company;
     let checked = check_new(policy, &new)?;
     let schedule = new
         .schedule
@@ -175,8 +181,19 @@ pub async fn create(
     )
     .execute(&mut *tx)
     .await?;
-    tx.commit().await?;
-    get(pool, company_id, id).await
+    let source = fetch(&mut *tx, company_id, id).await?;
+    let change = Change::new("data_source.create")
+        .target("data_source", id)
+        .values(None, Some(described(&source)));
+    door::commit(tx, who, change, source, Jobs::none()).await
+}
+
+/// A source as its audit entry records it (never its credential, only the hint).
+fn described(s: &DataSource) -> serde_json::Value {
+    serde_json::json!({
+        "provider": s.provider, "name": s.name, "base_url": s.base_url,
+        "schedule": s.schedule, "enabled": s.enabled, "credential_hint": s.credential_hint,
+    })
 }
 
 /// A change to a data source: every field optional, absent fields stay as they are. The same
@@ -195,17 +212,28 @@ pub struct UpdateDataSource {
     pub api_secret: Option<Text<500>>,
 }
 
+/// Changes a source, recorded as `data_source.update` with the source before and after (read
+/// under the row's lock).
 pub async fn update(
     pool: &PgPool,
     key: &MasterKey,
-    company_id: CompanyId,
+    who: &Who,
     id: Uuid,
     change: UpdateDataSource,
-) -> Result<DataSource> {
+) -> Result<Committed<DataSource>> {
+    let company_id = who.company;
     if let Some(schedule) = &change.schedule {
         check_schedule(schedule)?;
     }
-    let current = get(pool, company_id, id).await?;
+    let mut tx = pool.begin().await?;
+    sqlx::query!(
+        "SELECT id FROM data_sources WHERE company_id = $1 AND id = $2 FOR NO KEY UPDATE",
+        company_id.uuid(),
+        id
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
+    let current = fetch(&mut *tx, company_id, id).await?;
     let info = provider::find(&current.provider).map(|p| &p.info);
     let needs_secret = info.is_some_and(ProviderInfo::needs_secret);
     let (sealed, hint) = match (&change.api_key, &change.api_secret, info) {
@@ -251,12 +279,16 @@ pub async fn update(
         sealed,
         hint
     )
-    .execute(pool)
+    .execute(&mut *tx)
     .await?;
     if done.rows_affected() == 0 {
         return Err(Error::not_found(format!("no data source with id {id}")));
     }
-    get(pool, company_id, id).await
+    let after = fetch(&mut *tx, company_id, id).await?;
+    let change = Change::new("data_source.update")
+        .target("data_source", id)
+        .values(Some(described(&current)), Some(described(&after)));
+    door::commit(tx, who, change, after, Jobs::none()).await
 }
 
 pub async fn list(pool: &PgPool, company_id: CompanyId) -> Result<Vec<DataSource>> {
@@ -272,6 +304,14 @@ pub async fn list(pool: &PgPool, company_id: CompanyId) -> Result<Vec<DataSource
 }
 
 pub async fn get(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<DataSource> {
+    fetch(pool, company_id, id).await
+}
+
+async fn fetch<'e>(
+    conn: impl sqlx::PgExecutor<'e>,
+    company_id: CompanyId,
+    id: Uuid,
+) -> Result<DataSource> {
     sqlx::query_as!(
         DataSource,
         "SELECT id, provider, name, base_url, account_id, credential_hint, schedule, enabled, last_pull_at,
@@ -280,28 +320,31 @@ pub async fn get(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<DataS
         company_id.uuid(),
         id
     )
-    .fetch_optional(pool)
+    .fetch_optional(conn)
     .await?
     .ok_or_else(|| Error::not_found(format!("no data source with id {id}")))
 }
 
-pub async fn delete(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<()> {
-    let done = sqlx::query!(
+/// Deletes a source with its pulls' history, recorded as `data_source.delete`.
+pub async fn delete(pool: &PgPool, who: &Who, id: Uuid) -> Result<Committed<()>> {
+    let mut tx = pool.begin().await?;
+    let source = fetch(&mut *tx, who.company, id).await?;
+    sqlx::query!(
         "DELETE FROM data_sources WHERE company_id = $1 AND id = $2",
-        company_id.uuid(),
+        who.company.uuid(),
         id
     )
-    .execute(pool)
+    .execute(&mut *tx)
     .await?;
-    if done.rows_affected() == 0 {
-        return Err(Error::not_found(format!("no data source with id {id}")));
-    }
-    Ok(())
+    let change = Change::new("data_source.delete")
+        .target("data_source", id)
+        .values(Some(described(&source)), None);
+    door::commit(tx, who, change, (), Jobs::none()).await
 }
 
 /// Every data source credential sealed at rest, locked until the caller's transaction ends
 /// (for master key rotation).
-pub async fn sealed_for_update(conn: &mut PgConnection) -> Result<Vec<(Uuid, Vec<u8>)>> {
+pub(crate) async fn sealed_for_update(conn: &mut PgConnection) -> Result<Vec<(Uuid, Vec<u8>)>> {
     Ok(
         sqlx::query!("SELECT id, credentials_sealed FROM data_sources FOR UPDATE")
             .fetch_all(conn)
@@ -313,7 +356,10 @@ pub async fn sealed_for_update(conn: &mut PgConnection) -> Result<Vec<(Uuid, Vec
 }
 
 /// Stores data source credentials sealed again (master key rotation); returns how many.
-pub async fn store_sealed(conn: &mut PgConnection, values: &[(Uuid, Vec<u8>)]) -> Result<u64> {
+pub(crate) async fn store_sealed(
+    conn: &mut PgConnection,
+    values: &[(Uuid, Vec<u8>)],
+) -> Result<u64> {
     let (ids, sealed): (Vec<Uuid>, Vec<Vec<u8>>) = values.iter().cloned().unzip();
     Ok(sqlx::query!(
         "UPDATE data_sources t SET credentials_sealed = u.sealed FROM UNNEST($1::uuid[], $2::bytea[]) AS u(id, sealed)
@@ -327,7 +373,11 @@ pub async fn store_sealed(conn: &mut PgConnection, values: &[(Uuid, Vec<u8>)]) -
 }
 
 /// Records that the source's schedule was handled up to `at` (never moving backwards).
-pub async fn mark_ticked(conn: &mut PgConnection, id: Uuid, at: DateTime<Utc>) -> Result<()> {
+pub(crate) async fn mark_ticked(
+    conn: &mut PgConnection,
+    id: Uuid,
+    at: DateTime<Utc>,
+) -> Result<()> {
     sqlx::query!(
             "UPDATE data_sources SET last_tick_at = greatest(coalesce(last_tick_at, $2), $2) WHERE id = $1",
             id,

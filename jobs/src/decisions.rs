@@ -28,7 +28,7 @@ pub struct Entry<'a> {
 }
 
 /// Records one decision.
-pub async fn record(conn: &mut PgConnection, e: Entry<'_>) -> Result<()> {
+pub(crate) async fn record(conn: &mut PgConnection, e: Entry<'_>) -> Result<()> {
     sqlx::query!(
         "INSERT INTO decision_log (id, company_id, facility_id, action, subject_id, summary, detail, actor)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -60,7 +60,7 @@ pub struct Logged {
 
 /// The facility's decisions since `since` (all when none), newest first, at most
 /// [`MAX_ENTRIES`].
-pub async fn list(
+pub(crate) async fn list(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,

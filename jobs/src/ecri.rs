@@ -108,30 +108,24 @@ pub async fn settings(
     Ok((in_force(&overrides), overrides))
 }
 
-/// Replaces the facility's overrides (checked first: a bad one is a 422 and writes nothing);
-/// the settings now in force.
+/// Replaces the facility's overrides with `body`, a JSON object (checked first: a bad one is a
+/// 422 and writes nothing), recorded with the overrides before and after; the settings now in
+/// force and the overrides as stored.
 pub async fn set_settings(
     pool: &PgPool,
-    company_id: CompanyId,
+    who: &crate::door::Who,
     facility_id: FacilityId,
-    overrides: &serde_json::Value,
-) -> Result<EcriEngineSettings> {
-    let settings = EcriEngineSettings::with_overrides(overrides)?;
-    let updated = sqlx::query!(
-        "UPDATE facilities SET ecri_settings = $3 WHERE company_id = $1 AND id = $2",
-        company_id.uuid(),
-        facility_id.uuid(),
-        overrides
+    body: &[u8],
+) -> Result<crate::door::Committed<(EcriEngineSettings, serde_json::Value)>> {
+    crate::facilities::replace_overrides(
+        pool,
+        who,
+        facility_id,
+        crate::facilities::Overrides::Ecri,
+        body,
+        |o| Ok(EcriEngineSettings::with_overrides(o)?),
     )
-    .execute(pool)
-    .await?
-    .rows_affected();
-    if updated == 0 {
-        return Err(Error::not_found(format!(
-            "no facility with id {facility_id}"
-        )));
-    }
-    Ok(settings)
+    .await
 }
 
 /// The settings of stored overrides; overrides that no longer read (checked when written)

@@ -2,8 +2,11 @@
 //! company: another company's facility is reported exactly like one that does not exist.
 
 mod matching;
-pub use matching::{resolve_for_sync, Resolved};
+pub(crate) use matching::resolve_for_sync;
+pub use matching::Resolved;
 
+use crate::audit::Change;
+use crate::door::{self, Committed, Jobs, Who};
 use crate::error::{conflict_on_unique, Error, Result, ValidationError};
 use chrono::{DateTime, NaiveDate, Utc};
 use domain::ids::{CompanyId, FacilityId};
@@ -83,7 +86,7 @@ pub async fn ensure_owned(pool: &PgPool, company_id: CompanyId, id: FacilityId) 
 }
 
 /// The name of a facility of the company (404 for another company's).
-pub async fn name_of(
+pub(crate) async fn name_of(
     conn: &mut PgConnection,
     company_id: CompanyId,
     id: FacilityId,
@@ -100,7 +103,7 @@ pub async fn name_of(
 
 /// The name of a facility of the company, its row locked until the caller's transaction ends
 /// (decisions about one facility are made one at a time).
-pub async fn lock_owned(
+pub(crate) async fn lock_owned(
     conn: &mut PgConnection,
     company_id: CompanyId,
     id: FacilityId,
@@ -136,6 +139,14 @@ pub async fn list(
 }
 
 pub async fn get(pool: &PgPool, company_id: CompanyId, id: FacilityId) -> Result<Facility> {
+    fetch(pool, company_id, id).await
+}
+
+async fn fetch<'e>(
+    conn: impl sqlx::PgExecutor<'e>,
+    company_id: CompanyId,
+    id: FacilityId,
+) -> Result<Facility> {
     sqlx::query_as!(
         Facility,
         r#"SELECT f.id, f.external_id, f.source_system, f.name, f.address, f.website_url, f.rentable_sqft,
@@ -145,7 +156,7 @@ pub async fn get(pool: &PgPool, company_id: CompanyId, id: FacilityId) -> Result
         company_id.uuid(),
         id.uuid()
     )
-    .fetch_optional(pool)
+    .fetch_optional(conn)
     .await?
     .ok_or_else(|| not_found(id))
 }
@@ -154,17 +165,16 @@ fn flat<T>(v: Option<Option<T>>) -> Option<T> {
     v.flatten()
 }
 
-pub async fn create(
-    pool: &PgPool,
-    company_id: CompanyId,
-    input: FacilityInput,
-) -> Result<Facility> {
+/// Creates a facility, recorded as `facility.create` with its name.
+pub async fn create(pool: &PgPool, who: &Who, input: FacilityInput) -> Result<Committed<Facility>> {
+    let company_id = who.company;
     let name = flat(input.name).ok_or_else(|| ValidationError::new("name", "is required"))?;
     let external_id = flat(input.external_id);
     let source_system = flat(input.source_system);
     let address = flat(input.address);
     let website_url = flat(input.website_url);
     let id = Uuid::now_v7();
+    let mut tx = pool.begin().await?;
     sqlx::query!(
         "INSERT INTO facilities (id, company_id, external_id, source_system, name, address, website_url, rentable_sqft)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -177,21 +187,32 @@ pub async fn create(
         website_url.as_ref().map(HttpUrl::as_str),
         flat(input.rentable_sqft).map(Quantity::get),
     )
-    .execute(pool)
+    .execute(&mut *tx)
     .await
     .map_err(name_conflict)?;
-    get(pool, company_id, id.into()).await
+    let facility = fetch(&mut *tx, company_id, id.into()).await?;
+    let change = Change::new("facility.create")
+        .target("facility", id)
+        .facility(id)
+        .values(None, Some(serde_json::json!({ "name": facility.name })));
+    door::commit(tx, who, change, facility, Jobs::none()).await
 }
 
+/// Changes the fields the input names, recorded as `facility.update` with the facility's
+/// details before and after (read under the row's lock).
 pub async fn update(
     pool: &PgPool,
-    company_id: CompanyId,
+    who: &Who,
     id: FacilityId,
     input: FacilityInput,
-) -> Result<Facility> {
+) -> Result<Committed<Facility>> {
+    let company_id = who.company;
     if matches!(input.name, Some(None)) {
         return Err(ValidationError::new("name", "cannot be removed").into());
     }
+    let mut tx = pool.begin().await?;
+    lock_owned(&mut tx, company_id, id).await?;
+    let before = fetch(&mut *tx, company_id, id).await?;
     // For each field: whether the body names it, and the new value.
     let set = |v: &Option<Option<String>>| (v.is_some(), v.clone().flatten());
     let to_s = |v: &Option<Option<Text<200>>>| {
@@ -239,57 +260,159 @@ pub async fn update(
         sqft_set,
         sqft
     )
-    .fetch_optional(pool)
+    .fetch_optional(&mut *tx)
     .await
     .map_err(name_conflict)?;
-    match updated {
-        None => Err(not_found(id)),
-        Some(_) => get(pool, company_id, id).await,
-    }
-}
-
-/// Deletes a facility and, through the foreign keys, all of its data.
-pub async fn delete(pool: &PgPool, company_id: CompanyId, id: FacilityId) -> Result<()> {
-    let deleted = sqlx::query!(
-        "DELETE FROM facilities WHERE company_id = $1 AND id = $2",
-        company_id.uuid(),
-        id.uuid()
-    )
-    .execute(pool)
-    .await?;
-    if deleted.rows_affected() == 0 {
+    if updated.is_none() {
         return Err(not_found(id));
     }
-    Ok(())
+    let after = fetch(&mut *tx, company_id, id).await?;
+    let change = Change::new("facility.update")
+        .target("facility", id)
+        .facility(id.uuid())
+        .values(Some(details(&before)), Some(details(&after)));
+    door::commit(tx, who, change, after, Jobs::none()).await
 }
 
-/// Stores the facility's pricing overrides as given (checked by `crate::pricing::store`); 404
-/// when the company has no such facility.
-pub async fn set_pricing_overrides(
+/// The details of a facility a person edits, as its audit entry records them.
+fn details(f: &Facility) -> serde_json::Value {
+    serde_json::json!({
+        "name": f.name,
+        "external_id": f.external_id,
+        "source_system": f.source_system,
+        "address": f.address,
+        "website_url": f.website_url,
+        "rentable_sqft": f.rentable_sqft,
+    })
+}
+
+/// Deletes a facility and, through the foreign keys, all of its data, recorded as
+/// `facility.delete` with its name.
+pub async fn delete(pool: &PgPool, who: &Who, id: FacilityId) -> Result<Committed<()>> {
+    let mut tx = pool.begin().await?;
+    let name = sqlx::query_scalar!(
+        "DELETE FROM facilities WHERE company_id = $1 AND id = $2 RETURNING name",
+        who.company.uuid(),
+        id.uuid()
+    )
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or_else(|| not_found(id))?;
+    let change = Change::new("facility.delete")
+        .target("facility", id)
+        .facility(id.uuid())
+        .values(Some(serde_json::json!({ "name": name })), None);
+    door::commit(tx, who, change, (), Jobs::none()).await
+}
+
+/// The two settings a facility keeps as JSON overrides of the defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Overrides {
+    Pricing,
+    Ecri,
+}
+
+/// Locks the facility's row and reads one of its overrides: the "before" of a change to them,
+/// read under the lock the change holds, so two concurrent changes each record the value the
+/// other left. 404 when the company has no such facility.
+pub(crate) async fn lock_overrides(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,
+    which: Overrides,
+) -> Result<serde_json::Value> {
+    let (company, id) = (company_id.uuid(), facility_id.uuid());
+    let found = match which {
+        Overrides::Pricing => sqlx::query_scalar!(
+            "SELECT pricing_settings FROM facilities WHERE company_id = $1 AND id = $2 FOR NO KEY UPDATE",
+            company,
+            id
+        )
+        .fetch_optional(conn)
+        .await?,
+        Overrides::Ecri => sqlx::query_scalar!(
+            "SELECT ecri_settings FROM facilities WHERE company_id = $1 AND id = $2 FOR NO KEY UPDATE",
+            company,
+            id
+        )
+        .fetch_optional(conn)
+        .await?,
+    };
+    found.ok_or_else(|| not_found(facility_id))
+}
+
+/// Stores one of the facility's overrides as given (checked by the use case first; the row
+/// locked by [`lock_overrides`]).
+pub(crate) async fn store_overrides(
+    conn: &mut PgConnection,
+    facility_id: FacilityId,
+    which: Overrides,
     overrides: &serde_json::Value,
 ) -> Result<()> {
-    let updated = sqlx::query!(
-        "UPDATE facilities SET pricing_settings = $3, updated_at = now()
-         WHERE company_id = $1 AND id = $2",
-        company_id.uuid(),
-        facility_id.uuid(),
-        overrides
-    )
-    .execute(conn)
-    .await?;
-    if updated.rows_affected() == 0 {
-        return Err(Error::not_found(format!(
-            "no facility with id {facility_id}"
-        )));
-    }
+    let id = facility_id.uuid();
+    match which {
+        Overrides::Pricing => {
+            sqlx::query!(
+                "UPDATE facilities SET pricing_settings = $2, updated_at = now() WHERE id = $1",
+                id,
+                overrides
+            )
+            .execute(conn)
+            .await?
+        }
+        Overrides::Ecri => {
+            sqlx::query!(
+                "UPDATE facilities SET ecri_settings = $2, updated_at = now() WHERE id = $1",
+                id,
+                overrides
+            )
+            .execute(conn)
+            .await?
+        }
+    };
     Ok(())
 }
 
+/// Replaces one of the facility's overrides with `body` (a JSON object), checked by `check`
+/// (a bad one is a 422 and writes nothing), and records the change with the overrides before
+/// and after, in one transaction that holds the facility's row. 404 for a facility that is not
+/// the company's, before the body is read. The value is what `check` made of the overrides,
+/// with the overrides as stored.
+pub(crate) async fn replace_overrides<T>(
+    pool: &sqlx::PgPool,
+    who: &crate::door::Who,
+    facility_id: FacilityId,
+    which: Overrides,
+    body: &[u8],
+    check: impl FnOnce(&serde_json::Value) -> Result<T>,
+) -> Result<crate::door::Committed<(T, serde_json::Value)>> {
+    let mut tx = pool.begin().await?;
+    let before = lock_overrides(&mut tx, who.company, facility_id, which).await?;
+    crate::error::require_object(body)?;
+    let overrides: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| ValidationError::new("body", format!("is not valid JSON ({e})")))?;
+    let value = check(&overrides)?;
+    store_overrides(&mut tx, facility_id, which, &overrides).await?;
+    let action = match which {
+        Overrides::Pricing => "pricing_settings.update",
+        Overrides::Ecri => "ecri_settings.update",
+    };
+    let change = crate::audit::Change::new(action)
+        .target("facility", facility_id)
+        .facility(facility_id.uuid())
+        .values(Some(before), Some(overrides.clone()));
+    crate::door::commit(
+        tx,
+        who,
+        change,
+        (value, overrides),
+        crate::door::Jobs::none(),
+    )
+    .await
+}
+
 /// Sets the facility's lease-up mode (kept by `crate::lease_up::record`).
-pub async fn set_mode(
+pub(crate) async fn set_mode(
     conn: &mut PgConnection,
     id: FacilityId,
     mode: domain::lease_up::Mode,
@@ -306,7 +429,7 @@ pub async fn set_mode(
 
 /// Locks the facility's row until the transaction ends: work that must see a facility's history
 /// as one stable set (the ingest's lease-up evaluation) runs one at a time per facility.
-pub async fn lock(conn: &mut PgConnection, id: FacilityId) -> Result<()> {
+pub(crate) async fn lock(conn: &mut PgConnection, id: FacilityId) -> Result<()> {
     sqlx::query!(
         "SELECT id FROM facilities WHERE id = $1 FOR UPDATE",
         id.uuid()

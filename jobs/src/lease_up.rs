@@ -21,7 +21,7 @@ pub struct Recorded {
 /// Re-evaluates a facility's lease-up history on the caller's connection: events that no longer
 /// hold are deleted, changed ones updated, and the facility's mode set. The caller holds the
 /// facility's row lock when writes may race (the ingest job does).
-pub async fn record(
+pub(crate) async fn record(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,

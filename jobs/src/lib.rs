@@ -16,6 +16,7 @@ pub mod crypto;
 pub mod data_sources;
 pub mod db;
 pub mod decisions;
+pub mod door;
 pub mod ecri;
 pub mod ecri_batches;
 pub mod error;
@@ -34,6 +35,7 @@ pub mod rent_roll;
 pub mod runs;
 #[cfg(feature = "demo-seed")]
 pub mod seed;
+pub mod sessions;
 pub mod sign_up;
 pub mod status;
 pub mod sync;
@@ -41,7 +43,6 @@ pub mod team;
 pub mod tenancy;
 pub mod upload;
 pub mod versions;
-pub mod web_sessions;
 pub mod webhooks;
 
 pub use error::{Error, Result, ValidationError};

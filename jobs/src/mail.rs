@@ -18,7 +18,7 @@ use uuid::Uuid;
 /// Deliveries tried per mail before it is marked failed.
 pub const MAX_ATTEMPTS: i32 = 8;
 
-pub async fn queue(
+pub(crate) async fn queue(
     conn: &mut PgConnection,
     key: &MasterKey,
     to: &str,
@@ -190,7 +190,7 @@ pub async fn purge_finished(
 }
 /// Every mail body sealed at rest, locked until the caller's transaction ends (for master key
 /// rotation).
-pub async fn sealed_for_update(conn: &mut PgConnection) -> Result<Vec<(Uuid, Vec<u8>)>> {
+pub(crate) async fn sealed_for_update(conn: &mut PgConnection) -> Result<Vec<(Uuid, Vec<u8>)>> {
     Ok(sqlx::query!(r#"SELECT id, body_sealed AS "body_sealed!" FROM mail_outbox WHERE body_sealed IS NOT NULL FOR UPDATE"#)
         .fetch_all(conn)
         .await?
@@ -200,7 +200,10 @@ pub async fn sealed_for_update(conn: &mut PgConnection) -> Result<Vec<(Uuid, Vec
 }
 
 /// Stores mail bodies sealed again (master key rotation); returns how many.
-pub async fn store_sealed(conn: &mut PgConnection, values: &[(Uuid, Vec<u8>)]) -> Result<u64> {
+pub(crate) async fn store_sealed(
+    conn: &mut PgConnection,
+    values: &[(Uuid, Vec<u8>)],
+) -> Result<u64> {
     let (ids, sealed): (Vec<Uuid>, Vec<Vec<u8>>) = values.iter().cloned().unzip();
     Ok(sqlx::query!(
         "UPDATE mail_outbox t SET body_sealed = u.sealed FROM UNNEST($1::uuid[], $2::bytea[]) AS u(id, sealed)

@@ -242,7 +242,7 @@ async fn set_password(pool: &PgPool, token: &str, new_password: &str) -> Result<
     .execute(&mut *tx)
     .await?;
     // Whoever knew the old password may be signed in: every session of the user ends.
-    crate::web_sessions::end_all(&mut tx, user_id).await?;
+    crate::sessions::end_all(&mut tx, user_id).await?;
     tx.commit().await?;
     Ok(email)
 }

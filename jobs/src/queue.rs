@@ -117,6 +117,16 @@ impl Queues {
         RedisStorage::new(self.conn.clone()).with_config(config(&self.prefix, kind, self.heartbeat))
     }
 
+    /// Pushes the jobs a committed change recorded, each kind to its queue. A failure is only
+    /// logged: the rows are in PostgreSQL and the worker's sweeper pushes them again.
+    pub async fn push_jobs(&self, jobs: &crate::door::Jobs) {
+        for (kind, ids) in jobs.grouped() {
+            if let Err(e) = self.push(kind, &ids).await {
+                tracing::warn!(error = %e, kind = kind.as_str(), jobs = ids.len(), "job push failed; the sweeper will push it");
+            }
+        }
+    }
+
     /// Pushes job ids of one kind and promotes them at once.
     pub async fn push(&self, kind: Kind, ids: &[Uuid]) -> Result<(), PushError> {
         if ids.is_empty() {

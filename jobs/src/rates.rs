@@ -6,7 +6,10 @@
 //! `domain::pricing::decisions`.
 
 use crate::actor::Actor;
+use crate::audit::Change;
+use crate::door::{self, Committed, Jobs, Who};
 use crate::error::{Error, Result};
+use crate::queue::Kind;
 use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
 use domain::ids::{CompanyId, FacilityId, RunId};
 use domain::pricing::decisions::{self, Checked};
@@ -61,23 +64,46 @@ pub(crate) struct RunRef<'a> {
 /// the latest a 409 naming the latest; a bad decision a 422 that writes nothing.
 pub async fn decide(
     pool: &PgPool,
-    company_id: CompanyId,
+    who: &Who,
     facility_id: FacilityId,
     run_id: RunId,
     requested: &[Requested],
-    actor: &Actor,
-) -> Result<Decided> {
+) -> Result<Committed<Decided>> {
     let mut tx = pool.begin().await?;
-    match decide_in(&mut tx, company_id, facility_id, run_id, requested, actor).await {
-        Ok(decided) => {
-            tx.commit().await?;
-            Ok(decided)
-        }
+    let decided = match decide_in(
+        &mut tx,
+        who.company,
+        facility_id,
+        run_id,
+        requested,
+        &who.actor,
+    )
+    .await
+    {
+        Ok(decided) => decided,
         Err(e) => {
             tx.rollback().await?;
-            Err(e)
+            return Err(e);
         }
-    }
+    };
+    // The record names each decision: the size and tier, what was done, the rate before and
+    // the rate approved, and why where a reason was given.
+    let after: Vec<serde_json::Value> = decided
+        .decisions
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "size": d.size, "tier": d.tier, "action": d.action, "rate": d.rate,
+                "previous_rate": d.previous_rate, "reason": d.reason, "forced": d.forced,
+            })
+        })
+        .collect();
+    let change = Change::new("rate_decision.record")
+        .target("recommendation_run", run_id)
+        .facility(facility_id.uuid())
+        .values(None, Some(serde_json::Value::Array(after)));
+    let jobs = Jobs::of(Kind::WebhookDelivery, decided.delivery_jobs.iter().copied());
+    door::commit(tx, who, change, decided, jobs).await
 }
 
 async fn decide_in(
@@ -427,7 +453,7 @@ pub async fn rates(pool: &PgPool, company_id: CompanyId, facility_id: FacilityId
 }
 
 /// [`rates`] on the caller's connection.
-pub async fn load(
+pub(crate) async fn load(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,

@@ -136,7 +136,7 @@ impl Writes {
 }
 
 /// Applies the roll of `date` to the facility's roll in force, on the caller's transaction.
-pub async fn apply(
+pub(crate) async fn apply(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: Uuid,

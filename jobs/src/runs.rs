@@ -37,7 +37,7 @@ impl NewJob {
 }
 
 /// Inserts a queued job in the caller's transaction; `None` when its dedupe key exists already.
-pub async fn insert(conn: &mut PgConnection, job: NewJob) -> Result<Option<Uuid>> {
+pub(crate) async fn insert(conn: &mut PgConnection, job: NewJob) -> Result<Option<Uuid>> {
     let id = Uuid::now_v7();
     Ok(sqlx::query_scalar!(
         "INSERT INTO job_runs (id, company_id, kind, payload, max_attempts, dedupe_key, enqueued_at)
@@ -69,7 +69,11 @@ pub struct Claimed {
 /// Holds a claimed job for at least `lease` from now (never shortening it), for a handler about
 /// to wait on an outside party longer than the platform's lease. False when the job is no
 /// longer this worker's (the claim was lost).
-pub async fn extend_lease(conn: &mut PgConnection, job: &Claimed, lease: Duration) -> Result<bool> {
+pub(crate) async fn extend_lease(
+    conn: &mut PgConnection,
+    job: &Claimed,
+    lease: Duration,
+) -> Result<bool> {
     let held = sqlx::query!(
         "UPDATE job_runs SET lease_expires_at = greatest(lease_expires_at, now() + make_interval(secs => $3))
          WHERE id = $1 AND claimed_by = $2 AND status = 'running'",
@@ -120,7 +124,11 @@ pub async fn claim(
 /// Marks a claimed job done inside the transaction that holds its effects. `false` when the
 /// claim was lost (the lease expired and another worker took the job): the caller must roll
 /// back, so the effects happen once.
-pub async fn succeed(conn: &mut PgConnection, job: &Claimed, result: &Value) -> Result<bool> {
+pub(crate) async fn succeed(
+    conn: &mut PgConnection,
+    job: &Claimed,
+    result: &Value,
+) -> Result<bool> {
     let done = sqlx::query!(
         "UPDATE job_runs SET status = 'succeeded', finished_at = now(), result = $3, last_error = NULL,
                 lease_expires_at = NULL
@@ -136,7 +144,7 @@ pub async fn succeed(conn: &mut PgConnection, job: &Claimed, result: &Value) -> 
 
 /// Marks a claimed job failed for good inside the caller's transaction, for a handler that keeps
 /// its own attempt count (a webhook delivery). `false` when the claim was lost.
-pub async fn give_up(conn: &mut PgConnection, job: &Claimed, error: &str) -> Result<bool> {
+pub(crate) async fn give_up(conn: &mut PgConnection, job: &Claimed, error: &str) -> Result<bool> {
     let ended = sqlx::query!(
         "UPDATE job_runs SET status = 'failed', finished_at = now(), last_error = $3,
                         claimed_by = NULL, lease_expires_at = NULL, enqueued_at = NULL
@@ -152,7 +160,7 @@ pub async fn give_up(conn: &mut PgConnection, job: &Claimed, error: &str) -> Res
 
 /// Puts a claimed job back to `queued` until `at` without counting a failure: the delivery keeps
 /// its own count. `false` when the claim was lost.
-pub async fn reschedule(
+pub(crate) async fn reschedule(
     conn: &mut PgConnection,
     job: &Claimed,
     at: DateTime<Utc>,
@@ -174,7 +182,7 @@ pub async fn reschedule(
 
 /// Ends the delivery jobs of a deleted subscription that wait for their next attempt; one running
 /// now finds its delivery closed.
-pub async fn end_waiting_deliveries(conn: &mut PgConnection, ids: &[Uuid]) -> Result<()> {
+pub(crate) async fn end_waiting_deliveries(conn: &mut PgConnection, ids: &[Uuid]) -> Result<()> {
     sqlx::query!(
         r#"UPDATE job_runs SET status = 'succeeded', finished_at = now(), enqueued_at = NULL,
                 result = '{"skipped": "the subscription was deleted"}'
@@ -187,7 +195,7 @@ pub async fn end_waiting_deliveries(conn: &mut PgConnection, ids: &[Uuid]) -> Re
 }
 
 /// A pricing run of the facility that waits to start, if there is one.
-pub async fn waiting_pricing_run(
+pub(crate) async fn waiting_pricing_run(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,

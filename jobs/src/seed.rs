@@ -282,8 +282,11 @@ pub async fn seed(
             }
             let body = body.to_string();
             let parsed = domain::sync::parse(body.as_bytes(), last_date)?;
-            sync::ingest(
-                pool,
+            // The demo's history is the service's own doing, not a change anyone made: it is
+            // stored without an audit entry.
+            let mut tx = pool.begin().await?;
+            sync::store::place(
+                &mut tx,
                 company_id,
                 &crate::access::Scope::All,
                 &parsed.payload,
@@ -291,6 +294,7 @@ pub async fn seed(
                 Source::Push,
             )
             .await?;
+            tx.commit().await?;
             records += 1;
         }
     }
@@ -392,4 +396,19 @@ async fn seed_facility_bulk(
     crate::lease_up::record(&mut tx, company_id, facility.id.into()).await?;
     tx.commit().await?;
     Ok(days.len() as u64)
+}
+
+/// Records the `recommendations.ready` deliveries of one run's event, in its own transaction,
+/// without a run: the webhook benchmark's load of deliveries. The jobs to push.
+pub async fn recommendations_ready(
+    pool: &PgPool,
+    event: &crate::webhooks::RecommendationsReady,
+) -> Result<crate::door::Jobs> {
+    let mut tx = pool.begin().await?;
+    let ids = crate::webhooks::record_recommendations_ready(&mut tx, event).await?;
+    tx.commit().await?;
+    Ok(crate::door::Jobs::of(
+        crate::queue::Kind::WebhookDelivery,
+        ids,
+    ))
 }

@@ -4,6 +4,8 @@
 //! logout; and, with every other session of the user, on "log out everywhere" and on a
 //! password reset.
 
+use crate::audit::Change;
+use crate::door::{self, Committed, Jobs};
 use crate::error::Result;
 use chrono::{DateTime, Duration, Utc};
 use domain::ids::CompanyId;
@@ -162,16 +164,37 @@ pub async fn lookup(pool: &PgPool, token: &str) -> Result<Option<Session>> {
     }))
 }
 
-/// Ends one session (logout).
-pub async fn end(pool: &PgPool, session_id: Uuid) -> Result<()> {
-    sqlx::query!("DELETE FROM web_sessions WHERE id = $1", session_id)
-        .execute(pool)
+/// Ends the signed-in user's session (logout), recorded as `session.end`.
+pub async fn end(
+    pool: &PgPool,
+    who: &crate::door::Who,
+    session: &Session,
+) -> Result<Committed<()>> {
+    let mut tx = pool.begin().await?;
+    sqlx::query!("DELETE FROM web_sessions WHERE id = $1", session.id)
+        .execute(&mut *tx)
         .await?;
-    Ok(())
+    let change = Change::new("session.end").target("user", session.user_id);
+    door::commit(tx, who, change, (), Jobs::none()).await
 }
 
-/// Ends every session of a user ("log out everywhere"); returns how many.
-pub async fn end_all(conn: &mut sqlx::PgConnection, user_id: Uuid) -> Result<u64> {
+/// Ends every session of the signed-in user ("log out everywhere"), recorded as
+/// `session.end_all` with how many ended.
+pub async fn end_everywhere(
+    pool: &PgPool,
+    who: &crate::door::Who,
+    session: &Session,
+) -> Result<Committed<u64>> {
+    let mut tx = pool.begin().await?;
+    let ended = end_all(&mut tx, session.user_id).await?;
+    let change = Change::new("session.end_all")
+        .target("user", session.user_id)
+        .values(None, Some(serde_json::json!({ "sessions_ended": ended })));
+    door::commit(tx, who, change, ended, Jobs::none()).await
+}
+
+/// Ends every session of a user; returns how many.
+pub(crate) async fn end_all(conn: &mut sqlx::PgConnection, user_id: Uuid) -> Result<u64> {
     Ok(
         sqlx::query!("DELETE FROM web_sessions WHERE user_id = $1", user_id)
             .execute(conn)

@@ -11,8 +11,8 @@
 
 use crate::config::MasterKey;
 use crate::error::{Result, ValidationError};
+use crate::sessions::NewSession;
 use crate::tenancy::KeyHasher;
-use crate::web_sessions::NewSession;
 use chrono::{Duration, Utc};
 use domain::values::Text;
 use sqlx::PgPool;
@@ -195,7 +195,7 @@ pub async fn confirm(
     )
     .await?;
     tx.commit().await?;
-    crate::web_sessions::start_new_user(pool, created.user_id).await
+    crate::sessions::start_new_user(pool, created.user_id).await
 }
 
 /// Deletes sign-up links that expired more than a day ago; returns how many.

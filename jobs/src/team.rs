@@ -9,10 +9,11 @@
 
 use crate::access::{Permission, Role, Scope};
 use crate::actor::Actor;
-use crate::audit::{self, By, Change};
+use crate::audit::Change;
 use crate::config::MasterKey;
+use crate::door::{self, Committed, Jobs, Who};
 use crate::error::{Error, Result, ValidationError};
-use crate::web_sessions::NewSession;
+use crate::sessions::NewSession;
 use chrono::{DateTime, Duration, Utc};
 use domain::ids::CompanyId;
 use serde_json::json;
@@ -132,7 +133,7 @@ fn member_json(role: Role, scope: &Scope) -> serde_json::Value {
 
 /// Checks a requested scope: `None` is every facility; a list must be of managers or viewers,
 /// not empty, at most [`MAX_SCOPE`] long, and name only facilities of the company.
-pub async fn check_scope(
+pub(crate) async fn check_scope(
     conn: &mut PgConnection,
     company: CompanyId,
     role: Role,
@@ -222,10 +223,10 @@ pub async fn invite(
     pool: &PgPool,
     key: &MasterKey,
     public_base_url: &str,
-    company: CompanyId,
-    by: &By<'_>,
+    who: &Who,
     new: NewInvitation,
-) -> Result<Invitation> {
+) -> Result<Committed<Invitation>> {
+    let (company, by) = (who.company, &who.by());
     let email = crate::tenancy::check_email(&new.email)?.to_owned();
     if new.role == Role::Owner {
         owners_only(by.role.unwrap_or(Role::Viewer), "invite an owner")?;
@@ -292,17 +293,10 @@ pub async fn invite(
         &body,
     )
     .await?;
-    audit::record(
-        &mut tx,
-        company,
-        by,
-        &Change::new("invitation.create")
-            .target("invitation", id)
-            .values(None, Some(json!({ "email": email, "role": new.role.as_str(), "facility_ids": scope.column() }))),
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(Invitation {
+    let change = Change::new("invitation.create")
+        .target("invitation", id)
+        .values(None, Some(json!({ "email": email, "role": new.role.as_str(), "facility_ids": scope.column() })));
+    let invitation = Invitation {
         id,
         email,
         role: new.role,
@@ -312,16 +306,17 @@ pub async fn invite(
         expires_at: row.expires_at,
         accepted_at: None,
         revoked_at: None,
-    })
+    };
+    door::commit(tx, who, change, invitation, Jobs::none()).await
 }
 
 /// Revokes an open invitation; its link stops working at once.
 pub async fn revoke_invitation(
     pool: &PgPool,
-    company: CompanyId,
-    by: &By<'_>,
+    who: &Who,
     id: Uuid,
-) -> Result<Invitation> {
+) -> Result<Committed<Invitation>> {
+    let (company, by) = (who.company, &who.by());
     let mut tx = pool.begin().await?;
     let mut invitation: Invitation = sqlx::query_as!(
         InvitationRow,
@@ -346,26 +341,20 @@ pub async fn revoke_invitation(
             "revoke an owner's invitation",
         )?;
     }
-    if invitation.revoked_at.is_none() {
-        let t = sqlx::query_scalar!(
-            "UPDATE team_invitations SET revoked_at = now() WHERE id = $1 RETURNING revoked_at",
-            id
-        )
-        .fetch_one(&mut *tx)
-        .await?;
-        audit::record(
-            &mut tx,
-            company,
-            by,
-            &Change::new("invitation.revoke")
-                .target("invitation", id)
-                .values(Some(json!({ "email": invitation.email })), None),
-        )
-        .await?;
-        invitation.revoked_at = Some(t.unwrap_or_else(Utc::now));
+    if invitation.revoked_at.is_some() {
+        return Ok(Committed::unchanged(invitation));
     }
-    tx.commit().await?;
-    Ok(invitation)
+    let t = sqlx::query_scalar!(
+        "UPDATE team_invitations SET revoked_at = now() WHERE id = $1 RETURNING revoked_at",
+        id
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    invitation.revoked_at = Some(t.unwrap_or_else(Utc::now));
+    let change = Change::new("invitation.revoke")
+        .target("invitation", id)
+        .values(Some(json!({ "email": invitation.email })), None);
+    door::commit(tx, who, change, invitation, Jobs::none()).await
 }
 
 fn invalid_link() -> Error {
@@ -444,22 +433,20 @@ pub async fn accept(
             "this address got an account meanwhile: log in instead".to_owned()
         })
     })?;
-    let actor = Actor::user(user_id, &inv.email);
-    audit::record(
-        &mut tx,
+    let who = Who {
         company,
-        &By {
-            actor: &actor,
-            role: Some(role),
-            client_addr,
-        },
-        &Change::new("invitation.accept")
-            .target("user", user_id)
-            .values(None, Some(member_json(role, &scope))),
-    )
-    .await?;
-    tx.commit().await?;
-    crate::web_sessions::start_new_user(pool, user_id).await
+        actor: Actor::user(user_id, &inv.email),
+        role: Some(role),
+        client_addr: client_addr.map(str::to_owned),
+    };
+    let change = Change::new("invitation.accept")
+        .target("user", user_id)
+        .values(None, Some(member_json(role, &scope)));
+    // Nothing to push: the new member signs in on the next line.
+    door::commit(tx, &who, change, (), Jobs::none())
+        .await?
+        .into_value();
+    crate::sessions::start_new_user(pool, user_id).await
 }
 
 /// A change to a member: each part left out stays as it is. `facility_ids: Some(None)` gives
@@ -500,11 +487,11 @@ async fn lock_member(
 /// Changes a member's role or scope. The member's next request already runs with it.
 pub async fn update_member(
     pool: &PgPool,
-    company: CompanyId,
-    by: &By<'_>,
+    who: &Who,
     id: Uuid,
     change: MemberChange,
-) -> Result<Member> {
+) -> Result<Committed<Member>> {
+    let (company, by) = (who.company, &who.by());
     let acting = by.role.unwrap_or(Role::Viewer);
     let mut tx = pool.begin().await?;
     let (member, owners) = lock_member(&mut tx, company, id).await?;
@@ -533,31 +520,21 @@ pub async fn update_member(
     )
     .execute(&mut *tx)
     .await?;
-    audit::record(
-        &mut tx,
-        company,
-        by,
-        &Change::new("member.update").target("user", id).values(
-            Some(member_json(member.role, &member.scope)),
-            Some(member_json(role, &scope)),
-        ),
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(Member {
+    let change = Change::new("member.update").target("user", id).values(
+        Some(member_json(member.role, &member.scope)),
+        Some(member_json(role, &scope)),
+    );
+    let member = Member {
         role,
         scope,
         ..member
-    })
+    };
+    door::commit(tx, who, change, member, Jobs::none()).await
 }
 
 /// Removes a member: the account and every session of it end at once.
-pub async fn remove_member(
-    pool: &PgPool,
-    company: CompanyId,
-    by: &By<'_>,
-    id: Uuid,
-) -> Result<Member> {
+pub async fn remove_member(pool: &PgPool, who: &Who, id: Uuid) -> Result<Committed<Member>> {
+    let (company, by) = (who.company, &who.by());
     let acting = by.role.unwrap_or(Role::Viewer);
     let mut tx = pool.begin().await?;
     let (member, owners) = lock_member(&mut tx, company, id).await?;
@@ -572,18 +549,9 @@ pub async fn remove_member(
     sqlx::query!("DELETE FROM users WHERE id = $1", id)
         .execute(&mut *tx)
         .await?;
-    audit::record(
-        &mut tx,
-        company,
-        by,
-        &Change::new("member.remove")
-            .target("user", id)
-            .values(
-                Some(json!({ "email": member.email, "role": member.role.as_str(), "facility_ids": member.scope.column() })),
-                None,
-            ),
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(member)
+    let change = Change::new("member.remove").target("user", id).values(
+        Some(json!({ "email": member.email, "role": member.role.as_str(), "facility_ids": member.scope.column() })),
+        None,
+    );
+    door::commit(tx, who, change, member, Jobs::none()).await
 }

@@ -4,8 +4,9 @@
 mod api_keys;
 use api_keys::insert_key;
 pub use api_keys::{
-    authenticate, create_api_key, create_api_key_with, generate_key, list_api_keys, revoke_api_key,
-    well_formed, ApiKeyInfo, CreatedKey, KeyHasher, Principal, KEY_PREFIX,
+    authenticate, create_api_key, create_api_key_with, generate_key, list_api_keys,
+    revoke_any_api_key, revoke_api_key, well_formed, ApiKeyInfo, CreatedKey, KeyHasher, Principal,
+    KEY_PREFIX,
 };
 use domain::ids::CompanyId;
 
@@ -97,7 +98,7 @@ pub fn hash_password(password: &str) -> Result<String> {
 }
 
 /// A user whose password checked out, and the hash it was checked against: a session is
-/// started only while that hash is still the user's ([`crate::web_sessions::start`]).
+/// started only while that hash is still the user's ([`crate::sessions::start`]).
 #[derive(Debug, Clone)]
 pub struct Verified {
     pub user_id: Uuid,
@@ -308,7 +309,7 @@ pub async fn company(pool: &PgPool, company_id: CompanyId) -> Result<CompanyInfo
 
 /// The currency the company's figures are written in (USD for a code the service no longer
 /// knows).
-pub async fn currency_of(
+pub(crate) async fn currency_of(
     conn: &mut sqlx::PgConnection,
     company_id: CompanyId,
 ) -> Result<domain::values::Currency> {
@@ -327,19 +328,41 @@ pub async fn currency_of(
 /// the overview page's form.
 pub async fn update_company(
     pool: &PgPool,
-    company_id: CompanyId,
+    who: &crate::door::Who,
     currency: Option<domain::values::Currency>,
-) -> Result<CompanyInfo> {
+) -> Result<crate::door::Committed<CompanyInfo>> {
+    let mut tx = pool.begin().await?;
+    // The row is held from the "before" to the commit: a concurrent change records the value
+    // this one leaves.
+    let before = sqlx::query_scalar!(
+        "SELECT currency FROM companies WHERE id = $1 FOR NO KEY UPDATE",
+        who.company.uuid()
+    )
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or_else(|| Error::not_found(format!("no company with id {}", who.company)))?;
     if let Some(currency) = currency {
         sqlx::query!(
             "UPDATE companies SET currency = $2 WHERE id = $1",
-            company_id.uuid(),
+            who.company.uuid(),
             currency.code()
         )
-        .execute(pool)
+        .execute(&mut *tx)
         .await?;
     }
-    company(pool, company_id).await
+    let after = sqlx::query_as!(
+        CompanyInfo,
+        "SELECT id, name, plan, subscription_state, trial_ends_at, time_zone, currency, created_at
+         FROM companies WHERE id = $1",
+        who.company.uuid()
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    let change = crate::audit::Change::new("company.update").values(
+        Some(serde_json::json!({ "currency": before })),
+        Some(serde_json::json!({ "currency": after.currency })),
+    );
+    crate::door::commit(tx, who, change, after, crate::door::Jobs::none()).await
 }
 
 #[derive(Debug, Serialize)]
@@ -378,7 +401,10 @@ pub async fn usage(
 
 /// Locks the company's row until the caller's transaction ends: creations that must respect a
 /// per-company cap take it first, so two concurrent ones cannot both pass the count.
-pub async fn lock_company(conn: &mut sqlx::PgConnection, company_id: CompanyId) -> Result<()> {
+pub(crate) async fn lock_company(
+    conn: &mut sqlx::PgConnection,
+    company_id: CompanyId,
+) -> Result<()> {
     sqlx::query!(
         "SELECT id FROM companies WHERE id = $1 FOR UPDATE",
         company_id.uuid()

@@ -145,13 +145,16 @@ impl Stored {
 /// Writes an upload whose every row passed [`collect`], all of it in one transaction: the
 /// competitor rates, or each date's rows as that day's snapshot (merged into a stored day) with
 /// its `ingest` job.
+/// Recorded as `upload.create` with its kind and counts; the ingest jobs are the ones to push.
 pub async fn store(
     pool: &PgPool,
-    company_id: CompanyId,
+    who: &crate::door::Who,
     facility_id: FacilityId,
     collected: Collected,
     today: NaiveDate,
-) -> crate::Result<Stored> {
+) -> crate::Result<crate::door::Committed<Stored>> {
+    let company_id = who.company;
+    let kind = collected.kind;
     let mut tx = pool.begin().await?;
     let stored = match collected.kind {
         UploadKind::CompetitorRates => {
@@ -189,6 +192,18 @@ pub async fn store(
             }
         }
     };
-    tx.commit().await?;
-    Ok(stored)
+    let rows = match &stored {
+        Stored::Competitors { rows, .. }
+        | Stored::Units { rows, .. }
+        | Stored::Rolls { rows, .. } => *rows,
+    };
+    let change = crate::audit::Change::new("upload.create")
+        .target("facility", facility_id)
+        .facility(facility_id.uuid())
+        .values(
+            None,
+            Some(serde_json::json!({ "kind": kind.as_str(), "rows": rows })),
+        );
+    let jobs = crate::door::Jobs::of(crate::queue::Kind::Ingest, stored.ingest_jobs());
+    crate::door::commit(tx, who, change, stored, jobs).await
 }

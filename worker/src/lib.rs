@@ -239,7 +239,7 @@ async fn retention(ctx: &JobContext) -> anyhow::Result<()> {
     let purged = jobs::mail::purge_finished(&ctx.db, ctx.settings.retention, 10_000).await?;
     let expired = jobs::password_reset::purge_expired(&ctx.db).await?
         + jobs::sign_up::purge_expired(&ctx.db).await?;
-    let sessions = jobs::web_sessions::purge_ended(&ctx.db).await?;
+    let sessions = jobs::sessions::purge_ended(&ctx.db).await?;
     let audit = jobs::audit::purge_expired(&ctx.db, 10_000).await?;
     if audit > 0 {
         tracing::info!(

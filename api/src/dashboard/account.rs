@@ -130,7 +130,7 @@ pub async fn login(
     let verified = jobs::tenancy::verify_password(&state.db, &email, &form.password).await?;
     // No session when the password was wrong, or was changed by a reset since it was checked.
     let started = match &verified {
-        Some(v) => jobs::web_sessions::start(&state.db, v).await?,
+        Some(v) => jobs::sessions::start(&state.db, v).await?,
         None => None,
     };
     let Some(started) = started else {
@@ -304,9 +304,11 @@ pub async fn confirm(
 pub async fn logout(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     jar: CookieJar,
 ) -> PageResult {
-    jobs::web_sessions::end(&state.db, s.id).await?;
+    let done = jobs::sessions::end(&state.db, &acting.who, &s).await?;
+    state.finish(done).await;
     Ok((
         jar.remove(session::clear_cookie()),
         Redirect::to("/login?notice=logged-out"),
@@ -317,10 +319,11 @@ pub async fn logout(
 pub async fn logout_everywhere(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     jar: CookieJar,
 ) -> PageResult {
-    let mut conn = state.db.acquire().await?;
-    jobs::web_sessions::end_all(&mut conn, s.user_id).await?;
+    let done = jobs::sessions::end_everywhere(&state.db, &acting.who, &s).await?;
+    state.finish(done).await;
     Ok((
         jar.remove(session::clear_cookie()),
         Redirect::to("/login?notice=everywhere"),

@@ -26,7 +26,7 @@ use axum::extract::State;
 use domain::analytics::AnalyticsSettings;
 use domain::values::UnitSize;
 use jobs::analytics::reports;
-use jobs::web_sessions::Session;
+use jobs::sessions::Session;
 use maud::{html, Markup};
 use serde::{Deserialize, Serialize};
 

@@ -16,7 +16,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use jobs::crm::provider::{self, State as ProviderState};
 use jobs::data_sources::{self, DataSource, PullRange};
-use jobs::web_sessions::Session;
+use jobs::sessions::Session;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -131,6 +131,7 @@ pub async fn list(
 pub async fn create(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Form(v): Form<BTreeMap<String, String>>,
 ) -> PageResult {
     require_access(&s)?;
@@ -148,13 +149,16 @@ pub async fn create(
             &state.config.master_key,
             &state.config.outbound.private_targets,
             &crm,
-            s.company_id,
+            &acting.who,
             new.into(),
         )
     })
     .await;
     match result {
-        Ok(_) => Ok(Redirect::to("/app/data-sources?notice=created").into_response()),
+        Ok(done) => {
+            state.finish(done).await;
+            Ok(Redirect::to("/app/data-sources?notice=created").into_response())
+        }
         Err(e) => {
             let m = form_error(e)?;
             let status = StatusCode::UNPROCESSABLE_ENTITY;
@@ -166,15 +170,14 @@ pub async fn create(
 pub async fn pull(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
 ) -> PageResult {
     let id = path_id(&id, "data source")?;
     require_access(&s)?;
-    let pull =
-        data_sources::request_pull(&state.db, s.company_id, id, &PullRange::default()).await?;
-    state
-        .push_after_commit(jobs::queue::Kind::CrmPull, &[pull.job_id])
-        .await;
+    let range = PullRange::default();
+    let done = data_sources::request_pull(&state.db, &acting.who, id, &range).await?;
+    state.finish(done).await;
     Ok(Redirect::to("/app/data-sources?notice=pull").into_response())
 }
 
@@ -229,6 +232,7 @@ pub struct Change {
 pub async fn update(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     Form(f): Form<Change>,
 ) -> PageResult {
@@ -247,14 +251,17 @@ pub async fn update(
         data_sources::update(
             &state.db,
             &state.config.master_key,
-            s.company_id,
+            &acting.who,
             id,
             change.into(),
         )
     })
     .await;
     match result {
-        Ok(_) => Ok(Redirect::to("/app/data-sources?notice=updated").into_response()),
+        Ok(done) => {
+            state.finish(done).await;
+            Ok(Redirect::to("/app/data-sources?notice=updated").into_response())
+        }
         Err(e) => {
             let m = form_error(e)?;
             let d = data_sources::get(&state.db, s.company_id, id).await?;
@@ -297,10 +304,11 @@ pub async fn confirm_delete(
 
 pub async fn delete(
     State(state): State<AppState>,
-    SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
 ) -> PageResult {
     let id = path_id(&id, "data source")?;
-    data_sources::delete(&state.db, s.company_id, id).await?;
+    let done = data_sources::delete(&state.db, &acting.who, id).await?;
+    state.finish(done).await;
     Ok(Redirect::to("/app/data-sources?notice=deleted").into_response())
 }

@@ -17,7 +17,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use domain::ids::FacilityId;
 use jobs::ecri_batches::{self as batches, Batch, Status};
-use jobs::web_sessions::Session;
+use jobs::sessions::Session;
 use maud::html;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -290,6 +290,7 @@ async fn facility_page(
 pub async fn create(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     Form(values): Form<BTreeMap<String, String>>,
 ) -> PageResult {
@@ -308,11 +309,14 @@ pub async fn create(
         sizes: (!sizes.is_empty()).then_some(sizes),
         tenant_ids: None,
     };
-    match batches::create(&state.db, s.company_id, id, &filter, &s.actor()).await {
-        Ok(b) => Ok(
-            Redirect::to(&format!("{}?notice=created", batch_href(id.uuid(), b.id)))
-                .into_response(),
-        ),
+    match batches::create(&state.db, &acting.who, id, &filter).await {
+        Ok(done) => {
+            let b = state.finish(done).await;
+            Ok(
+                Redirect::to(&format!("{}?notice=created", batch_href(id.uuid(), b.id)))
+                    .into_response(),
+            )
+        }
         Err(e @ (jobs::Error::Invalid(_) | jobs::Error::Conflict(_))) => {
             facility_page(&state, &s, id, None, None, Some(e.to_string())).await
         }
@@ -562,6 +566,7 @@ async fn refused(
 pub async fn edit(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path((id, bid)): Path<(String, String)>,
     Form(values): Form<BTreeMap<String, String>>,
 ) -> PageResult {
@@ -604,10 +609,14 @@ pub async fn edit(
     if edits.is_empty() {
         return Ok(Redirect::to(&batch_href(id.uuid(), bid)).into_response());
     }
-    match batches::edit(&state.db, s.company_id, id, bid, &edits, &s.actor()).await {
-        Ok(_) => Ok(
-            Redirect::to(&format!("{}?notice=edited", batch_href(id.uuid(), bid))).into_response(),
-        ),
+    match batches::edit(&state.db, &acting.who, id, bid, &edits).await {
+        Ok(done) => {
+            state.finish(done).await;
+            Ok(
+                Redirect::to(&format!("{}?notice=edited", batch_href(id.uuid(), bid)))
+                    .into_response(),
+            )
+        }
         Err(e) => refused(&state, &s, id, bid, e).await,
     }
 }
@@ -616,6 +625,7 @@ pub async fn edit(
 pub async fn approve(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path((id, bid)): Path<(String, String)>,
     Form(values): Form<BTreeMap<String, String>>,
 ) -> PageResult {
@@ -631,11 +641,9 @@ pub async fn approve(
             }
         },
     };
-    match batches::approve(&state.db, s.company_id, id, bid, notice, &s.actor()).await {
-        Ok(a) => {
-            state
-                .push_after_commit(jobs::queue::Kind::WebhookDelivery, &a.delivery_jobs)
-                .await;
+    match batches::approve(&state.db, &acting.who, id, bid, notice).await {
+        Ok(done) => {
+            state.finish(done).await;
             Ok(
                 Redirect::to(&format!("{}?notice=approved", batch_href(id.uuid(), bid)))
                     .into_response(),
@@ -648,15 +656,19 @@ pub async fn approve(
 pub async fn cancel(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path((id, bid)): Path<(String, String)>,
 ) -> PageResult {
     let (id, bid) = ids(&id, &bid)?;
     require_access(&s)?;
-    match batches::cancel(&state.db, s.company_id, id, bid, &s.actor()).await {
-        Ok(_) => Ok(
-            Redirect::to(&format!("{}?notice=cancelled", batch_href(id.uuid(), bid)))
-                .into_response(),
-        ),
+    match batches::cancel(&state.db, &acting.who, id, bid).await {
+        Ok(done) => {
+            state.finish(done).await;
+            Ok(
+                Redirect::to(&format!("{}?notice=cancelled", batch_href(id.uuid(), bid)))
+                    .into_response(),
+            )
+        }
         Err(e) => refused(&state, &s, id, bid, e).await,
     }
 }

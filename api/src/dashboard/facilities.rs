@@ -13,7 +13,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use jobs::facilities::{self, Facility};
-use jobs::web_sessions::Session;
+use jobs::sessions::Session;
 use maud::{html, Markup};
 use std::collections::BTreeMap;
 
@@ -136,15 +136,19 @@ fn rejected(
 pub async fn create(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Form(values): Form<BTreeMap<String, String>>,
 ) -> PageResult {
     require_access(&s)?;
     let result = through_api(&input(&values, false), |i: FacilityInput| {
-        facilities::create(&state.db, s.company_id, i.into())
+        facilities::create(&state.db, &acting.who, i.into())
     })
     .await;
     match result {
-        Ok(_) => Ok(Redirect::to("/app/facilities?notice=created").into_response()),
+        Ok(done) => {
+            state.finish(done).await;
+            Ok(Redirect::to("/app/facilities?notice=created").into_response())
+        }
         Err(e) => rejected(&s, "Add a facility", "/app/facilities", &values, e),
     }
 }
@@ -173,17 +177,21 @@ pub async fn edit_page(
 pub async fn update(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     Form(values): Form<BTreeMap<String, String>>,
 ) -> PageResult {
     let id = path_id(&id, "facility")?;
     require_access(&s)?;
     let result = through_api(&input(&values, true), |i: FacilityInput| {
-        facilities::update(&state.db, s.company_id, id, i.into())
+        facilities::update(&state.db, &acting.who, id, i.into())
     })
     .await;
     match result {
-        Ok(_) => Ok(Redirect::to("/app/facilities?notice=updated").into_response()),
+        Ok(done) => {
+            state.finish(done).await;
+            Ok(Redirect::to("/app/facilities?notice=updated").into_response())
+        }
         Err(e) => rejected(
             &s,
             "Edit facility",
@@ -217,10 +225,12 @@ pub async fn confirm_delete(
 pub async fn delete(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
 ) -> PageResult {
     let id = path_id(&id, "facility")?;
     require_access(&s)?;
-    facilities::delete(&state.db, s.company_id, id).await?;
+    let done = facilities::delete(&state.db, &acting.who, id).await?;
+    state.finish(done).await;
     Ok(Redirect::to("/app/facilities?notice=deleted").into_response())
 }

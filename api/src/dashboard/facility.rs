@@ -33,8 +33,7 @@ use domain::pricing::settings::{Range, RANGES};
 use domain::pricing::PricingSettings;
 use jobs::competitors;
 use jobs::pricing::history::{self, History};
-use jobs::pricing::store;
-use jobs::web_sessions::Session;
+use jobs::sessions::Session;
 use maud::{html, Markup};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
@@ -266,35 +265,37 @@ async fn render(
 pub async fn run_now(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
 ) -> PageResult {
     let id = path_id(&id, "facility")?;
     require_access(&s)?;
-    let stored = match jobs::pricing::run_now(&state.db, s.company_id, id).await {
-        Ok(stored) => stored,
+    match jobs::pricing::run_now(&state.db, &acting.who, id).await {
+        Ok(done) => state.finish(done).await,
         Err(jobs::Error::Invalid(v)) => {
             let r = Refused::new("run", BTreeMap::new(), v.to_string());
             return render(&state, &s, id, None, None, None, Some(r)).await;
         }
         Err(e) => return Err(e.into()),
     };
-    state
-        .push_after_commit(jobs::queue::Kind::WebhookDelivery, &stored.delivery_jobs)
-        .await;
     Ok(Redirect::to(&format!("/app/facilities/{id}?notice=run")).into_response())
 }
 
 pub async fn add_rate(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     Form(values): Form<BTreeMap<String, String>>,
 ) -> PageResult {
     let id = path_id(&id, "facility")?;
     require_access(&s)?;
     let body = form_json(&values, &["rate"], false);
-    match competitors::add(&state.db, s.company_id, id, &body, Utc::now().date_naive()).await {
-        Ok(_) => {}
+    let today = Utc::now().date_naive();
+    match competitors::add(&state.db, &acting.who, id, &body, today).await {
+        Ok(done) => {
+            state.finish(done).await;
+        }
         Err(jobs::Error::Invalid(e)) => {
             let r = Refused::new("rate", values, e.to_string());
             return render(&state, &s, id, None, None, None, Some(r)).await;
@@ -307,19 +308,21 @@ pub async fn add_rate(
 pub async fn save_settings(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     Form(values): Form<BTreeMap<String, String>>,
 ) -> PageResult {
     let id = path_id(&id, "facility")?;
     require_access(&s)?;
-    let overrides = overrides_of(&values);
-    let (_, before) = jobs::pricing::settings(&state.db, s.company_id, id).await?;
-    match jobs::pricing::set_settings(&state.db, s.company_id, id, &overrides).await {
-        Ok(_) => Ok((
-            axum::Extension(crate::access::Audited::setting(before, &overrides)),
-            Redirect::to(&format!("/app/facilities/{id}?notice=settings#settings-h")),
-        )
-            .into_response()),
+    let body = overrides_of(&values).to_string();
+    match jobs::pricing::set_settings(&state.db, &acting.who, id, body.as_bytes()).await {
+        Ok(done) => {
+            state.finish(done).await;
+            Ok(
+                Redirect::to(&format!("/app/facilities/{id}?notice=settings#settings-h"))
+                    .into_response(),
+            )
+        }
         Err(jobs::Error::Invalid(v)) => {
             let r = Refused::new("settings", values, v.to_string());
             render(&state, &s, id, None, None, None, Some(r)).await
@@ -333,6 +336,7 @@ pub async fn save_settings(
 pub async fn decide(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     Form(values): Form<BTreeMap<String, String>>,
 ) -> PageResult {
@@ -343,19 +347,17 @@ pub async fn decide(
         "recommendation run",
     )?;
     let body = decision_body(&values);
-    let actor = s.actor();
     let decided = through_api(&body, |b: crate::requests::RateDecisions| {
         let requested: Vec<jobs::rates::Requested> =
             b.decisions.into_iter().map(Into::into).collect();
         let db = state.db.clone();
-        async move { jobs::rates::decide(&db, s.company_id, id, run_id, &requested, &actor).await }
+        let who = acting.who.clone();
+        async move { jobs::rates::decide(&db, &who, id, run_id, &requested).await }
     })
     .await;
     match decided {
-        Ok(decided) => {
-            state
-                .push_after_commit(jobs::queue::Kind::WebhookDelivery, &decided.delivery_jobs)
-                .await;
+        Ok(done) => {
+            state.finish(done).await;
             Ok(
                 Redirect::to(&format!("/app/facilities/{id}?notice=decision#decisions-h"))
                     .into_response(),

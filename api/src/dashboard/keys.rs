@@ -10,8 +10,8 @@ use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
+use jobs::sessions::Session;
 use jobs::tenancy::{self, CreatedKey};
-use jobs::web_sessions::Session;
 use maud::html;
 use serde::Deserialize;
 
@@ -84,6 +84,7 @@ pub struct NewKey {
 pub async fn create(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Form(f): Form<NewKey>,
 ) -> PageResult {
     // As `POST /api/v1/api-keys`: a new key needs a plan (listing and revoking do not).
@@ -101,19 +102,13 @@ pub async fn create(
             let role = role
                 .and_then(Result::ok)
                 .unwrap_or(jobs::access::Role::Admin);
-            tenancy::create_api_key_with(
-                &state.db,
-                &state.hasher,
-                s.company_id,
-                &f.name,
-                role,
-                None,
-            )
-            .await
+            tenancy::create_api_key_with(&state.db, &state.hasher, &acting.who, &f.name, role, None)
+                .await
         }
     };
     match created {
-        Ok(k) => {
+        Ok(done) => {
+            let k = state.finish(done).await;
             list_page(
                 &state,
                 &s,
@@ -160,10 +155,11 @@ pub async fn confirm_revoke(
 
 pub async fn revoke(
     State(state): State<AppState>,
-    SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
 ) -> PageResult {
     let id: uuid::Uuid = path_id(&id, "API key")?;
-    tenancy::revoke_api_key(&state.db, Some(s.company_id), id).await?;
+    let done = tenancy::revoke_api_key(&state.db, &acting.who, id).await?;
+    state.finish(done).await;
     Ok(Redirect::to("/app/keys?notice=revoked").into_response())
 }

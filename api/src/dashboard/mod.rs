@@ -233,7 +233,7 @@ impl Notice {
 }
 
 /// Pages that act through the API say so when the subscription has lapsed (the API's 402).
-pub fn require_access(s: &jobs::web_sessions::Session) -> Result<(), page::PageError> {
+pub fn require_access(s: &jobs::sessions::Session) -> Result<(), page::PageError> {
     let now = chrono::Utc::now();
     if s.has_access(now) {
         return Ok(());

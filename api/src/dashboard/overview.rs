@@ -12,7 +12,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use chrono::Utc;
-use jobs::web_sessions::Session;
+use jobs::sessions::Session;
 use maud::html;
 use std::collections::BTreeMap;
 
@@ -45,22 +45,19 @@ pub async fn show(
 pub async fn save_company(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Form(values): Form<BTreeMap<String, String>>,
 ) -> PageResult {
     let body = form_json(&values, &[], false);
     match through_api(&body, |input: CompanySettings| {
-        jobs::tenancy::update_company(&state.db, s.company_id, input.currency)
+        jobs::tenancy::update_company(&state.db, &acting.who, input.currency)
     })
     .await
     {
-        Ok(c) => Ok((
-            axum::Extension(crate::access::Audited::setting(
-                serde_json::json!({ "currency": s.currency.code() }),
-                serde_json::json!({ "currency": c.currency }),
-            )),
-            Redirect::to("/app?notice=updated"),
-        )
-            .into_response()),
+        Ok(done) => {
+            state.finish(done).await;
+            Ok(Redirect::to("/app?notice=updated").into_response())
+        }
         Err(e) => {
             let message = form_error(e)?;
             let typed = values.get("currency").map(String::as_str);

@@ -6,7 +6,7 @@ use crate::error::ApiError;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use jobs::web_sessions::Session;
+use jobs::sessions::Session;
 use maud::{html, Markup, DOCTYPE};
 
 /// The sections of the navigation.

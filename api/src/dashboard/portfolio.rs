@@ -11,7 +11,7 @@ use crate::state::AppState;
 use axum::extract::State;
 use domain::analytics::AnalyticsSettings;
 use jobs::analytics::reports::portfolio::FacilityOut;
-use jobs::pricing::store::{self, RunSummary};
+use jobs::pricing::RunSummary;
 use maud::html;
 use serde::Deserialize;
 use std::cmp::Ordering;
@@ -93,10 +93,7 @@ pub async fn show(
             today,
             &settings.flags
         ),
-        async {
-            let mut conn = state.db.acquire().await?;
-            store::latest_runs(&mut conn, s.company_id).await
-        }
+        jobs::pricing::latest_runs(&state.db, s.company_id)
     )?;
     let by_facility: HashMap<Uuid, &RunSummary> =
         runs.iter().map(|r| (r.facility_id, &r.run)).collect();

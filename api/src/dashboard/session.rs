@@ -15,7 +15,7 @@ use axum::http::{header, request::Parts, HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
-use jobs::web_sessions::Session;
+use jobs::sessions::Session;
 
 pub const COOKIE: &str = "ssp_session";
 /// Largest form body read to find its CSRF token (files go through multipart, checked by query).
@@ -44,7 +44,7 @@ pub fn session_cookie(state: &AppState, token: String) -> Cookie<'static> {
     c.set_same_site(SameSite::Lax);
     c.set_path("/");
     c.set_secure(state.config.public_base_url.starts_with("https://"));
-    c.set_max_age(time_from(jobs::web_sessions::ABSOLUTE_LIFETIME));
+    c.set_max_age(time_from(jobs::sessions::ABSOLUTE_LIFETIME));
     c
 }
 
@@ -64,7 +64,7 @@ pub async fn current(
     jar: &CookieJar,
 ) -> Result<Option<Session>, page::PageError> {
     match jar.get(COOKIE) {
-        Some(c) => Ok(jobs::web_sessions::lookup(&state.db, c.value()).await?),
+        Some(c) => Ok(jobs::sessions::lookup(&state.db, c.value()).await?),
         None => Ok(None),
     }
 }

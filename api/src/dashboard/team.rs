@@ -15,7 +15,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum_extra::extract::cookie::CookieJar;
 use jobs::access::{Role, Scope, ROLES};
-use jobs::web_sessions::Session;
+use jobs::sessions::Session;
 use maud::{html, Markup};
 use serde::Deserialize;
 
@@ -191,8 +191,7 @@ pub async fn invite(
                 &state.db,
                 &state.config.master_key,
                 &state.config.public_base_url,
-                s.company_id,
-                &acting.by(),
+                &acting.who,
                 jobs::team::NewInvitation {
                     email: field(&f, "email").to_owned(),
                     role,
@@ -204,7 +203,10 @@ pub async fn invite(
         (Err(e), _) | (_, Err(e)) => Err(e),
     };
     match result {
-        Ok(_) => Ok(Redirect::to("/app/team?notice=invited").into_response()),
+        Ok(done) => {
+            state.finish(done).await;
+            Ok(Redirect::to("/app/team?notice=invited").into_response())
+        }
         Err(e) => refused(&state, &s, e).await,
     }
 }
@@ -216,8 +218,11 @@ pub async fn revoke_invitation(
     Path(id): Path<String>,
 ) -> PageResult {
     let id = path_id(&id, "invitation")?;
-    match jobs::team::revoke_invitation(&state.db, s.company_id, &acting.by(), id).await {
-        Ok(_) => Ok(Redirect::to("/app/team?notice=revoked-invitation").into_response()),
+    match jobs::team::revoke_invitation(&state.db, &acting.who, id).await {
+        Ok(done) => {
+            state.finish(done).await;
+            Ok(Redirect::to("/app/team?notice=revoked-invitation").into_response())
+        }
         Err(e) => refused(&state, &s, e).await,
     }
 }
@@ -234,8 +239,7 @@ pub async fn update_member(
         (Ok(role), Ok(facility_ids)) => {
             jobs::team::update_member(
                 &state.db,
-                s.company_id,
-                &acting.by(),
+                &acting.who,
                 id,
                 jobs::team::MemberChange {
                     role: Some(role),
@@ -249,7 +253,10 @@ pub async fn update_member(
         (Err(e), _) | (_, Err(e)) => Err(e),
     };
     match result {
-        Ok(_) => Ok(Redirect::to("/app/team?notice=updated").into_response()),
+        Ok(done) => {
+            state.finish(done).await;
+            Ok(Redirect::to("/app/team?notice=updated").into_response())
+        }
         Err(e) => refused(&state, &s, e).await,
     }
 }
@@ -289,13 +296,15 @@ pub async fn remove_member(
     Path(id): Path<String>,
 ) -> PageResult {
     let id = path_id(&id, "member")?;
-    match jobs::team::remove_member(&state.db, s.company_id, &acting.by(), id).await {
-        // Who removed themselves has no session left.
-        Ok(m) if m.id == s.user_id => {
-            Ok((jar.remove(session::clear_cookie()), Redirect::to("/login")).into_response())
-        }
-        Ok(_) => Ok(Redirect::to("/app/team?notice=removed").into_response()),
-        Err(e) => refused(&state, &s, e).await,
+    let removed = match jobs::team::remove_member(&state.db, &acting.who, id).await {
+        Ok(done) => state.finish(done).await,
+        Err(e) => return refused(&state, &s, e).await,
+    };
+    // Who removed themselves has no session left.
+    if removed.id == s.user_id {
+        Ok((jar.remove(session::clear_cookie()), Redirect::to("/login")).into_response())
+    } else {
+        Ok(Redirect::to("/app/team?notice=removed").into_response())
     }
 }
 
@@ -539,7 +548,6 @@ pub struct RetentionForm {
 
 pub async fn save_retention(
     State(state): State<AppState>,
-    SignedIn(s): SignedIn,
     acting: Acting,
     Form(f): Form<RetentionForm>,
 ) -> PageResult {
@@ -548,6 +556,7 @@ pub async fn save_retention(
             "audit_retention_days: must be a whole number of days".into(),
         )
     })?;
-    jobs::audit::set_retention(&state.db, s.company_id, &acting.by(), days).await?;
+    let done = jobs::audit::set_retention(&state.db, &acting.who, days).await?;
+    state.finish(done).await;
     Ok(Redirect::to("/app/audit?notice=updated").into_response())
 }

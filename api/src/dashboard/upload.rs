@@ -15,8 +15,8 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use domain::upload::UploadKind;
 use jobs::facilities::{self, Facility};
+use jobs::sessions::Session;
 use jobs::upload::{Collected, Request};
-use jobs::web_sessions::Session;
 use maud::{html, Markup};
 
 /// Largest file taken through the page (bigger files: the API streams up to 64 MiB).
@@ -243,6 +243,7 @@ async fn read_form(mut form: Multipart) -> Result<Submitted, ApiError> {
 pub async fn submit(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     form: Multipart,
 ) -> PageResult {
     require_access(&s)?;
@@ -318,15 +319,13 @@ pub async fn submit(
         let count = rows(collected.rows);
         let stored = jobs::upload::store(
             &state.db,
-            s.company_id,
+            &acting.who,
             facility_id,
             collected,
             chrono::Utc::now().date_naive(),
         )
         .await?;
-        state
-            .push_after_commit(jobs::queue::Kind::Ingest, &stored.ingest_jobs())
-            .await;
+        let stored = state.finish(stored).await;
         let roll = match &stored {
             jobs::upload::Stored::Rolls { days, .. } => days
                 .iter()

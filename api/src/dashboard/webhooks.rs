@@ -12,7 +12,7 @@ use crate::state::AppState;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
-use jobs::web_sessions::Session;
+use jobs::sessions::Session;
 use jobs::webhooks::{self, CreatedSubscription, DeliveryFilter};
 use maud::{html, Markup};
 use serde::Deserialize;
@@ -186,6 +186,7 @@ pub async fn list(
 pub async fn create(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> PageResult {
     require_access(&s)?;
@@ -209,14 +210,15 @@ pub async fn create(
             &state.db,
             &state.config.master_key,
             &state.config.outbound.private_targets,
-            s.company_id,
+            &acting.who,
             new.into(),
         )
     })
     .await;
     let q = LogQuery::default();
     match result {
-        Ok(created) => {
+        Ok(done) => {
+            let created = state.finish(done).await;
             list_page(
                 &state,
                 &s,
@@ -238,14 +240,13 @@ pub async fn create(
 pub async fn test_ping(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
 ) -> PageResult {
     let id = path_id(&id, "webhook subscription")?;
     require_access(&s)?;
-    let ping = webhooks::record_test_ping(&state.db, s.company_id, id).await?;
-    state
-        .push_after_commit(jobs::queue::Kind::WebhookDelivery, &[ping.job_id])
-        .await;
+    let done = webhooks::record_test_ping(&state.db, &acting.who, id).await?;
+    state.finish(done).await;
     Ok(Redirect::to("/app/webhooks?notice=ping#log").into_response())
 }
 
@@ -271,10 +272,11 @@ pub async fn confirm_delete(
 
 pub async fn delete(
     State(state): State<AppState>,
-    SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
 ) -> PageResult {
     let id = path_id(&id, "webhook subscription")?;
-    webhooks::delete(&state.db, s.company_id, id).await?;
+    let done = webhooks::delete(&state.db, &acting.who, id).await?;
+    state.finish(done).await;
     Ok(Redirect::to("/app/webhooks?notice=deleted").into_response())
 }

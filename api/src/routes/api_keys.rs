@@ -7,7 +7,6 @@ use crate::state::AppState;
 use crate::views::api_keys::{ApiKeyInfo, CreatedKey};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::Extension;
 use jobs::tenancy;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
@@ -57,38 +56,22 @@ struct NewKey {
     responses((status = 201, description = "The new key, shown once.", body = CreatedKey)))]
 async fn create(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Json(body): Json<NewKey>,
-) -> ApiResult<(
-    StatusCode,
-    Extension<crate::access::Audited>,
-    axum::Json<CreatedKey>,
-)> {
+) -> ApiResult<(StatusCode, axum::Json<CreatedKey>)> {
     let name = body.name.unwrap_or_else(|| "unnamed".to_owned());
     let role = body.role.map_or(jobs::access::Role::Admin, Into::into);
-    let key = tenancy::create_api_key_with(
+    let done = tenancy::create_api_key_with(
         &state.db,
         &state.hasher,
-        who.company_id,
+        &acting.who,
         &name,
         role,
         body.facility_ids,
     )
     .await?;
-    let audited = crate::access::Audited {
-        target: Some(("api_key", key.id.to_string())),
-        after: Some(serde_json::json!({
-            "name": key.name,
-            "role": role.as_str(),
-            "facility_ids": key.facility_ids,
-        })),
-        ..Default::default()
-    };
-    Ok((
-        StatusCode::CREATED,
-        Extension(audited),
-        axum::Json(key.into()),
-    ))
+    let key = state.finish(done).await;
+    Ok((StatusCode::CREATED, axum::Json(key.into())))
 }
 
 /// Revokes an API key; it stops working at once.
@@ -97,13 +80,10 @@ async fn create(
     responses((status = 200, description = "The revoked key.", body = ApiKeyInfo)))]
 async fn revoke(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
 ) -> ApiResult<axum::Json<ApiKeyInfo>> {
     let id = path_id(&id, "API key")?;
-    Ok(axum::Json(
-        tenancy::revoke_api_key(&state.db, Some(who.company_id), id)
-            .await?
-            .into(),
-    ))
+    let done = tenancy::revoke_api_key(&state.db, &acting.who, id).await?;
+    Ok(axum::Json(state.finish(done).await.into()))
 }

@@ -187,16 +187,11 @@ async fn settings(
     responses((status = 200, description = "The retention as set.", body = AuditSettings)))]
 async fn set_settings(
     State(state): State<AppState>,
-    Auth(who): Auth,
     acting: Acting,
     Json(body): Json<AuditSettings>,
 ) -> ApiResult<axum::Json<AuditSettings>> {
-    jobs::audit::set_retention(
-        &state.db,
-        who.company_id,
-        &acting.by(),
-        body.audit_retention_days,
-    )
-    .await?;
+    let done =
+        jobs::audit::set_retention(&state.db, &acting.who, body.audit_retention_days).await?;
+    state.finish(done).await;
     Ok(axum::Json(body))
 }

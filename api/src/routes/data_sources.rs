@@ -111,24 +111,20 @@ async fn providers(Auth(_): Auth) -> axum::Json<ProviderList> {
     ))]
 async fn create(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Json(body): Json<NewDataSource>,
-) -> ApiResult<(
-    StatusCode,
-    axum::Extension<crate::access::Audited>,
-    axum::Json<DataSource>,
-)> {
-    let created = data_sources::create(
+) -> ApiResult<(StatusCode, axum::Json<DataSource>)> {
+    let done = data_sources::create(
         &state.db,
         &state.config.master_key,
         &state.config.outbound.private_targets,
         &state.crm_client()?,
-        who.company_id,
+        &acting.who,
         body.into(),
     )
     .await?;
-    let audited = axum::Extension(crate::access::Audited::created("data_source", created.id));
-    Ok((StatusCode::CREATED, audited, axum::Json(created.into())))
+    let created = state.finish(done).await;
+    Ok((StatusCode::CREATED, axum::Json(created.into())))
 }
 
 /// Tests a connection with one cheap request to the CRM; stores nothing.
@@ -140,16 +136,18 @@ async fn create(
     ))]
 async fn test(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Json(body): Json<NewDataSource>,
 ) -> ApiResult<axum::Json<ConnectionOk>> {
-    data_sources::test(
+    let done = data_sources::test(
+        &state.db,
         &state.crm_client()?,
         &state.config.outbound.private_targets,
-        who.company_id,
+        &acting.who,
         &body.into(),
     )
     .await?;
+    state.finish(done).await;
     Ok(axum::Json(ConnectionOk { ok: true }))
 }
 
@@ -160,22 +158,14 @@ async fn test(
     responses((status = 200, description = "The changed data source.", body = DataSource)))]
 async fn update(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     Json(body): Json<UpdateDataSource>,
 ) -> ApiResult<axum::Json<DataSource>> {
     let id = path_id(&id, "data source")?;
-    Ok(axum::Json(
-        data_sources::update(
-            &state.db,
-            &state.config.master_key,
-            who.company_id,
-            id,
-            body.into(),
-        )
-        .await?
-        .into(),
-    ))
+    let key = &state.config.master_key;
+    let done = data_sources::update(&state.db, key, &acting.who, id, body.into()).await?;
+    Ok(axum::Json(state.finish(done).await.into()))
 }
 
 /// Disconnects a data source.
@@ -184,11 +174,12 @@ async fn update(
     responses((status = 204, description = "Disconnected.")))]
 async fn remove(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
     let id = path_id(&id, "data source")?;
-    data_sources::delete(&state.db, who.company_id, id).await?;
+    let done = data_sources::delete(&state.db, &acting.who, id).await?;
+    state.finish(done).await;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -204,7 +195,7 @@ async fn remove(
     ))]
 async fn pull(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<(StatusCode, axum::Json<PullAccepted>)> {
@@ -214,10 +205,8 @@ async fn pull(
     } else {
         parse_json(&body)?
     };
-    let pull = data_sources::request_pull(&state.db, who.company_id, id, &range.into()).await?;
-    state
-        .push_after_commit(jobs::queue::Kind::CrmPull, &[pull.job_id])
-        .await;
+    let done = data_sources::request_pull(&state.db, &acting.who, id, &range.into()).await?;
+    let pull = state.finish(done).await;
     Ok((
         StatusCode::ACCEPTED,
         axum::Json(PullAccepted {

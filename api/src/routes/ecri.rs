@@ -64,29 +64,19 @@ async fn read_settings(
     responses((status = 200, description = "The settings now in force.", body = EcriSettingsBody)))]
 async fn write_settings(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     JsonBytes(body): JsonBytes,
-) -> ApiResult<(
-    axum::Extension<crate::access::Audited>,
-    Json<EcriSettingsBody>,
-)> {
+) -> ApiResult<Json<EcriSettingsBody>> {
     let facility_id: FacilityId = path_id(&id, "facility")?;
-    jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
-    let overrides = crate::extract::json_object(&body)?;
-    let (_, before) = jobs::ecri::settings(&state.db, who.company_id, facility_id).await?;
-    let settings =
-        jobs::ecri::set_settings(&state.db, who.company_id, facility_id, &overrides).await?;
-    let audited = crate::access::Audited::setting(before, &overrides);
-    Ok((
-        axum::Extension(audited),
-        Json(EcriSettingsBody {
-            facility_id: facility_id.uuid(),
-            settings,
-            overrides,
-            defaults: EcriEngineSettings::default(),
-        }),
-    ))
+    let done = jobs::ecri::set_settings(&state.db, &acting.who, facility_id, &body).await?;
+    let (settings, overrides) = state.finish(done).await;
+    Ok(Json(EcriSettingsBody {
+        facility_id: facility_id.uuid(),
+        settings,
+        overrides,
+        defaults: EcriEngineSettings::default(),
+    }))
 }
 
 /// The suggestions of one facility.

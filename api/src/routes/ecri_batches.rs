@@ -2,6 +2,7 @@
 //! approve it (the `ecri.approved` webhook), cancel it, download its letters, and read its
 //! outcome. Each route calls the `jobs::ecri_batches` use case its dashboard twin calls.
 
+use crate::access::Acting;
 use crate::auth::Auth;
 use crate::csv_export;
 use crate::error::{ApiError, ApiResult};
@@ -54,27 +55,15 @@ pub(crate) fn ids(id: &str, bid: &str) -> Result<(FacilityId, Uuid), ApiError> {
     ))]
 async fn create(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: Acting,
     Path(id): Path<String>,
     Json(body): Json<NewEcriBatch>,
-) -> ApiResult<(
-    StatusCode,
-    axum::Extension<crate::access::Audited>,
-    axum::Json<EcriBatch>,
-)> {
+) -> ApiResult<(StatusCode, axum::Json<EcriBatch>)> {
     let facility_id = path_id(&id, "facility")?;
-    let batch = batches::create(
-        &state.db,
-        who.company_id,
-        facility_id,
-        &body.into(),
-        &who.actor(),
-    )
-    .await?;
-    let audited = axum::Extension(crate::access::Audited::created("ecri_batch", batch.id));
+    let done = batches::create(&state.db, &acting.who, facility_id, &body.into()).await?;
+    let batch = state.finish(done).await;
     Ok((
         StatusCode::CREATED,
-        audited,
         axum::Json(answer(&state, batch).await?),
     ))
 }
@@ -137,21 +126,14 @@ async fn one(
     ))]
 async fn edit(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: Acting,
     Path((id, bid)): Path<(String, String)>,
     Json(body): Json<EcriBatchEdits>,
 ) -> ApiResult<axum::Json<EcriBatch>> {
     let (facility_id, batch_id) = ids(&id, &bid)?;
     let edits: Vec<batches::LineEdit> = body.lines.into_iter().map(Into::into).collect();
-    let batch = batches::edit(
-        &state.db,
-        who.company_id,
-        facility_id,
-        batch_id,
-        &edits,
-        &who.actor(),
-    )
-    .await?;
+    let done = batches::edit(&state.db, &acting.who, facility_id, batch_id, &edits).await?;
+    let batch = state.finish(done).await;
     Ok(axum::Json(answer(&state, batch).await?))
 }
 
@@ -169,23 +151,14 @@ async fn edit(
     ))]
 async fn approve(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: Acting,
     Path((id, bid)): Path<(String, String)>,
     Json(body): Json<ApproveEcriBatch>,
 ) -> ApiResult<axum::Json<EcriBatch>> {
     let (facility_id, batch_id) = ids(&id, &bid)?;
-    let approved = batches::approve(
-        &state.db,
-        who.company_id,
-        facility_id,
-        batch_id,
-        body.notice_date,
-        &who.actor(),
-    )
-    .await?;
-    state
-        .push_after_commit(jobs::queue::Kind::WebhookDelivery, &approved.delivery_jobs)
-        .await;
+    let notice = body.notice_date;
+    let done = batches::approve(&state.db, &acting.who, facility_id, batch_id, notice).await?;
+    let approved = state.finish(done).await;
     Ok(axum::Json(answer(&state, approved.batch).await?))
 }
 
@@ -200,18 +173,12 @@ async fn approve(
     ))]
 async fn cancel(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: Acting,
     Path((id, bid)): Path<(String, String)>,
 ) -> ApiResult<axum::Json<EcriBatch>> {
     let (facility_id, batch_id) = ids(&id, &bid)?;
-    let batch = batches::cancel(
-        &state.db,
-        who.company_id,
-        facility_id,
-        batch_id,
-        &who.actor(),
-    )
-    .await?;
+    let done = batches::cancel(&state.db, &acting.who, facility_id, batch_id).await?;
+    let batch = state.finish(done).await;
     Ok(axum::Json(answer(&state, batch).await?))
 }
 

@@ -52,16 +52,12 @@ async fn list(
     ))]
 async fn create(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Json(input): Json<FacilityInput>,
-) -> ApiResult<(
-    StatusCode,
-    axum::Extension<crate::access::Audited>,
-    axum::Json<Facility>,
-)> {
-    let f = facilities::create(&state.db, who.company_id, input.into()).await?;
-    let audited = axum::Extension(crate::access::Audited::created("facility", f.id));
-    Ok((StatusCode::CREATED, audited, axum::Json(f.into())))
+) -> ApiResult<(StatusCode, axum::Json<Facility>)> {
+    let done = facilities::create(&state.db, &acting.who, input.into()).await?;
+    let f = state.finish(done).await;
+    Ok((StatusCode::CREATED, axum::Json(f.into())))
 }
 
 /// Reads one facility.
@@ -90,6 +86,7 @@ async fn read(
 async fn update(
     State(state): State<AppState>,
     Auth(who): Auth,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     JsonBytes(body): JsonBytes,
 ) -> ApiResult<axum::Json<Facility>> {
@@ -97,11 +94,8 @@ async fn update(
     // A foreign or unknown facility is a 404 before the body is judged.
     facilities::ensure_owned(&state.db, who.company_id, id).await?;
     let input: FacilityInput = parse_json(&body)?;
-    Ok(axum::Json(
-        facilities::update(&state.db, who.company_id, id, input.into())
-            .await?
-            .into(),
-    ))
+    let done = facilities::update(&state.db, &acting.who, id, input.into()).await?;
+    Ok(axum::Json(state.finish(done).await.into()))
 }
 
 /// Deletes a facility and all of its data.
@@ -110,10 +104,11 @@ async fn update(
     responses((status = 204, description = "Deleted.")))]
 async fn remove(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
     let id = path_id(&id, "facility")?;
-    facilities::delete(&state.db, who.company_id, id).await?;
+    let done = facilities::delete(&state.db, &acting.who, id).await?;
+    state.finish(done).await;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -52,6 +52,7 @@ struct RecommendationsQuery {
 async fn recommendations(
     State(state): State<AppState>,
     Auth(who): Auth,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     Query(q): Query<RecommendationsQuery>,
 ) -> ApiResult<Json<views::Run>> {
@@ -77,10 +78,8 @@ async fn recommendations(
             })?;
         return Ok(Json(run.into()));
     }
-    let stored = jobs::pricing::run_now(&state.db, who.company_id, facility_id).await?;
-    state
-        .push_after_commit(jobs::queue::Kind::WebhookDelivery, &stored.delivery_jobs)
-        .await;
+    let done = jobs::pricing::run_now(&state.db, &acting.who, facility_id).await?;
+    let stored = state.finish(done).await;
     Ok(Json(stored.run.into()))
 }
 
@@ -232,21 +231,14 @@ async fn read_settings(
     responses((status = 200, description = "The settings now in force.", body = SettingsBody)))]
 async fn write_settings(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     JsonBytes(body): JsonBytes,
-) -> ApiResult<(axum::Extension<crate::access::Audited>, Json<SettingsBody>)> {
+) -> ApiResult<Json<SettingsBody>> {
     let facility_id = path_id(&id, "facility")?;
-    jobs::facilities::ensure_owned(&state.db, who.company_id, facility_id).await?;
-    let overrides = crate::extract::json_object(&body)?;
-    let (_, before) = jobs::pricing::settings(&state.db, who.company_id, facility_id).await?;
-    let settings =
-        jobs::pricing::set_settings(&state.db, who.company_id, facility_id, &overrides).await?;
-    let audited = crate::access::Audited::setting(before, &overrides);
-    Ok((
-        axum::Extension(audited),
-        Json(settings_body(facility_id, settings, overrides)),
-    ))
+    let done = jobs::pricing::set_settings(&state.db, &acting.who, facility_id, &body).await?;
+    let (settings, overrides) = state.finish(done).await;
+    Ok(Json(settings_body(facility_id, settings, overrides)))
 }
 
 /// A facility's pricing settings.
@@ -360,19 +352,14 @@ async fn list_rates(
     responses((status = 201, description = "Stored.", body = RatesStored)))]
 async fn add_rates(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     JsonBytes(body): JsonBytes,
 ) -> ApiResult<(StatusCode, Json<RatesStored>)> {
     let facility_id = path_id(&id, "facility")?;
-    let competitors::Added { inserted, updated } = competitors::add(
-        &state.db,
-        who.company_id,
-        facility_id,
-        &body,
-        Utc::now().date_naive(),
-    )
-    .await?;
+    let today = Utc::now().date_naive();
+    let done = competitors::add(&state.db, &acting.who, facility_id, &body, today).await?;
+    let competitors::Added { inserted, updated } = state.finish(done).await;
     Ok((
         StatusCode::CREATED,
         Json(RatesStored {

@@ -43,6 +43,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 async fn decide(
     State(state): State<AppState>,
     Auth(who): Auth,
+    acting: crate::access::Acting,
     Path((id, run_id)): Path<(String, String)>,
     JsonBytes(body): JsonBytes,
 ) -> ApiResult<(StatusCode, Json<views::Decided>)> {
@@ -53,18 +54,8 @@ async fn decide(
     let body: RateDecisions = parse_json(&body)?;
     let requested: Vec<jobs::rates::Requested> =
         body.decisions.into_iter().map(Into::into).collect();
-    let decided = jobs::rates::decide(
-        &state.db,
-        who.company_id,
-        facility_id,
-        run_id,
-        &requested,
-        &who.actor(),
-    )
-    .await?;
-    state
-        .push_after_commit(jobs::queue::Kind::WebhookDelivery, &decided.delivery_jobs)
-        .await;
+    let done = jobs::rates::decide(&state.db, &acting.who, facility_id, run_id, &requested).await?;
+    let decided = state.finish(done).await;
     Ok((
         StatusCode::CREATED,
         Json(views::Decided {

@@ -123,25 +123,18 @@ async fn status(State(state): State<AppState>, Auth(who): Auth) -> ApiResult<Jso
     responses((status = 200, description = "The company with its settings.", body = Company)))]
 async fn update_company(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     JsonBytes(body): JsonBytes,
-) -> ApiResult<(axum::Extension<crate::access::Audited>, Json<Company>)> {
+) -> ApiResult<Json<Company>> {
     let input: CompanySettings = parse_json(&body)?;
-    let before = jobs::tenancy::company(&state.db, who.company_id).await?;
-    let c = jobs::tenancy::update_company(&state.db, who.company_id, input.currency).await?;
-    let audited = crate::access::Audited::setting(
-        serde_json::json!({ "currency": before.currency }),
-        serde_json::json!({ "currency": c.currency }),
-    );
-    Ok((
-        axum::Extension(audited),
-        Json(Company {
-            id: c.id,
-            name: c.name,
-            time_zone: c.time_zone,
-            currency: c.currency,
-        }),
-    ))
+    let done = jobs::tenancy::update_company(&state.db, &acting.who, input.currency).await?;
+    let c = state.finish(done).await;
+    Ok(Json(Company {
+        id: c.id,
+        name: c.name,
+        time_zone: c.time_zone,
+        currency: c.currency,
+    }))
 }
 
 async fn status_of(state: &AppState, company_id: CompanyId) -> ApiResult<Status> {

@@ -1,6 +1,7 @@
 //! `POST /api/v1/sync`: the idempotent upsert of one facility's dated snapshot.
 
 use super::JobRef;
+use crate::access::Acting;
 use crate::auth::Auth;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::JsonBytes;
@@ -66,45 +67,36 @@ pub struct SyncAnswer {
 async fn sync(
     State(state): State<AppState>,
     Auth(who): Auth,
+    acting: Acting,
     JsonBytes(body): JsonBytes,
-) -> ApiResult<(axum::Extension<crate::access::Audited>, Json<SyncAnswer>)> {
+) -> ApiResult<Json<SyncAnswer>> {
     let parsed = domain::sync::parse(&body, Utc::now().date_naive())?;
     // The parser accepted the body, so it is UTF-8; the check keeps that an invariant.
     let raw = std::str::from_utf8(&body)
         .map_err(|_| ApiError::Invalid("body: is not UTF-8".to_owned()))?;
-    let outcome = jobs::sync::ingest(
+    let done = jobs::sync::ingest(
         &state.db,
-        who.company_id,
+        &acting.who,
         &who.scope,
         &parsed.payload,
         raw,
         Source::Push,
     )
     .await?;
-    state
-        .push_after_commit(jobs::queue::Kind::Ingest, &[outcome.job_id])
-        .await;
+    let outcome = state.finish(done).await;
     let mut warnings = parsed.warnings;
     warnings.extend(outcome.warnings);
-    let audited = crate::access::Audited {
-        target: Some(("sync_record", outcome.sync_id.to_string())),
-        facility_id: Some(outcome.facility.id),
-        ..Default::default()
-    };
-    Ok((
-        axum::Extension(audited),
-        Json(SyncAnswer {
-            ok: true,
-            idempotent: outcome.idempotent,
-            facility: outcome.facility.into(),
-            sync_id: outcome.sync_id,
-            date: outcome.date,
-            warnings,
-            job: JobRef {
-                id: outcome.job_id,
-                kind: "ingest",
-            },
-            rent_roll: outcome.rent_roll.map(Into::into),
-        }),
-    ))
+    Ok(Json(SyncAnswer {
+        ok: true,
+        idempotent: outcome.idempotent,
+        facility: outcome.facility.into(),
+        sync_id: outcome.sync_id,
+        date: outcome.date,
+        warnings,
+        job: JobRef {
+            id: outcome.job_id,
+            kind: "ingest",
+        },
+        rent_roll: outcome.rent_roll.map(Into::into),
+    }))
 }

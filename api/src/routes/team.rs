@@ -69,16 +69,14 @@ pub(crate) struct NewInvitation {
     ))]
 async fn invite(
     State(state): State<AppState>,
-    Auth(who): Auth,
     acting: Acting,
     Json(body): Json<NewInvitation>,
 ) -> ApiResult<(StatusCode, axum::Json<Invitation>)> {
-    let invitation = team::invite(
+    let done = team::invite(
         &state.db,
         &state.config.master_key,
         &state.config.public_base_url,
-        who.company_id,
-        &acting.by(),
+        &acting.who,
         team::NewInvitation {
             email: body.email,
             role: body.role.into(),
@@ -86,6 +84,7 @@ async fn invite(
         },
     )
     .await?;
+    let invitation = state.finish(done).await;
     Ok((StatusCode::CREATED, axum::Json(invitation.into())))
 }
 
@@ -98,12 +97,12 @@ async fn invite(
     ))]
 async fn revoke_invitation(
     State(state): State<AppState>,
-    Auth(who): Auth,
     acting: Acting,
     Path(id): Path<String>,
 ) -> ApiResult<axum::Json<Invitation>> {
     let id = path_id(&id, "invitation")?;
-    let invitation = team::revoke_invitation(&state.db, who.company_id, &acting.by(), id).await?;
+    let done = team::revoke_invitation(&state.db, &acting.who, id).await?;
+    let invitation = state.finish(done).await;
     Ok(axum::Json(invitation.into()))
 }
 
@@ -130,16 +129,14 @@ pub(crate) struct MemberUpdate {
     ))]
 async fn update_member(
     State(state): State<AppState>,
-    Auth(who): Auth,
     acting: Acting,
     Path(id): Path<String>,
     Json(body): Json<MemberUpdate>,
 ) -> ApiResult<axum::Json<Member>> {
     let id = path_id(&id, "member")?;
-    let member = team::update_member(
+    let done = team::update_member(
         &state.db,
-        who.company_id,
-        &acting.by(),
+        &acting.who,
         id,
         team::MemberChange {
             role: body.role.map(Into::into),
@@ -147,7 +144,7 @@ async fn update_member(
         },
     )
     .await?;
-    Ok(axum::Json(member.into()))
+    Ok(axum::Json(state.finish(done).await.into()))
 }
 
 /// Removes a member: their account and every session of it end at once.
@@ -159,11 +156,11 @@ async fn update_member(
     ))]
 async fn remove_member(
     State(state): State<AppState>,
-    Auth(who): Auth,
     acting: Acting,
     Path(id): Path<String>,
 ) -> ApiResult<axum::Json<Member>> {
     let id = path_id(&id, "member")?;
-    let member = team::remove_member(&state.db, who.company_id, &acting.by(), id).await?;
+    let done = team::remove_member(&state.db, &acting.who, id).await?;
+    let member = state.finish(done).await;
     Ok(axum::Json(member.into()))
 }

@@ -202,6 +202,7 @@ struct UploadedDay {
 async fn upload(
     State(state): State<AppState>,
     Auth(who): Auth,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     Query(q): Query<UploadQuery>,
     headers: HeaderMap,
@@ -236,15 +237,13 @@ async fn upload(
     }
     let stored = jobs::upload::store(
         &state.db,
-        who.company_id,
+        &acting.who,
         facility_id,
         collected,
         Utc::now().date_naive(),
     )
     .await?;
-    state
-        .push_after_commit(jobs::queue::Kind::Ingest, &stored.ingest_jobs())
-        .await;
+    let stored = state.finish(stored).await;
     Ok(Json(answer(stored)).into_response())
 }
 

@@ -75,26 +75,19 @@ async fn list(
     responses((status = 201, description = "Created, with its secret.", body = CreatedSubscription)))]
 async fn create(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Json(body): Json<NewSubscription>,
-) -> ApiResult<(
-    StatusCode,
-    axum::Extension<crate::access::Audited>,
-    axum::Json<CreatedSubscription>,
-)> {
-    let created = webhooks::create(
+) -> ApiResult<(StatusCode, axum::Json<CreatedSubscription>)> {
+    let done = webhooks::create(
         &state.db,
         &state.config.master_key,
         &state.config.outbound.private_targets,
-        who.company_id,
+        &acting.who,
         body.into(),
     )
     .await?;
-    let audited = axum::Extension(crate::access::Audited::created(
-        "webhook",
-        created.subscription.id,
-    ));
-    Ok((StatusCode::CREATED, audited, axum::Json(created.into())))
+    let created = state.finish(done).await;
+    Ok((StatusCode::CREATED, axum::Json(created.into())))
 }
 
 /// Deletes a subscription (rotate a secret by deleting and creating again).
@@ -103,11 +96,12 @@ async fn create(
     responses((status = 204, description = "Deleted.")))]
 async fn remove(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
     let id = path_id(&id, "webhook subscription")?;
-    webhooks::delete(&state.db, who.company_id, id).await?;
+    let done = webhooks::delete(&state.db, &acting.who, id).await?;
+    state.finish(done).await;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -120,14 +114,12 @@ async fn remove(
     ))]
 async fn test_ping(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
 ) -> ApiResult<(StatusCode, axum::Json<PingAccepted>)> {
     let id = path_id(&id, "webhook subscription")?;
-    let ping = webhooks::record_test_ping(&state.db, who.company_id, id).await?;
-    state
-        .push_after_commit(jobs::queue::Kind::WebhookDelivery, &[ping.job_id])
-        .await;
+    let done = webhooks::record_test_ping(&state.db, &acting.who, id).await?;
+    let ping = state.finish(done).await;
     Ok((
         StatusCode::ACCEPTED,
         axum::Json(PingAccepted {

@@ -57,8 +57,8 @@ pub(crate) struct PendingApprovedRate {
     pub decided_at: String,
 }
 
-impl From<jobs::pricing::store::Run> for Run {
-    fn from(r: jobs::pricing::store::Run) -> Self {
+impl From<jobs::pricing::Run> for Run {
+    fn from(r: jobs::pricing::Run) -> Self {
         // Runs stored before decisions existed carry none.
         let pending_approved_rates = r
             .inputs
@@ -112,8 +112,8 @@ pub(crate) struct RunSummary {
     pub lower: i64,
 }
 
-impl From<jobs::pricing::store::RunSummary> for RunSummary {
-    fn from(r: jobs::pricing::store::RunSummary) -> Self {
+impl From<jobs::pricing::RunSummary> for RunSummary {
+    fn from(r: jobs::pricing::RunSummary) -> Self {
         Self {
             recommendation_id: r.recommendation_id,
             generated_at: r.generated_at,
@@ -137,8 +137,8 @@ pub(crate) struct LatestRun {
     pub run: RunSummary,
 }
 
-impl From<jobs::pricing::store::LatestRun> for LatestRun {
-    fn from(r: jobs::pricing::store::LatestRun) -> Self {
+impl From<jobs::pricing::LatestRun> for LatestRun {
+    fn from(r: jobs::pricing::LatestRun) -> Self {
         Self {
             facility_id: r.facility_id,
             run: r.run.into(),

@@ -1,4 +1,4 @@
-//! What the API answers for a stored snapshot, built from `jobs::sync::store`.
+//! What the API answers for a stored snapshot, built from `jobs::sync`.
 
 use serde::Serialize;
 use uuid::Uuid;
@@ -14,8 +14,8 @@ pub(crate) struct FacilityOutcome {
     pub created: bool,
 }
 
-impl From<jobs::sync::store::FacilityOutcome> for FacilityOutcome {
-    fn from(r: jobs::sync::store::FacilityOutcome) -> Self {
+impl From<jobs::sync::FacilityOutcome> for FacilityOutcome {
+    fn from(r: jobs::sync::FacilityOutcome) -> Self {
         Self {
             id: r.id,
             name: r.name,

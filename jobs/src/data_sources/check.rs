@@ -152,12 +152,24 @@ pub async fn test_connection(crm: &CrmClient, company: CompanyId, checked: &Chec
     outcome.map_err(|e| ValidationError::new("connection", format!("the test failed: {e}")).into())
 }
 
-/// Checks a new source and tests its connection (the body of `POST .../test`).
+/// Checks a new source and tests its connection (the body of `POST .../test`), recorded as
+/// `data_source.test` once it passed (the database is not touched while the CRM answers).
 pub async fn test(
+    pool: &sqlx::PgPool,
     crm: &CrmClient,
     policy: &PrivateTargets,
-    company: CompanyId,
+    who: &crate::door::Who,
     new: &NewDataSource,
-) -> Result<()> {
-    test_connection(crm, company, &check_new(policy, new)?).await
+) -> Result<crate::door::Committed<()>> {
+    let checked = check_new(policy, new)?;
+    test_connection(crm, who.company, &checked).await?;
+    let tx = pool.begin().await?;
+    let change = crate::audit::Change::new("data_source.test").values(
+        None,
+        Some(serde_json::json!({
+            "provider": checked.info.name,
+            "base_url": checked.connection.base_url,
+        })),
+    );
+    crate::door::commit(tx, who, change, (), crate::door::Jobs::none()).await
 }

@@ -111,12 +111,14 @@ pub struct Pull {
 }
 
 /// Records a pull request as a `crm_pull` job and its `crm_pulls` row, in one transaction.
+/// Recorded as `data_source.pull` with the dates asked for.
 pub async fn request_pull(
     pool: &PgPool,
-    company_id: CompanyId,
+    who: &crate::door::Who,
     id: Uuid,
     range: &PullRange,
-) -> Result<Pull> {
+) -> Result<crate::door::Committed<Pull>> {
+    let company_id = who.company;
     let dates = range.check(Utc::now().date_naive())?;
     super::get(pool, company_id, id).await?;
     let (from, to) = (dates.map(|d| d.0), dates.map(|d| d.1));
@@ -152,8 +154,11 @@ pub async fn request_pull(
     )
     .fetch_one(&mut *tx)
     .await?;
-    tx.commit().await?;
-    Ok(pull)
+    let change = crate::audit::Change::new("data_source.pull")
+        .target("data_source", id)
+        .values(None, Some(serde_json::json!({ "from": from, "to": to })));
+    let jobs = crate::door::Jobs::one(crate::queue::Kind::CrmPull, pull.job_id);
+    crate::door::commit(tx, who, change, pull, jobs).await
 }
 
 /// The latest pulls of a source, newest first.
@@ -217,7 +222,7 @@ pub struct Counts<'a> {
 
 /// Records a successful pull on its row and its source, in the caller's transaction (the one
 /// that stored the snapshots).
-pub async fn succeeded(
+pub(crate) async fn succeeded(
     conn: &mut PgConnection,
     source_id: Uuid,
     pull_id: Uuid,
@@ -270,7 +275,7 @@ pub async fn failed(pool: &PgPool, source_id: Uuid, pull_id: Uuid, message: &str
 }
 
 /// Records a pull that was not made, and why, in the caller's transaction.
-pub async fn skipped(conn: &mut PgConnection, pull_id: Uuid, why: &str) -> Result<()> {
+pub(crate) async fn skipped(conn: &mut PgConnection, pull_id: Uuid, why: &str) -> Result<()> {
     sqlx::query!(
         "UPDATE crm_pulls SET status = 'skipped', finished_at = now(), error = $2 WHERE id = $1",
         pull_id,

@@ -24,9 +24,12 @@ pub use letters::{letters, Letter, Letters};
 pub use outcome::Outcome;
 
 use crate::actor::Actor;
+use crate::audit::Change;
 use crate::decisions;
+use crate::door::{self, Committed, Jobs, Who};
 use crate::ecri::{self, Basis, TenantLine};
 use crate::error::{Error, Result, ValidationError};
+use crate::queue::Kind;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use domain::ecri::reprice;
 use domain::ids::{CompanyId, FacilityId};
@@ -354,11 +357,11 @@ fn draw_holdout(lines: Vec<&TenantLine>, pct: f64) -> (Vec<&TenantLine>, Vec<&Te
 /// Creates a draft from the facility's current suggestions (those of `filter`).
 pub async fn create(
     pool: &PgPool,
-    company_id: CompanyId,
+    who: &Who,
     facility_id: FacilityId,
     filter: &NewBatch,
-    actor: &Actor,
-) -> Result<Batch> {
+) -> Result<Committed<Batch>> {
+    let (company_id, actor) = (who.company, &who.actor);
     let f = ecri::facility(pool, company_id, facility_id).await?;
     let (Some(basis), Some(as_of)) = (f.basis, f.as_of) else {
         return Err(Error::Conflict(format!(
@@ -478,8 +481,13 @@ pub async fn create(
         },
     )
     .await?;
-    tx.commit().await?;
-    get(pool, company_id, facility_id, id).await
+    let change = Change::new("ecri_batch.create")
+        .target("ecri_batch", id)
+        .facility(facility_id.uuid())
+        .values(None, Some(serde_json::json!({ "lines": t.lines, "tenants": t.tenants, "monthly_uplift": t.monthly_uplift, "held_out": held.len() })));
+    let done = door::commit(tx, who, change, (), Jobs::none()).await?;
+    let batch = get(pool, company_id, facility_id, id).await?;
+    Ok(done.map(|()| batch))
 }
 
 /// The engine's percent as a probability, to 4 decimals.
@@ -738,12 +746,12 @@ async fn lock_draft(
 /// now) or a line left out (or back in). All or nothing: one bad edit writes nothing.
 pub async fn edit(
     pool: &PgPool,
-    company_id: CompanyId,
+    who: &Who,
     facility_id: FacilityId,
     id: Uuid,
     edits: &[LineEdit],
-    actor: &Actor,
-) -> Result<Batch> {
+) -> Result<Committed<Batch>> {
+    let (company_id, actor) = (who.company, &who.actor);
     if edits.is_empty() {
         return Err(ValidationError::new("lines", "must hold at least one edit").into());
     }
@@ -910,8 +918,15 @@ pub async fn edit(
         },
     )
     .await?;
-    tx.commit().await?;
-    get(pool, company_id, facility_id, id).await
+    let change = Change::new("ecri_batch.edit")
+        .target("ecri_batch", id)
+        .facility(facility_id.uuid())
+        .values(None, Some(serde_json::json!({ "lines": changed.iter().map(|l| serde_json::json!({
+            "line": l.line, "tenant_id": l.tenant_id, "new_rent": l.new_rent, "excluded": l.excluded,
+        })).collect::<Vec<_>>() })));
+    let done = door::commit(tx, who, change, (), Jobs::none()).await?;
+    let batch = get(pool, company_id, facility_id, id).await?;
+    Ok(done.map(|()| batch))
 }
 
 /// What an approval answers: the batch and the webhook deliveries to push after commit.
@@ -937,12 +952,12 @@ async fn company_today(conn: &mut PgConnection, company_id: CompanyId) -> Result
 /// the facility's notice days), the decision log, and the `ecri.approved` event.
 pub async fn approve(
     pool: &PgPool,
-    company_id: CompanyId,
+    who: &Who,
     facility_id: FacilityId,
     id: Uuid,
     notice_date: Option<NaiveDate>,
-    actor: &Actor,
-) -> Result<Approved> {
+) -> Result<Committed<Approved>> {
+    let (company_id, actor) = (who.company, &who.actor);
     let (settings, _) = ecri::settings(pool, company_id, facility_id).await?;
     let mut tx = pool.begin().await?;
     lock_draft(&mut tx, company_id, facility_id, id, "approved").await?;
@@ -1045,21 +1060,33 @@ pub async fn approve(
         &body,
     )
     .await?;
-    tx.commit().await?;
-    Ok(Approved {
-        batch: get(pool, company_id, facility_id, id).await?,
+    let change = Change::new("ecri_batch.approve")
+        .target("ecri_batch", id)
+        .facility(facility_id.uuid())
+        .values(
+            None,
+            Some(serde_json::json!({
+                "lines": t.lines, "tenants": t.tenants, "monthly_uplift": t.monthly_uplift,
+                "notice_date": notice, "effective_date": effective,
+            })),
+        );
+    let jobs = Jobs::of(Kind::WebhookDelivery, delivery_jobs.iter().copied());
+    let done = door::commit(tx, who, change, (), jobs).await?;
+    let batch = get(pool, company_id, facility_id, id).await?;
+    Ok(done.map(|()| Approved {
+        batch,
         delivery_jobs,
-    })
+    }))
 }
 
 /// Cancels a draft (an approved batch has been sent: it stays, and its outcome is watched).
 pub async fn cancel(
     pool: &PgPool,
-    company_id: CompanyId,
+    who: &Who,
     facility_id: FacilityId,
     id: Uuid,
-    actor: &Actor,
-) -> Result<Batch> {
+) -> Result<Committed<Batch>> {
+    let (company_id, actor) = (who.company, &who.actor);
     let mut tx = pool.begin().await?;
     lock_draft(&mut tx, company_id, facility_id, id, "cancelled").await?;
     sqlx::query!(
@@ -1083,6 +1110,10 @@ pub async fn cancel(
         },
     )
     .await?;
-    tx.commit().await?;
-    get(pool, company_id, facility_id, id).await
+    let change = Change::new("ecri_batch.cancel")
+        .target("ecri_batch", id)
+        .facility(facility_id.uuid());
+    let done = door::commit(tx, who, change, (), Jobs::none()).await?;
+    let batch = get(pool, company_id, facility_id, id).await?;
+    Ok(done.map(|()| batch))
 }

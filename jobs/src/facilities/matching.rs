@@ -26,7 +26,7 @@ pub struct Resolved {
 /// through to the other fields (the caller reports it, see [`Resolved::unmatched_id`]); with no
 /// other field to match it is a 404. Runs inside the caller's
 /// transaction; a concurrent creation of the same facility is resolved by the unique indexes.
-pub async fn resolve_for_sync(
+pub(crate) async fn resolve_for_sync(
     conn: &mut PgConnection,
     company_id: CompanyId,
     r: &domain::sync::payload::FacilityRef,

@@ -113,7 +113,7 @@ impl BandPoint {
 
 /// The last `days` days of a facility's history, ending at its latest snapshot (404 for a
 /// facility that is not the company's; empty lists when it has no snapshot).
-pub async fn load(
+pub(crate) async fn load(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,

@@ -19,7 +19,7 @@ pub const SEASONALITY_MIN_OWN_MONTHS: usize = 6;
 pub const SEASONALITY_MIN_DAYS_PER_MONTH: i64 = 20;
 
 /// The facility's settings: defaults with its overrides.
-pub async fn settings_of(
+pub(crate) async fn settings_of(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,
@@ -36,18 +36,6 @@ pub async fn settings_of(
     Ok((settings, overrides))
 }
 
-/// Replaces the facility's overrides (checked first) and returns the settings in force.
-pub async fn set_overrides(
-    conn: &mut PgConnection,
-    company_id: CompanyId,
-    facility_id: FacilityId,
-    overrides: &Value,
-) -> Result<PricingSettings> {
-    let settings = PricingSettings::with_overrides(overrides)?;
-    crate::facilities::set_pricing_overrides(conn, company_id, facility_id, overrides).await?;
-    Ok(settings)
-}
-
 /// Everything the engine needs for one facility, read as of its latest snapshot.
 pub struct Loaded {
     pub facility_name: String,
@@ -57,7 +45,7 @@ pub struct Loaded {
     pub summary: Value,
 }
 
-pub async fn load(
+pub(crate) async fn load(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,

@@ -5,45 +5,63 @@
 //! show. The engine itself is `domain::pricing`.
 
 pub mod history;
-pub mod inputs;
-pub mod store;
+pub(crate) mod inputs;
+pub(crate) mod store;
 
+use crate::audit::Change;
+use crate::door::{self, Committed, Jobs, Who};
 use crate::error::Result;
+use crate::queue::Kind;
 use domain::ids::{CompanyId, FacilityId, RunId};
 use domain::pricing::PricingSettings;
 use serde_json::Value;
 use sqlx::PgPool;
-use store::{LatestRun, Run, RunSummary, Stored, Trigger};
+use store::Trigger;
+pub use store::{LatestRun, Loaded, Run, RunSummary, SizeRecommendation, Stored};
 use uuid::Uuid;
 
 /// Runs the engine now on the facility's latest snapshot and stores the run with its
-/// `recommendations.ready` deliveries, in one transaction; the caller pushes `delivery_jobs`
-/// once this returns. On an error the transaction is rolled back before returning, so the
-/// caller may take a connection of its own at once (a page that renders the refusal does).
+/// `recommendations.ready` deliveries and the small changes the facility accepts on its own,
+/// recorded as `pricing_run.start`, in one transaction; the deliveries are the jobs to push.
+/// On an error the transaction is rolled back before returning, so the caller may take a
+/// connection of its own at once (a page that renders the refusal does).
 pub async fn run_now(
     pool: &PgPool,
-    company_id: CompanyId,
+    who: &Who,
     facility_id: FacilityId,
-) -> Result<Stored> {
+) -> Result<Committed<Stored>> {
     let mut tx = pool.begin().await?;
-    match store::run_and_store(
+    let stored = match store::run_and_store(
         &mut tx,
-        company_id,
+        who.company,
         facility_id,
         Uuid::now_v7().into(),
         Trigger::Api,
     )
     .await
     {
-        Ok(stored) => {
-            tx.commit().await?;
-            Ok(stored)
-        }
+        Ok(stored) => stored,
         Err(e) => {
             tx.rollback().await?;
-            Err(e)
+            return Err(e);
         }
-    }
+    };
+    let change = Change::new("pricing_run.start")
+        .target("recommendation_run", stored.run.recommendation_id)
+        .facility(facility_id.uuid());
+    let jobs = Jobs::of(Kind::WebhookDelivery, stored.delivery_jobs.iter().copied());
+    door::commit(tx, who, change, stored, jobs).await
+}
+
+/// The engine's inputs for the facility as a run would read them now (404 for a facility that
+/// is not the company's).
+pub async fn inputs(
+    pool: &PgPool,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+) -> Result<store::Loaded> {
+    let mut conn = pool.acquire().await?;
+    store::load(&mut conn, company_id, facility_id).await
 }
 
 /// The facility's latest stored run: 404 for a facility that is not the company's, `None` for
@@ -122,16 +140,24 @@ pub async fn settings(
     store::settings_of(&mut conn, company_id, facility_id).await
 }
 
-/// Replaces the facility's overrides (checked first: a bad one is a 422 and writes nothing);
-/// the settings now in force.
+/// Replaces the facility's overrides with `body`, a JSON object (checked first: a bad one is a
+/// 422 and writes nothing), recorded with the overrides before and after; the settings now in
+/// force and the overrides as stored.
 pub async fn set_settings(
     pool: &PgPool,
-    company_id: CompanyId,
+    who: &Who,
     facility_id: FacilityId,
-    overrides: &Value,
-) -> Result<PricingSettings> {
-    let mut conn = pool.acquire().await?;
-    store::set_overrides(&mut conn, company_id, facility_id, overrides).await
+    body: &[u8],
+) -> Result<Committed<(PricingSettings, Value)>> {
+    crate::facilities::replace_overrides(
+        pool,
+        who,
+        facility_id,
+        crate::facilities::Overrides::Pricing,
+        body,
+        |o| Ok(PricingSettings::with_overrides(o)?),
+    )
+    .await
 }
 
 /// Everything a facility's pricing page shows, read on one connection.

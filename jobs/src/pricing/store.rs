@@ -9,10 +9,8 @@ use serde_json::Value;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-pub use super::inputs::{
-    load, set_overrides, settings_of, Loaded, SEASONALITY_MIN_DAYS_PER_MONTH,
-    SEASONALITY_MIN_OWN_MONTHS,
-};
+pub use super::inputs::Loaded;
+pub(crate) use super::inputs::{load, settings_of};
 
 /// What asked for a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +71,7 @@ pub struct Stored {
 /// the small changes the facility accepts automatically (`rates::auto_accept`).
 /// `id` is the run id (a job's id, so a job delivered twice stores one run and its
 /// deliveries once).
-pub async fn run_and_store(
+pub(crate) async fn run_and_store(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,
@@ -155,7 +153,7 @@ pub async fn run_and_store(
 }
 
 /// The latest stored run of a facility; `None` when it has none.
-pub async fn latest(
+pub(crate) async fn latest(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,
@@ -164,7 +162,7 @@ pub async fn latest(
 }
 
 /// The id of the facility's latest stored run; `None` when it has none.
-pub async fn latest_id(
+pub(crate) async fn latest_id(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,
@@ -232,7 +230,7 @@ pub struct RunSummary {
 /// A facility's stored runs, newest first, at most `limit`; with `after_run`, those that come
 /// after that run in this order (the next page). The caller checks that the facility is the
 /// company's.
-pub async fn list_runs(
+pub(crate) async fn list_runs(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,
@@ -270,7 +268,10 @@ pub struct LatestRun {
 
 /// The latest run of every facility of the company (facilities without a run are left out),
 /// in one statement: the portfolio's recommendation summary.
-pub async fn latest_runs(conn: &mut PgConnection, company_id: CompanyId) -> Result<Vec<LatestRun>> {
+pub(crate) async fn latest_runs(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+) -> Result<Vec<LatestRun>> {
     let rows = sqlx::query!(
         r#"SELECT f.id AS "facility_id!", r.id AS "recommendation_id!", r.generated_at AS "generated_at!",
                   r.engine_version AS "engine_version!", r.snapshot_date AS "snapshot_date!",
@@ -311,7 +312,7 @@ pub async fn latest_runs(conn: &mut PgConnection, company_id: CompanyId) -> Resu
 }
 
 /// One stored run of a facility of the company; `None` when there is no such run.
-pub async fn run(
+pub(crate) async fn run(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,
@@ -331,7 +332,7 @@ pub struct SizeRecommendation {
 }
 
 /// The latest run of each facility, per size and tier: (snapshot date, mode, sizes).
-pub async fn latest_sizes(
+pub(crate) async fn latest_sizes(
     conn: &mut PgConnection,
     facility_ids: &[Uuid],
 ) -> Result<std::collections::HashMap<Uuid, (NaiveDate, String, Vec<SizeRecommendation>)>> {

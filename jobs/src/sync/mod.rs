@@ -2,7 +2,8 @@
 //! job) and `write` is the one writer of snapshot rows. Parsing and derived figures are
 //! `domain::sync`.
 
-pub mod store;
-pub mod write;
+pub(crate) mod store;
+pub(crate) mod write;
 
-pub use store::{ingest, store, Outcome, Source};
+pub(crate) use store::store;
+pub use store::{ingest, FacilityOutcome, Outcome, Source};

@@ -1,9 +1,12 @@
 //! Stores one snapshot: the idempotent upsert keyed on facility and date, in one transaction.
 
 use super::write::{write_snapshots, Day};
+use crate::audit::Change;
+use crate::door::{self, Committed, Jobs, Who};
 use crate::error::{Result, ValidationError};
 use crate::facilities;
 use crate::payload::Payload;
+use crate::queue::Kind;
 use chrono::NaiveDate;
 use domain::ids::CompanyId;
 use domain::sync::payload::SyncPayload;
@@ -104,26 +107,43 @@ pub fn check_storable(raw_json: &str) -> Result<(), ValidationError> {
     Ok(())
 }
 
-/// Stores one snapshot in its own transaction; see [`store`].
+/// A push of one snapshot (`POST /api/v1/sync`): stored in its own transaction (see
+/// [`store`]) with its audit entry; its `ingest` job is pushed by the caller.
 pub async fn ingest(
     pool: &PgPool,
+    who: &Who,
+    allowed: &crate::access::Scope,
+    p: &SyncPayload,
+    raw_json: &str,
+    source: Source,
+) -> Result<Committed<Outcome>> {
+    let mut tx = pool.begin().await?;
+    let outcome = place(&mut tx, who.company, allowed, p, raw_json, source).await?;
+    let change = Change::new("sync.push")
+        .target("sync_record", outcome.sync_id)
+        .facility(outcome.facility.id);
+    let jobs = Jobs::one(Kind::Ingest, outcome.job_id);
+    door::commit(tx, who, change, outcome, jobs).await
+}
+
+/// Stores one snapshot on the caller's transaction (see [`store`]), for a sender limited to
+/// `allowed`: a snapshot that matched another facility, or would create one, is refused as an
+/// unknown facility would be, and the caller's transaction (a created facility with it) must
+/// be rolled back.
+pub(crate) async fn place(
+    tx: &mut PgConnection,
     company_id: CompanyId,
     allowed: &crate::access::Scope,
     p: &SyncPayload,
     raw_json: &str,
     source: Source,
 ) -> Result<Outcome> {
-    let mut tx = pool.begin().await?;
-    let outcome = store(&mut tx, company_id, p, raw_json, source).await?;
-    // A sender limited to some facilities may push to those only: a snapshot that matched
-    // another facility, or would create one, is refused as an unknown facility would be, and
-    // the transaction (a created facility with it) is rolled back.
+    let outcome = store(tx, company_id, p, raw_json, source).await?;
     if !allowed.sees(outcome.facility.id) {
         return Err(crate::Error::not_found(
             "the snapshot's facility is not one of the facilities this key or member may see",
         ));
     }
-    tx.commit().await?;
     Ok(outcome)
 }
 
@@ -132,7 +152,7 @@ pub async fn ingest(
 /// on the caller's connection: an upload or a CRM pull stores all of its snapshots in one
 /// transaction. `raw_json` is the body as received, kept for audit. Concurrent calls for one
 /// facility and date serialise on the record's row.
-pub async fn store(
+pub(crate) async fn store(
     tx: &mut PgConnection,
     company_id: CompanyId,
     p: &SyncPayload,

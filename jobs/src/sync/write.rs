@@ -186,7 +186,7 @@ impl Columns {
 /// and has its rows replaced. Where two days share a date the later one is written. Returns the
 /// written days in date order. Concurrent writes of one facility and date serialise on the
 /// record's row.
-pub async fn write_snapshots(
+pub(crate) async fn write_snapshots(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility: &Resolved,
@@ -377,7 +377,7 @@ pub async fn write_snapshots(
 
 /// The company and facility of a stored snapshot; `None` when it no longer exists (its
 /// facility was deleted).
-pub async fn owner_of(
+pub(crate) async fn owner_of(
     conn: &mut PgConnection,
     sync_id: Uuid,
 ) -> Result<Option<(CompanyId, domain::ids::FacilityId)>> {

@@ -2,7 +2,9 @@
 //! lookup of the principal a request's key stands for.
 
 use super::effective_state;
+use crate::audit::Change;
 use crate::config::MasterKey;
+use crate::door::{self, Committed, Jobs, Who};
 use crate::error::{Error, Result};
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
@@ -130,34 +132,28 @@ pub(super) async fn insert_key(
 }
 
 /// Creates a key with the admin role (what every key could do before roles) for an existing
-/// company (404 when there is no such company).
+/// company (404 when there is no such company), recorded as `who`'s change.
 pub async fn create_api_key(
     pool: &PgPool,
     hasher: &KeyHasher,
-    company_id: CompanyId,
+    who: &Who,
     name: &str,
-) -> Result<CreatedKey> {
-    create_api_key_with(
-        pool,
-        hasher,
-        company_id,
-        name,
-        crate::access::Role::Admin,
-        None,
-    )
-    .await
+) -> Result<Committed<CreatedKey>> {
+    create_api_key_with(pool, hasher, who, name, crate::access::Role::Admin, None).await
 }
 
 /// Creates a key with `role` (admin, manager or viewer: a key is never an owner), limited to
-/// `facility_ids` when given (managers and viewers only; see [`crate::team::check_scope`]).
+/// `facility_ids` when given (managers and viewers only; see [`crate::team::check_scope`]),
+/// recorded as `api_key.create` with its name, role and facilities.
 pub async fn create_api_key_with(
     pool: &PgPool,
     hasher: &KeyHasher,
-    company_id: CompanyId,
+    who: &Who,
     name: &str,
     role: crate::access::Role,
     facility_ids: Option<Vec<Uuid>>,
-) -> Result<CreatedKey> {
+) -> Result<Committed<CreatedKey>> {
+    let company_id = who.company;
     if role == crate::access::Role::Owner {
         return Err(crate::error::ValidationError::new(
             "role",
@@ -189,8 +185,17 @@ pub async fn create_api_key_with(
         .await?;
     }
     key.facility_ids = scope.column();
-    tx.commit().await?;
-    Ok(key)
+    let change = Change::new("api_key.create")
+        .target("api_key", key.id)
+        .values(
+            None,
+            Some(serde_json::json!({
+                "name": key.name,
+                "role": role.as_str(),
+                "facility_ids": key.facility_ids,
+            })),
+        );
+    door::commit(tx, who, change, key, Jobs::none()).await
 }
 
 #[derive(Debug, Serialize)]
@@ -224,24 +229,54 @@ pub async fn list_api_keys(pool: &PgPool, company_id: CompanyId) -> Result<Vec<A
     .await?)
 }
 
-/// Revokes a key. With `company_id` the key must belong to that company. Revoking twice is
-/// harmless; the first revocation time is kept.
-pub async fn revoke_api_key(
-    pool: &PgPool,
+/// Revokes one of the company's keys (404 for another company's), recorded as
+/// `api_key.revoke`; a key revoked already stays as it was.
+pub async fn revoke_api_key(pool: &PgPool, who: &Who, id: Uuid) -> Result<Committed<ApiKeyInfo>> {
+    let mut tx = pool.begin().await?;
+    let (_, key) = revoke_in(&mut tx, Some(who.company), id).await?;
+    let change = Change::new("api_key.revoke").target("api_key", id);
+    door::commit(tx, who, change, key, Jobs::none()).await
+}
+
+/// Revokes any company's key: the operator's command (`api admin revoke-key`), recorded in
+/// the key's company as the service's change.
+pub async fn revoke_any_api_key(pool: &PgPool, id: Uuid) -> Result<ApiKeyInfo> {
+    let mut tx = pool.begin().await?;
+    let (company, key) = revoke_in(&mut tx, None, id).await?;
+    let who = Who::system(company, "operator");
+    let change = Change::new("api_key.revoke").target("api_key", id);
+    Ok(door::commit(tx, &who, change, key, Jobs::none())
+        .await?
+        .into_value())
+}
+
+async fn revoke_in(
+    conn: &mut sqlx::PgConnection,
     company_id: Option<CompanyId>,
     id: Uuid,
-) -> Result<ApiKeyInfo> {
-    sqlx::query_as!(
-        ApiKeyInfo,
+) -> Result<(CompanyId, ApiKeyInfo)> {
+    let r = sqlx::query!(
         "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
          WHERE id = $1 AND ($2::uuid IS NULL OR company_id = $2)
-         RETURNING id, name, prefix, created_at, last_used_at, revoked_at, role, facility_ids",
+         RETURNING company_id, id, name, prefix, created_at, last_used_at, revoked_at, role,
+                   facility_ids",
         id,
         company_id.map(CompanyId::uuid)
     )
-    .fetch_optional(pool)
+    .fetch_optional(conn)
     .await?
-    .ok_or_else(|| Error::not_found(format!("no API key with id {id}")))
+    .ok_or_else(|| Error::not_found(format!("no API key with id {id}")))?;
+    let key = ApiKeyInfo {
+        id: r.id,
+        name: r.name,
+        prefix: r.prefix,
+        created_at: r.created_at,
+        last_used_at: r.last_used_at,
+        revoked_at: r.revoked_at,
+        role: r.role,
+        facility_ids: r.facility_ids,
+    };
+    Ok((r.company_id.into(), key))
 }
 
 /// Who a request acts for.

@@ -32,7 +32,7 @@ pub struct DayOutcome {
 
 /// Stores each date's rows as that day's snapshot, merged into the record the day already has,
 /// in date order (the analytics triggers lock per company and day in that order too).
-pub async fn unit_rates(
+pub(crate) async fn unit_rates(
     tx: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,
@@ -115,7 +115,7 @@ async fn one_day(
 /// Stores each date's roll as that day's snapshot's `tenants`, merged into the record the day
 /// already has (its unit types and the rest kept; its tenant rents replaced by the cohorts of
 /// the roll), oldest first, so each roll is compared with the one before it.
-pub async fn rent_rolls(
+pub(crate) async fn rent_rolls(
     tx: &mut PgConnection,
     company_id: CompanyId,
     facility_id: FacilityId,

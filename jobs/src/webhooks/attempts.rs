@@ -55,7 +55,7 @@ pub async fn unfinished(pool: &PgPool, delivery_id: Uuid) -> Result<Option<(i32,
 }
 
 /// Records attempt `number` of a delivery as started by `worker`, before its request is sent.
-pub async fn start_attempt(
+pub(crate) async fn start_attempt(
     conn: &mut PgConnection,
     delivery_id: Uuid,
     number: i32,
@@ -84,7 +84,7 @@ pub struct Finished<'a> {
 }
 
 /// Records the outcome of an attempt that was started.
-pub async fn finish_attempt(conn: &mut PgConnection, f: &Finished<'_>) -> Result<()> {
+pub(crate) async fn finish_attempt(conn: &mut PgConnection, f: &Finished<'_>) -> Result<()> {
     sqlx::query!(
         "UPDATE webhook_attempts SET finished_at = now(), duration_ms = $3, http_status = $4, error = $5,
                 response_excerpt = $6
@@ -102,7 +102,7 @@ pub async fn finish_attempt(conn: &mut PgConnection, f: &Finished<'_>) -> Result
 }
 
 /// Marks a delivery complete after attempt `number`; false when it was closed meanwhile.
-pub async fn mark_complete(
+pub(crate) async fn mark_complete(
     conn: &mut PgConnection,
     delivery_id: Uuid,
     number: i32,
@@ -124,7 +124,7 @@ pub async fn mark_complete(
 /// Marks a delivery retrying after a failed attempt `number`, its next attempt `wait` after
 /// `from` (now when `None`) and never before now; returns that time, or `None` when the
 /// delivery was closed meanwhile.
-pub async fn mark_retrying(
+pub(crate) async fn mark_retrying(
     conn: &mut PgConnection,
     f: &Finished<'_>,
     from: Option<DateTime<Utc>>,
@@ -148,7 +148,7 @@ pub async fn mark_retrying(
 }
 
 /// Marks a delivery failed for good after attempt `number`.
-pub async fn mark_failed(conn: &mut PgConnection, f: &Finished<'_>) -> Result<()> {
+pub(crate) async fn mark_failed(conn: &mut PgConnection, f: &Finished<'_>) -> Result<()> {
     sqlx::query!(
                 "UPDATE webhook_deliveries SET status = 'failed', attempts = $2, last_http_status = $3,
                         last_error = $4, next_attempt_at = NULL, finished_at = now(), updated_at = now()
@@ -164,7 +164,7 @@ pub async fn mark_failed(conn: &mut PgConnection, f: &Finished<'_>) -> Result<()
 }
 
 /// Closes a delivery that cannot be sent any more as failed, with why.
-pub async fn close(conn: &mut PgConnection, delivery_id: Uuid, why: &str) -> Result<()> {
+pub(crate) async fn close(conn: &mut PgConnection, delivery_id: Uuid, why: &str) -> Result<()> {
     sqlx::query!(
         "UPDATE webhook_deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL,
                 finished_at = now(), updated_at = now()

@@ -13,14 +13,16 @@ pub use delivery_log::{
     deliveries, AttemptLog, Delivery, DeliveryFilter, DeliveryPage, DeliveryStatus,
 };
 mod record;
-pub use record::{
-    event_body, payload_body, record_event, record_recommendations_ready, RecommendationsReady,
-};
+pub use record::{event_body, payload_body, RecommendationsReady};
+pub(crate) use record::{record_event, record_recommendations_ready};
 
+use crate::audit::Change;
 use crate::config::MasterKey;
 use crate::crypto;
+use crate::door::{self, Committed, Jobs, Who};
 use crate::error::{Error, Result, ValidationError};
 use crate::outbound::guard::PrivateTargets;
+use crate::queue::Kind;
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use domain::ids::CompanyId;
@@ -125,13 +127,16 @@ fn new_secret() -> String {
     )
 }
 
+/// Creates a subscription with a new secret (shown in this answer only), recorded as
+/// `webhook.create` with its address and events.
 pub async fn create(
     pool: &PgPool,
     key: &MasterKey,
     policy: &PrivateTargets,
-    company_id: CompanyId,
+    who: &Who,
     new: NewSubscription,
-) -> Result<CreatedSubscription> {
+) -> Result<Committed<CreatedSubscription>> {
+    let company_id = who.company;
     let url = parse_target_url(&new.url, policy)?;
     let events = parse_events(new.events)?;
     let mut tx = pool.begin().await?;
@@ -167,11 +172,16 @@ pub async fn create(
     )
     .execute(&mut *tx)
     .await?;
-    tx.commit().await?;
-    Ok(CreatedSubscription {
-        subscription: get(pool, company_id, id).await?,
+    let subscription = fetch(&mut *tx, company_id, id).await?;
+    let change = Change::new("webhook.create").target("webhook", id).values(
+        None,
+        Some(serde_json::json!({ "url": subscription.url, "events": subscription.events })),
+    );
+    let created = CreatedSubscription {
+        subscription,
         secret,
-    })
+    };
+    door::commit(tx, who, change, created, Jobs::none()).await
 }
 
 struct SubscriptionRow {
@@ -212,6 +222,14 @@ pub async fn list(pool: &PgPool, company_id: CompanyId) -> Result<Vec<Subscripti
 }
 
 pub async fn get(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<Subscription> {
+    fetch(pool, company_id, id).await
+}
+
+async fn fetch<'e>(
+    conn: impl sqlx::PgExecutor<'e>,
+    company_id: CompanyId,
+    id: Uuid,
+) -> Result<Subscription> {
     sqlx::query_as!(
         SubscriptionRow,
         "SELECT id, url, events, secret_hint, created_at FROM webhook_subscriptions
@@ -219,7 +237,7 @@ pub async fn get(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<Subsc
         company_id.uuid(),
         id
     )
-    .fetch_optional(pool)
+    .fetch_optional(conn)
     .await?
     .map(Subscription::from)
     .ok_or_else(|| Error::not_found(format!("no webhook subscription with id {id}")))
@@ -227,20 +245,16 @@ pub async fn get(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<Subsc
 
 /// Deletes a subscription. Its unfinished deliveries are closed as failed and their waiting
 /// jobs finished in the same transaction, so nothing more is sent to it; its log stays.
-pub async fn delete(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<()> {
+pub async fn delete(pool: &PgPool, who: &Who, id: Uuid) -> Result<Committed<()>> {
     let mut tx = pool.begin().await?;
-    let done = sqlx::query!(
-        "DELETE FROM webhook_subscriptions WHERE company_id = $1 AND id = $2",
-        company_id.uuid(),
+    let url = sqlx::query_scalar!(
+        "DELETE FROM webhook_subscriptions WHERE company_id = $1 AND id = $2 RETURNING url",
+        who.company.uuid(),
         id
     )
-    .execute(&mut *tx)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Err(Error::not_found(format!(
-            "no webhook subscription with id {id}"
-        )));
-    }
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or_else(|| Error::not_found(format!("no webhook subscription with id {id}")))?;
     let jobs: Vec<Uuid> = sqlx::query_scalar!(
         "UPDATE webhook_deliveries SET status = 'failed', last_error = 'the subscription was deleted',
                 next_attempt_at = NULL, finished_at = now(), updated_at = now()
@@ -255,8 +269,10 @@ pub async fn delete(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<()
     .collect();
     // Jobs waiting for their next attempt end here; one running now finds the delivery closed.
     crate::runs::end_waiting_deliveries(&mut tx, &jobs).await?;
-    tx.commit().await?;
-    Ok(())
+    let change = Change::new("webhook.delete")
+        .target("webhook", id)
+        .values(Some(serde_json::json!({ "url": url })), None);
+    door::commit(tx, who, change, (), Jobs::none()).await
 }
 
 /// A queued test delivery.
@@ -269,7 +285,8 @@ pub struct TestPing {
 /// Records a `recommendations.ready` delivery marked `test: true` to one subscription. It
 /// describes the company's first facility by name when it has one (a nil id and "Example
 /// facility" otherwise), a fresh recommendation id and no per-size recommendations.
-pub async fn record_test_ping(pool: &PgPool, company_id: CompanyId, id: Uuid) -> Result<TestPing> {
+pub async fn record_test_ping(pool: &PgPool, who: &Who, id: Uuid) -> Result<Committed<TestPing>> {
+    let company_id = who.company;
     let mut tx = pool.begin().await?;
     let exists = sqlx::query_scalar!(
         "SELECT id FROM webhook_subscriptions WHERE company_id = $1 AND id = $2",
@@ -310,16 +327,24 @@ pub async fn record_test_ping(pool: &PgPool, company_id: CompanyId, id: Uuid) ->
     let (delivery_id, job_id) = record::record_delivery(&mut tx, &delivery, &body, true)
         .await?
         .ok_or_else(|| Error::Conflict("a test ping with this id exists".to_owned()))?;
-    tx.commit().await?;
-    Ok(TestPing {
+    let change = Change::new("webhook.test").target("webhook", id);
+    let ping = TestPing {
         delivery_id,
         job_id,
-    })
+    };
+    door::commit(
+        tx,
+        who,
+        change,
+        ping,
+        Jobs::one(Kind::WebhookDelivery, job_id),
+    )
+    .await
 }
 
 /// Every webhook secret sealed at rest, locked until the caller's transaction ends (for master key
 /// rotation).
-pub async fn sealed_for_update(conn: &mut PgConnection) -> Result<Vec<(Uuid, Vec<u8>)>> {
+pub(crate) async fn sealed_for_update(conn: &mut PgConnection) -> Result<Vec<(Uuid, Vec<u8>)>> {
     Ok(
         sqlx::query!("SELECT id, secret_sealed FROM webhook_subscriptions FOR UPDATE")
             .fetch_all(conn)
@@ -331,7 +356,10 @@ pub async fn sealed_for_update(conn: &mut PgConnection) -> Result<Vec<(Uuid, Vec
 }
 
 /// Stores webhook secrets sealed again (master key rotation); returns how many.
-pub async fn store_sealed(conn: &mut PgConnection, values: &[(Uuid, Vec<u8>)]) -> Result<u64> {
+pub(crate) async fn store_sealed(
+    conn: &mut PgConnection,
+    values: &[(Uuid, Vec<u8>)],
+) -> Result<u64> {
     let (ids, sealed): (Vec<Uuid>, Vec<Vec<u8>>) = values.iter().cloned().unzip();
     Ok(sqlx::query!(
         "UPDATE webhook_subscriptions t SET secret_sealed = u.sealed FROM UNNEST($1::uuid[], $2::bytea[]) AS u(id, sealed)

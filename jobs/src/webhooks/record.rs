@@ -59,7 +59,7 @@ pub fn payload_body(event: &RecommendationsReady, test: bool) -> String {
 ///
 /// Call it in the transaction that stores the run. Recording the same run twice records
 /// nothing more (one delivery per subscription and run).
-pub async fn record_recommendations_ready(
+pub(crate) async fn record_recommendations_ready(
     conn: &mut PgConnection,
     event: &RecommendationsReady,
 ) -> Result<Vec<Uuid>> {
@@ -77,7 +77,7 @@ pub async fn record_recommendations_ready(
 /// Records one delivery of `body` per subscription of the company that takes `event`; returns
 /// the job ids to push after commit. Call it in the transaction of the change the event tells
 /// of. Recording the same event and subject twice records nothing more.
-pub async fn record_event(
+pub(crate) async fn record_event(
     conn: &mut PgConnection,
     company_id: CompanyId,
     event: &str,

@@ -97,8 +97,14 @@ async fn main() -> anyhow::Result<()> {
                     "vacuum_analyze_seconds": (t.elapsed().as_secs_f64() * 10.0).round() / 10.0 }),
         )
     };
-    let key =
-        jobs::tenancy::create_api_key(&state.db, &state.hasher, company_id.into(), "bench").await?;
+    let key = jobs::tenancy::create_api_key(
+        &state.db,
+        &state.hasher,
+        &jobs::door::Who::system(company_id.into(), "benchmark"),
+        "bench",
+    )
+    .await?
+    .into_value();
     // One facility for the per-facility reads: one in lease-up when there is one.
     let facility: uuid::Uuid = sqlx::query_scalar(
         "SELECT id FROM facilities WHERE company_id = $1 ORDER BY mode = 'lease_up' DESC, name LIMIT 1",

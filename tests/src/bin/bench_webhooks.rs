@@ -60,16 +60,9 @@ async fn record(server: &Server, company: Uuid, facility: Uuid, n: usize) -> any
             generated_at: chrono::Utc::now(),
             per_size_count: (i % 12) as i32,
         };
-        let mut tx = server.state.db.begin().await?;
-        let jobs = jobs::webhooks::record_recommendations_ready(&mut tx, &event).await?;
-        tx.commit().await?;
-        recorded += jobs.len();
-        for id in jobs {
-            server
-                .state
-                .push_after_commit(jobs::queue::Kind::WebhookDelivery, &[id])
-                .await;
-        }
+        let jobs = jobs::seed::recommendations_ready(&server.state.db, &event).await?;
+        recorded += jobs.ids(jobs::queue::Kind::WebhookDelivery).len();
+        server.state.queues.push_jobs(&jobs).await;
     }
     Ok(recorded)
 }
@@ -112,13 +105,14 @@ async fn run(args: &Args, workers: usize) -> anyhow::Result<Value> {
             &server.state.db,
             &server.state.config.master_key,
             &server.state.config.outbound.private_targets,
-            c.company_id,
+            &jobs::door::Who::system(c.company_id, "benchmark"),
             jobs::webhooks::NewSubscription {
                 url: receiver.url("/bench"),
                 events: None,
             },
         )
-        .await?;
+        .await?
+        .into_value();
         let facility: Uuid = sqlx::query_scalar(
             "INSERT INTO facilities (id, company_id, name) VALUES (gen_random_uuid(), $1, 'Bench facility') RETURNING id",
         )

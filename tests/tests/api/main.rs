@@ -6,6 +6,7 @@ mod analytics_lease_up;
 mod analytics_params;
 mod analytics_portfolio;
 mod api_keys;
+mod audit_door;
 mod auth;
 mod bad_input;
 mod cli;

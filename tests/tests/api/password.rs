@@ -381,7 +381,7 @@ async fn a_login_checked_before_a_reset_gets_no_session_after_it() {
     let (s, body) = reset(&app, &token, "the owner's new password").await;
     assert_eq!((s, body), (200, json!({ "ok": true })));
     let sessions = app.count("web_sessions").await;
-    assert!(jobs::web_sessions::start(app.db(), &checked)
+    assert!(jobs::sessions::start(app.db(), &checked)
         .await
         .unwrap()
         .is_none());
@@ -392,7 +392,7 @@ async fn a_login_checked_before_a_reset_gets_no_session_after_it() {
             .await
             .unwrap()
             .unwrap();
-    assert!(jobs::web_sessions::start(app.db(), &fresh)
+    assert!(jobs::sessions::start(app.db(), &fresh)
         .await
         .unwrap()
         .is_some());

@@ -323,9 +323,8 @@ async fn the_loader_reads_each_day_before_the_snapshot_and_its_move_ins_from_the
             assert_eq!(s, 200, "{body}");
         }
     }
-    let mut conn = app.db().acquire().await.unwrap();
-    let loaded = jobs::pricing::inputs::load(
-        &mut conn,
+    let loaded = jobs::pricing::inputs(
+        app.db(),
         domain::ids::CompanyId::from(app.tenant.company_id),
         domain::ids::FacilityId::from(id.parse::<uuid::Uuid>().unwrap()),
     )
@@ -366,7 +365,6 @@ async fn the_loader_reads_each_day_before_the_snapshot_and_its_move_ins_from_the
         vec![10, 9, 8, 6, 5, 4, 3, 2, 1]
     );
     assert!(small.iter().all(|r| r.move_ins.is_none()));
-    drop(conn);
     app.run_jobs().await;
 }
 

@@ -65,18 +65,11 @@ async fn record_run(
         generated_at: chrono::Utc::now(),
         per_size_count,
     };
-    let mut tx = app.db().begin().await.unwrap();
-    let jobs = jobs::webhooks::record_recommendations_ready(&mut tx, &event)
+    let recorded = jobs::seed::recommendations_ready(app.db(), &event)
         .await
         .unwrap();
-    tx.commit().await.unwrap();
-    app.server
-        .state
-        .queues
-        .push(jobs::queue::Kind::WebhookDelivery, &jobs)
-        .await
-        .unwrap();
-    (event, jobs)
+    app.server.state.queues.push_jobs(&recorded).await;
+    (event, recorded.ids(jobs::queue::Kind::WebhookDelivery))
 }
 
 async fn deliveries(app: &TestApp, query: &str) -> Vec<Value> {
@@ -355,11 +348,9 @@ async fn webhook_deliveries_are_signed_and_carry_the_interface_payload() {
     assert_eq!(test["facility_name"], "Elm Street");
 
     // Recording the same run again records nothing more.
-    let mut tx = app.db().begin().await.unwrap();
-    let again = jobs::webhooks::record_recommendations_ready(&mut tx, &event)
+    let again = jobs::seed::recommendations_ready(app.db(), &event)
         .await
         .unwrap();
-    tx.commit().await.unwrap();
     assert!(again.is_empty());
     // The secret never reaches the logs or the database in clear.
     assert!(!worker.log_text().contains(&secret));

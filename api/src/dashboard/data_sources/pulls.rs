@@ -12,7 +12,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use jobs::data_sources::{self, DataSource, Pull};
-use jobs::web_sessions::Session;
+use jobs::sessions::Session;
 use maud::{html, Markup};
 use std::collections::BTreeMap;
 
@@ -126,22 +126,21 @@ pub async fn detail(
 pub async fn backfill(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
     Form(v): Form<BTreeMap<String, String>>,
 ) -> PageResult {
     let id = path_id(&id, "data source")?;
     require_access(&s)?;
     let body = crate::dashboard::form_json(&v, &[], false);
-    let (db, company_id) = (&state.db, s.company_id);
+    let (db, who) = (&state.db, &acting.who);
     let result = through_api(&body, |range: PullRange| async move {
-        data_sources::request_pull(db, company_id, id, &range.into()).await
+        data_sources::request_pull(db, who, id, &range.into()).await
     })
     .await;
     match result {
-        Ok(pull) => {
-            state
-                .push_after_commit(jobs::queue::Kind::CrmPull, &[pull.job_id])
-                .await;
+        Ok(done) => {
+            state.finish(done).await;
             Ok(Redirect::to(&format!("/app/data-sources/{id}?notice=pull")).into_response())
         }
         Err(e) => {

@@ -85,7 +85,7 @@ pub(super) fn recommendation_tables(
     (r, f, g)
 }
 
-pub(super) fn runs_table(fig: &Figures, runs: &[store::RunSummary]) -> Table {
+pub(super) fn runs_table(fig: &Figures, runs: &[jobs::pricing::RunSummary]) -> Table {
     let mut t = Table::new(
         "runs",
         format!("The latest {RUNS_SHOWN} runs, newest first"),
