@@ -92,6 +92,18 @@ pub(crate) async fn record(
     Ok(())
 }
 
+/// Records the service's key rotation in every company's log, in the rotation's transaction.
+pub(crate) async fn record_in_every_company(conn: &mut PgConnection, what: &str) -> Result<()> {
+    sqlx::query!(
+        "INSERT INTO audit_log (company_id, actor, action)
+         SELECT id, $1, 'master_key.rotate' FROM companies",
+        crate::actor::Actor::system(what).json()
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// A recorded entry.
 #[derive(Clone, Debug)]
 pub struct Entry {
@@ -227,19 +239,8 @@ pub async fn set_retention(
         .into());
     }
     let mut tx = pool.begin().await?;
-    let before = sqlx::query_scalar!(
-        "SELECT audit_retention_days FROM companies WHERE id = $1 FOR UPDATE",
-        company.uuid()
-    )
-    .fetch_one(&mut *tx)
-    .await?;
-    sqlx::query!(
-        "UPDATE companies SET audit_retention_days = $2 WHERE id = $1",
-        company.uuid(),
-        days
-    )
-    .execute(&mut *tx)
-    .await?;
+    let before = crate::tenancy::lock_retention(&mut tx, company).await?;
+    crate::tenancy::set_retention(&mut tx, company, days).await?;
     let change = Change::new("audit_settings.update").values(
         Some(serde_json::json!({ "audit_retention_days": before })),
         Some(serde_json::json!({ "audit_retention_days": days })),
@@ -263,20 +264,22 @@ pub async fn purge_expired(pool: &PgPool, batch: i64) -> Result<u64> {
 
 /// Records a sign-in and stamps the member's last sign-in.
 pub async fn signed_in(pool: &PgPool, user_id: Uuid, client_addr: &str) -> Result<()> {
-    sqlx::query!(
-        r#"WITH u AS (
-               UPDATE users SET last_sign_in_at = now() WHERE id = $1
-               RETURNING id, company_id, email, role
-           )
-           INSERT INTO audit_log (company_id, actor, role, action, target, client_addr)
-           SELECT company_id, jsonb_build_object('type', 'user', 'id', id, 'name', email), role,
-                  'user.sign_in', 'user:' || id, $2
-           FROM u"#,
-        user_id,
-        client_addr
-    )
-    .execute(pool)
-    .await?;
+    let mut tx = pool.begin().await?;
+    if let Some(member) = crate::tenancy::stamp_sign_in(&mut tx, user_id).await? {
+        let by = By {
+            actor: &Actor::user(user_id, &member.email),
+            role: Some(member.role),
+            client_addr: Some(client_addr),
+        };
+        record(
+            &mut tx,
+            member.company,
+            &by,
+            &Change::new("user.sign_in").target("user", user_id),
+        )
+        .await?;
+    }
+    tx.commit().await?;
     Ok(())
 }
 

@@ -56,13 +56,7 @@ pub async fn reseal_all(pool: &PgPool, keys: &MasterKey) -> Result<Rotated> {
     let values = resealed(keys, "mail body", rows, &mut done.unreadable);
     done.mails = mail::store_sealed(&mut tx, &values).await?;
     // Every company's secrets are now under the new key: each company's audit log says so.
-    sqlx::query!(
-        "INSERT INTO audit_log (company_id, actor, action)
-         SELECT id, $1, 'master_key.rotate' FROM companies",
-        crate::actor::Actor::system("master-key rotation").json()
-    )
-    .execute(&mut *tx)
-    .await?;
+    crate::audit::record_in_every_company(&mut tx, "master-key rotation").await?;
     tx.commit().await?;
     Ok(done)
 }

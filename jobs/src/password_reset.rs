@@ -228,13 +228,7 @@ async fn set_password(pool: &PgPool, token: &str, new_password: &str) -> Result<
     .fetch_optional(&mut *tx)
     .await?
     .ok_or_else(invalid_token)?;
-    let email = sqlx::query_scalar!(
-        "UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING email",
-        user_id,
-        password_hash
-    )
-    .fetch_one(&mut *tx)
-    .await?;
+    let email = crate::tenancy::set_password_hash(&mut tx, user_id, &password_hash).await?;
     sqlx::query!(
         "UPDATE password_reset_tokens SET used_at = now() WHERE user_id = $1 AND used_at IS NULL",
         user_id

@@ -143,7 +143,6 @@ pub(crate) async fn apply(
     date: NaiveDate,
     roll: &[RollTenant],
 ) -> Result<RollOutcome> {
-    // Serialises rolls of one facility; an older roll leaves the one in force alone.
     let in_force = sqlx::query_scalar!(
         "SELECT rent_roll_date FROM facilities WHERE id = $1 AND company_id = $2 FOR UPDATE",
         facility_id,
@@ -160,6 +159,28 @@ pub(crate) async fn apply(
     if in_force.is_some_and(|d| d > date) {
         return Ok(out);
     }
+    let stored = stored_roll(&mut *conn, facility_id).await?;
+    let w = compare(&stored, roll, date, &mut out);
+    write(&mut *conn, company_id, facility_id, date, &w).await?;
+    if in_force != Some(date) {
+        sqlx::query!(
+            "UPDATE facilities SET rent_roll_date = $2 WHERE id = $1",
+            facility_id,
+            date
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    out.applied = true;
+    out.roll_date = Some(date);
+    Ok(out)
+}
+
+/// The facility's tenants as stored, by tenant id (those moved out included).
+async fn stored_roll(
+    conn: &mut PgConnection,
+    facility_id: Uuid,
+) -> Result<HashMap<String, Stored>> {
     let rows = sqlx::query!(
         r#"SELECT tenant_id, size, tier, rent, move_in_date, last_increase_date, customer_id,
                   flags, moved_out_on
@@ -168,7 +189,7 @@ pub(crate) async fn apply(
     )
     .fetch_all(&mut *conn)
     .await?;
-    let stored: HashMap<String, Stored> = rows
+    Ok(rows
         .into_iter()
         .map(|r| {
             (
@@ -185,7 +206,16 @@ pub(crate) async fn apply(
                 },
             )
         })
-        .collect();
+        .collect())
+}
+
+/// The writes that turn the roll in force, `stored`, into `roll` of `date`, counted in `out`.
+fn compare(
+    stored: &HashMap<String, Stored>,
+    roll: &[RollTenant],
+    date: NaiveDate,
+    out: &mut RollOutcome,
+) -> Writes {
     let mut w = Writes::default();
     let mut in_roll = std::collections::HashSet::with_capacity(roll.len());
     for t in roll {
@@ -229,13 +259,24 @@ pub(crate) async fn apply(
             }
         }
     }
-    for (id, old) in &stored {
+    for (id, old) in stored {
         if old.moved_out_on.is_none() && !in_roll.contains(id.as_str()) {
             w.moved_out(id, date, old);
             w.gone.push(id.clone());
             out.moved_out += 1;
         }
     }
+    w
+}
+
+/// Upserts the changed tenants of `w`, marks the gone ones moved out and inserts the events.
+async fn write(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+    facility_id: Uuid,
+    date: NaiveDate,
+    w: &Writes,
+) -> Result<()> {
     if !w.t_id.is_empty() {
         sqlx::query!(
             r#"INSERT INTO rent_roll_tenants (facility_id, tenant_id, company_id, size, tier, rent,
@@ -301,16 +342,5 @@ pub(crate) async fn apply(
         .execute(&mut *conn)
         .await?;
     }
-    if in_force != Some(date) {
-        sqlx::query!(
-            "UPDATE facilities SET rent_roll_date = $2 WHERE id = $1",
-            facility_id,
-            date
-        )
-        .execute(&mut *conn)
-        .await?;
-    }
-    out.applied = true;
-    out.roll_date = Some(date);
-    Ok(out)
+    Ok(())
 }

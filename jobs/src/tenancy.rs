@@ -401,6 +401,75 @@ pub async fn usage(
 
 /// Locks the company's row until the caller's transaction ends: creations that must respect a
 /// per-company cap take it first, so two concurrent ones cannot both pass the count.
+/// The company's audit retention, its row locked until the transaction ends (the "before" of a
+/// change to it).
+pub(crate) async fn lock_retention(
+    conn: &mut sqlx::PgConnection,
+    company: CompanyId,
+) -> Result<i32> {
+    Ok(sqlx::query_scalar!(
+        "SELECT audit_retention_days FROM companies WHERE id = $1 FOR UPDATE",
+        company.uuid()
+    )
+    .fetch_one(conn)
+    .await?)
+}
+
+pub(crate) async fn set_retention(
+    conn: &mut sqlx::PgConnection,
+    company: CompanyId,
+    days: i32,
+) -> Result<()> {
+    sqlx::query!(
+        "UPDATE companies SET audit_retention_days = $2 WHERE id = $1",
+        company.uuid(),
+        days
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// A member as a sign-in records them.
+pub(crate) struct SignedInMember {
+    pub company: CompanyId,
+    pub email: String,
+    pub role: crate::access::Role,
+}
+
+/// Stamps the member's last sign-in; the member, or `None` when the account is gone.
+pub(crate) async fn stamp_sign_in(
+    conn: &mut sqlx::PgConnection,
+    user_id: Uuid,
+) -> Result<Option<SignedInMember>> {
+    let row = sqlx::query!(
+        "UPDATE users SET last_sign_in_at = now() WHERE id = $1 RETURNING company_id, email, role",
+        user_id
+    )
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(|r| SignedInMember {
+        company: r.company_id.into(),
+        email: r.email,
+        role: crate::access::Role::parse(&r.role).unwrap_or(crate::access::Role::Viewer),
+    }))
+}
+
+/// Sets a user's password (a reset's); their address.
+pub(crate) async fn set_password_hash(
+    conn: &mut sqlx::PgConnection,
+    user_id: Uuid,
+    password_hash: &str,
+) -> Result<String> {
+    Ok(sqlx::query_scalar!(
+        "UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING email",
+        user_id,
+        password_hash
+    )
+    .fetch_one(conn)
+    .await?)
+}
+
 pub(crate) async fn lock_company(
     conn: &mut sqlx::PgConnection,
     company_id: CompanyId,

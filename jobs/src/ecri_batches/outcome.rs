@@ -15,7 +15,7 @@
 //!   held out, with a 95 % confidence interval (Welch). Under 10 tenants in either group the
 //!   answer says the sample is too small to tell.
 
-use super::{Batch, Status};
+use super::{Batch, Line, Status};
 use crate::ecri::Basis;
 use crate::error::Result;
 use chrono::{Duration, NaiveDate};
@@ -116,8 +116,85 @@ pub async fn outcome(pool: &PgPool, batch: &Batch) -> Result<Option<Outcome>> {
         return Ok(None);
     };
     let lines: Vec<_> = batch.lines.iter().filter(|l| !l.excluded).collect();
+    let days = Days::new(notice, effective);
+    let predicted = predicted_stay_pct(&lines);
+    let as_of = sqlx::query_scalar!(
+        "SELECT rent_roll_date FROM facilities WHERE id = $1",
+        batch.facility_id
+    )
+    .fetch_one(pool)
+    .await?;
+    if batch.basis == Basis::Cohorts {
+        return Ok(Some(days.unread(
+            predicted,
+            "unavailable",
+            "a batch of cohorts has no tenants to follow: send a rent roll (`tenants` in the sync) to see outcomes".to_owned(),
+            as_of,
+        )));
+    }
+    let Some(roll) = as_of.filter(|d| *d >= effective) else {
+        return Ok(Some(days.unread(
+            predicted,
+            "waiting",
+            format!(
+                "the increases take effect on {effective}; the rent roll{} has not reached that day",
+                as_of.map(|d| format!(" (latest {d})")).unwrap_or_default()
+            ),
+            as_of,
+        )));
+    };
+    let increased_ids: BTreeSet<&str> = lines
+        .iter()
+        .filter_map(|l| l.tenant_id.as_deref())
+        .collect();
+    let followed = follow(pool, batch, &lines, &increased_ids, notice, days.last_day).await?;
+    let stay_date = days.stay_date;
+    let realized_stay_pct = (roll >= stay_date)
+        .then(|| count(followed.increased.values(), stay_date).stay_pct())
+        .flatten();
+    let (uplift, applied) = realized_uplift(&lines, &followed.increased, roll);
+    let lift = (batch.held_out > 0).then(|| {
+        let controls: Vec<&Seen> = followed
+            .others
+            .iter()
+            .filter(|(_, c)| *c)
+            .map(|(s, _)| s)
+            .collect();
+        let end = roll.min(days.last_day);
+        lift(
+            &followed.increased.values().collect::<Vec<_>>(),
+            &controls,
+            effective,
+            end,
+        )
+    });
+    let lost = increased_ids.len() - followed.increased.len();
+    Ok(Some(Outcome {
+        as_of: Some(roll),
+        status: if roll >= days.last_day {
+            "complete"
+        } else {
+            "partial"
+        },
+        note: (lost > 0).then(|| {
+            format!(
+                "{lost} tenants of the batch had left or were not in the roll by the notice date and are not counted"
+            )
+        }),
+        checkpoints: days.checkpoints(roll, &followed),
+        predicted_stay_pct: predicted,
+        stay_date,
+        realized_stay_pct,
+        realized_monthly_uplift: Some(round2(uplift)),
+        applied_tenants: Some(applied),
+        lift,
+    }))
+}
+
+/// Tenant-weighted mean of the lines' stay probabilities, %.
+fn predicted_stay_pct(lines: &[&Line]) -> f64 {
     let tenants_total: i64 = lines.iter().map(|l| i64::from(l.tenant_count)).sum();
-    let predicted = if tenants_total > 0 {
+    if tenants_total > 0 {
         round2(
             lines
                 .iter()
@@ -127,64 +204,102 @@ pub async fn outcome(pool: &PgPool, batch: &Batch) -> Result<Option<Outcome>> {
         )
     } else {
         0.0
-    };
-    let stay_date = notice + Duration::days(STAY_DAYS);
-    let checkpoint_dates: Vec<(i64, NaiveDate)> = CHECKPOINTS
-        .iter()
-        .map(|&d| (d, effective + Duration::days(d)))
-        .collect();
-    let empty = |status, note: String, as_of| Outcome {
-        as_of,
-        status,
-        note: Some(note),
-        checkpoints: checkpoint_dates
-            .iter()
-            .map(|&(days, date)| Checkpoint {
-                days,
-                date,
-                known: false,
-                increased: None,
-                not_increased: None,
-            })
-            .collect(),
-        predicted_stay_pct: predicted,
-        stay_date,
-        realized_stay_pct: None,
-        realized_monthly_uplift: None,
-        applied_tenants: None,
-        lift: None,
-    };
-    let as_of = sqlx::query_scalar!(
-        "SELECT rent_roll_date FROM facilities WHERE id = $1",
-        batch.facility_id
-    )
-    .fetch_one(pool)
-    .await?;
-    if batch.basis == Basis::Cohorts {
-        return Ok(Some(empty(
-            "unavailable",
-            "a batch of cohorts has no tenants to follow: send a rent roll (`tenants` in the sync) to see outcomes".to_owned(),
-            as_of,
-        )));
     }
-    let Some(roll) = as_of.filter(|d| *d >= effective) else {
-        return Ok(Some(empty(
-            "waiting",
-            format!(
-                "the increases take effect on {effective}; the rent roll{} has not reached that day",
-                as_of.map(|d| format!(" (latest {d})")).unwrap_or_default()
-            ),
+}
+
+/// The days an approved batch is read at.
+struct Days {
+    /// Each checkpoint: days after the effective date, and its date.
+    checkpoints: Vec<(i64, NaiveDate)>,
+    /// The day the stay is read at (notice + [`STAY_DAYS`]).
+    stay_date: NaiveDate,
+    /// The last day of the lift's window (effective + [`LIFT_DAYS`]).
+    last_day: NaiveDate,
+}
+
+impl Days {
+    fn new(notice: NaiveDate, effective: NaiveDate) -> Self {
+        Self {
+            checkpoints: CHECKPOINTS
+                .iter()
+                .map(|&d| (d, effective + Duration::days(d)))
+                .collect(),
+            stay_date: notice + Duration::days(STAY_DAYS),
+            last_day: effective + Duration::days(LIFT_DAYS),
+        }
+    }
+
+    /// An outcome with nothing read from the rolls yet: its `status` and why.
+    fn unread(
+        &self,
+        predicted: f64,
+        status: &'static str,
+        note: String,
+        as_of: Option<NaiveDate>,
+    ) -> Outcome {
+        Outcome {
             as_of,
-        )));
-    };
+            status,
+            note: Some(note),
+            checkpoints: self
+                .checkpoints
+                .iter()
+                .map(|&(days, date)| Checkpoint {
+                    days,
+                    date,
+                    known: false,
+                    increased: None,
+                    not_increased: None,
+                })
+                .collect(),
+            predicted_stay_pct: predicted,
+            stay_date: self.stay_date,
+            realized_stay_pct: None,
+            realized_monthly_uplift: None,
+            applied_tenants: None,
+            lift: None,
+        }
+    }
+
+    /// The stays of both groups at each checkpoint the roll (of `roll`) has reached.
+    fn checkpoints(&self, roll: NaiveDate, followed: &Followed) -> Vec<Checkpoint> {
+        self.checkpoints
+            .iter()
+            .map(|&(days, date)| {
+                let known = roll >= date;
+                Checkpoint {
+                    days,
+                    date,
+                    known,
+                    increased: known.then(|| count(followed.increased.values(), date)),
+                    not_increased: known
+                        .then(|| count(followed.others.iter().map(|(s, _)| s), date)),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The tenants an outcome follows, as the rolls tell them.
+struct Followed {
+    /// The batch's tenants in place at the notice date, by tenant id.
+    increased: BTreeMap<String, Seen>,
+    /// The other tenants of the batch's sizes in place at the notice date and not increased
+    /// since, each with whether it was held out.
+    others: Vec<(Seen, bool)>,
+}
+
+/// Every tenant of the facility in place at the notice date, with whether it was increased
+/// (a rent change upward) between the notice and the last checkpoint.
+async fn follow(
+    pool: &PgPool,
+    batch: &Batch,
+    lines: &[&Line],
+    increased_ids: &BTreeSet<&str>,
+    notice: NaiveDate,
+    last_day: NaiveDate,
+) -> Result<Followed> {
     let sizes: BTreeSet<String> = lines.iter().map(|l| size_key(&l.size)).collect();
-    let increased_ids: BTreeSet<&str> = lines
-        .iter()
-        .filter_map(|l| l.tenant_id.as_deref())
-        .collect();
-    let last_day = effective + Duration::days(LIFT_DAYS);
-    // Every tenant of the facility in place at the notice date, with whether it was increased
-    // (a rent change upward) between the notice and the last checkpoint.
     let rows = sqlx::query!(
         r#"SELECT t.tenant_id, t.size, t.rent, t.moved_out_on,
                   EXISTS (SELECT 1 FROM rent_roll_events e
@@ -216,36 +331,32 @@ pub async fn outcome(pool: &PgPool, batch: &Batch) -> Result<Option<Outcome>> {
             others.push((seen, r.control));
         }
     }
-    let count = |group: &mut dyn Iterator<Item = &Seen>, day: NaiveDate| {
-        let mut g = Group {
-            tenants: 0,
-            in_place: 0,
-        };
-        for t in group {
-            g.tenants += 1;
-            g.in_place += i64::from(in_place(t, day));
-        }
-        g
+    Ok(Followed { increased, others })
+}
+
+/// A group's tenants and how many are in place on `day`.
+fn count<'a>(group: impl Iterator<Item = &'a Seen>, day: NaiveDate) -> Group {
+    let mut g = Group {
+        tenants: 0,
+        in_place: 0,
     };
-    let checkpoints = checkpoint_dates
-        .iter()
-        .map(|&(days, date)| {
-            let known = roll >= date;
-            Checkpoint {
-                days,
-                date,
-                known,
-                increased: known.then(|| count(&mut increased.values(), date)),
-                not_increased: known.then(|| count(&mut others.iter().map(|(s, _)| s), date)),
-            }
-        })
-        .collect();
-    let realized_stay_pct = (roll >= stay_date)
-        .then(|| count(&mut increased.values(), stay_date).stay_pct())
-        .flatten();
+    for t in group {
+        g.tenants += 1;
+        g.in_place += i64::from(in_place(t, day));
+    }
+    g
+}
+
+/// The increased tenants in place on the latest roll (of `roll`): their added rent per month,
+/// and how many pay the new rent.
+fn realized_uplift(
+    lines: &[&Line],
+    increased: &BTreeMap<String, Seen>,
+    roll: NaiveDate,
+) -> (f64, i64) {
     let mut uplift = 0.0;
     let mut applied = 0;
-    for l in &lines {
+    for l in lines {
         let Some(t) = l.tenant_id.as_deref().and_then(|id| increased.get(id)) else {
             continue;
         };
@@ -256,33 +367,7 @@ pub async fn outcome(pool: &PgPool, batch: &Batch) -> Result<Option<Outcome>> {
             }
         }
     }
-    let controls: Vec<&Seen> = others.iter().filter(|(_, c)| *c).map(|(s, _)| s).collect();
-    let lift = (batch.held_out > 0).then(|| {
-        let end = roll.min(last_day);
-        lift(
-            &increased.values().collect::<Vec<_>>(),
-            &controls,
-            effective,
-            end,
-        )
-    });
-    let lost = increased_ids.len() - increased.len();
-    Ok(Some(Outcome {
-        as_of: Some(roll),
-        status: if roll >= last_day { "complete" } else { "partial" },
-        note: (lost > 0).then(|| {
-            format!(
-                "{lost} tenants of the batch had left or were not in the roll by the notice date and are not counted"
-            )
-        }),
-        checkpoints,
-        predicted_stay_pct: predicted,
-        stay_date,
-        realized_stay_pct,
-        realized_monthly_uplift: Some(round2(uplift)),
-        applied_tenants: Some(applied),
-        lift,
-    }))
+    (uplift, applied)
 }
 
 /// Revenue of one tenant from `start` to `end` (inclusive): its rent for the days it stayed.

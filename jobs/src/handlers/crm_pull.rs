@@ -7,15 +7,18 @@
 //! fixed messages of [`crate::crm::PullError`] on its row and in the source's `last_error`.
 
 use super::{FollowUps, JobContext, JobError};
-use crate::crm::{self, provider, PullError};
-use crate::data_sources::pulls;
+use crate::crm::provider::{self, Adapter};
+use crate::crm::{self, PullError};
+use crate::data_sources::{pulls, ForPull};
 use crate::payload;
 use crate::queue::Kind;
 use crate::runs::{self, Claimed};
 use crate::sync::{self, Source};
 use chrono::{Duration, NaiveDate, Utc};
+use domain::ids::CompanyId;
 use domain::sync::Parsed;
 use serde_json::{json, Value};
+use sqlx::PgConnection;
 use std::collections::HashSet;
 use uuid::Uuid;
 
@@ -52,6 +55,12 @@ pub async fn run(
         },
     )
     .await?;
+    let pull = Pull {
+        source_id,
+        pull_id,
+        from,
+        to,
+    };
 
     // A pull recorded before the subscription lapsed is not made after: the company has no
     // access to what it would store.
@@ -64,6 +73,36 @@ pub async fn run(
         let why = format!("the company's subscription is {state}");
         return skip(ctx, job, Some(pull_id), &why).await;
     }
+    let (adapter, connection) = connect(ctx, &pull, &src).await?;
+    let (parsed, warnings) = fetch(ctx, job, &pull, adapter, &connection, &dates).await?;
+
+    let mut tx = ctx.db.begin().await?;
+    let stored = match store_all(&mut tx, src.company_id.into(), &parsed).await? {
+        Ok(stored) => stored,
+        Err(failure) => {
+            drop(tx);
+            return Err(failed(ctx, source_id, pull_id, failure).await?);
+        }
+    };
+    succeed(tx, job, &pull, &parsed, &warnings, stored).await
+}
+
+/// The pull being made: its data source, its row and the dates it asks for.
+struct Pull {
+    source_id: Uuid,
+    pull_id: Uuid,
+    from: NaiveDate,
+    to: NaiveDate,
+}
+
+/// The provider's adapter and where and as whom it asks; a source that cannot be asked fails
+/// the pull for good.
+async fn connect(
+    ctx: &JobContext,
+    pull: &Pull,
+    src: &ForPull,
+) -> Result<(&'static dyn Adapter, provider::Connection), JobError> {
+    let (source_id, pull_id) = (pull.source_id, pull.pull_id);
     let Some(adapter) = provider::find(&src.provider).and_then(|p| p.adapter) else {
         let failure = format!("no adapter for provider {}", src.provider);
         pulls::failed(&ctx.db, source_id, pull_id, &failure).await?;
@@ -87,7 +126,19 @@ pub async fn run(
         credential,
         account_id: src.account_id.clone(),
     };
+    Ok((adapter, connection))
+}
 
+/// Asks the CRM for the dates' snapshots and checks them all; the parsed snapshots with their
+/// bodies, and the adapter's warnings. A failure is recorded on the pull.
+async fn fetch(
+    ctx: &JobContext,
+    job: &Claimed,
+    pull: &Pull,
+    adapter: &dyn Adapter,
+    connection: &provider::Connection,
+    dates: &[NaiveDate],
+) -> Result<(Vec<(Parsed, String)>, Vec<String>), JobError> {
     // Hold the job for the whole pull (the CRM's time may pass the platform's lease), so no
     // other worker takes it over meanwhile. No transaction is open while the CRM is asked.
     let lease = crm::PULL_BUDGET + ctx.crm.settings().timeout + LEASE_MARGIN;
@@ -95,40 +146,57 @@ pub async fn run(
         return Err(JobError::ClaimLost);
     }
     let fetched = adapter
-        .fetch(&mut ctx.crm.session(), &connection, &dates)
+        .fetch(&mut ctx.crm.session(), connection, dates)
         .await;
-    let (parsed, warnings) = match fetched.and_then(|f| Ok((parse_all(&f.snapshots)?, f.warnings)))
-    {
-        Ok(p) => p,
-        Err(e) => return Err(failed(ctx, source_id, pull_id, e).await?),
-    };
+    match fetched.and_then(|f| Ok((parse_all(&f.snapshots)?, f.warnings))) {
+        Ok(p) => Ok(p),
+        Err(e) => Err(failed(ctx, pull.source_id, pull.pull_id, e).await?),
+    }
+}
 
-    let mut tx = ctx.db.begin().await?;
-    let mut follow_ups = Vec::with_capacity(parsed.len());
-    let (mut created, mut updated) = (0i32, 0i32);
-    let mut facilities_created = HashSet::new();
-    let mut facilities_matched = HashSet::new();
+/// What storing a pull's snapshots did.
+struct Stored {
+    follow_ups: FollowUps,
+    created: i32,
+    updated: i32,
+    facilities_created: HashSet<Uuid>,
+    facilities_matched: HashSet<Uuid>,
+}
+
+/// Stores the snapshots on the pull's transaction. A snapshot the service cannot store fails
+/// the pull (the inner error: the same data would fail again); a database error is the job's.
+async fn store_all(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+    parsed: &[(Parsed, String)],
+) -> Result<Result<Stored, PullError>, JobError> {
+    let mut s = Stored {
+        follow_ups: Vec::with_capacity(parsed.len()),
+        created: 0,
+        updated: 0,
+        facilities_created: HashSet::new(),
+        facilities_matched: HashSet::new(),
+    };
     for (index, (p, raw)) in parsed.iter().enumerate() {
-        match sync::store(&mut tx, src.company_id.into(), &p.payload, raw, Source::Crm).await {
+        match sync::store(&mut *conn, company_id, &p.payload, raw, Source::Crm).await {
             Ok(outcome) => {
-                follow_ups.push((Kind::Ingest, outcome.job_id));
+                s.follow_ups.push((Kind::Ingest, outcome.job_id));
                 if outcome.idempotent == "created" {
-                    created += 1;
+                    s.created += 1;
                 } else {
-                    updated += 1;
+                    s.updated += 1;
                 }
                 if outcome.facility.created {
-                    facilities_created.insert(outcome.facility.id);
+                    s.facilities_created.insert(outcome.facility.id);
                 } else {
-                    facilities_matched.insert(outcome.facility.id);
+                    s.facilities_matched.insert(outcome.facility.id);
                 }
             }
             Err(crate::Error::Database(e)) if !crate::error::is_out_of_range(&e) => {
                 return Err(e.into())
             }
             Err(other) => {
-                drop(tx);
-                let failure = match other {
+                return Ok(Err(match other {
                     crate::Error::Invalid(v) => crm::snapshot_error(index, &v),
                     // The same data would fail again: the pull fails now rather than retry.
                     crate::Error::Database(_) => PullError::Snapshot {
@@ -139,13 +207,26 @@ pub async fn run(
                         index,
                         reason: "conflicts with stored data".to_owned(),
                     },
-                };
-                return Err(failed(ctx, source_id, pull_id, failure).await?);
+                }));
             }
         }
     }
     // A facility created by one date of a backfill is matched by the next: it counts once.
-    facilities_matched.retain(|id| !facilities_created.contains(id));
+    let created = &s.facilities_created;
+    s.facilities_matched.retain(|id| !created.contains(id));
+    Ok(Ok(s))
+}
+
+/// Records the pull's success with its counts and warnings, and the job's, on the pull's
+/// transaction; the ingest jobs to push.
+async fn succeed(
+    mut tx: sqlx::Transaction<'_, sqlx::Postgres>,
+    job: &Claimed,
+    pull: &Pull,
+    parsed: &[(Parsed, String)],
+    warnings: &[String],
+    stored: Stored,
+) -> Result<FollowUps, JobError> {
     // What the adapter could not map and what the forgiving read left out, in the fixed words
     // of pull errors (never the CRM's own text): the pull still succeeds and says so.
     let left_out: Vec<String> = parsed
@@ -163,25 +244,25 @@ pub async fn run(
         .take(WARNINGS_KEPT)
         .collect();
     let counts = pulls::Counts {
-        snapshots_created: created,
-        snapshots_updated: updated,
-        facilities_created: facilities_created.len(),
-        facilities_matched: facilities_matched.len(),
+        snapshots_created: stored.created,
+        snapshots_updated: stored.updated,
+        facilities_created: stored.facilities_created.len(),
+        facilities_matched: stored.facilities_matched.len(),
         warnings: &kept,
     };
-    pulls::succeeded(&mut tx, source_id, pull_id, &counts).await?;
+    pulls::succeeded(&mut tx, pull.source_id, pull.pull_id, &counts).await?;
     let result = json!({
-        "pull_id": pull_id,
-        "date": from,
-        "from": from,
-        "to": to,
+        "pull_id": pull.pull_id,
+        "date": pull.from,
+        "from": pull.from,
+        "to": pull.to,
         "snapshots": parsed.len(),
         "unmapped": warnings.iter().take(WARNINGS_KEPT).collect::<Vec<_>>(),
         "left_out_count": left_out.len(),
         "left_out": left_out.iter().take(20).collect::<Vec<_>>(),
     });
     super::commit_success(tx, job, &result).await?;
-    Ok(follow_ups)
+    Ok(stored.follow_ups)
 }
 
 /// Checks every snapshot before anything is stored.

@@ -146,7 +146,37 @@ pub(crate) async fn load(
         Some(from.and_time(chrono::NaiveTime::MIN).and_utc()),
     )
     .await?;
-    let days: Vec<Day> = sqlx::query!(
+    let days = days_of(&mut *conn, facility_id, from, to).await?;
+    let unit_types = unit_type_series(&mut *conn, facility_id, from, to).await?;
+    let oldest = from - chrono::Days::new(u64::try_from(band_settings.max_age_days).unwrap_or(0));
+    let observations = observations_by_size(&mut *conn, facility_id, oldest, to).await?;
+    let dates: Vec<NaiveDate> = days.iter().map(|d| d.date).collect();
+    let competitor_bands = observations
+        .into_iter()
+        .map(|(size, obs)| BandSeries {
+            points: bands_by_day(&obs, &dates, &band_settings),
+            size,
+        })
+        .collect();
+    Ok(History {
+        facility_id: facility_id.uuid(),
+        from: Some(from),
+        to: Some(to),
+        days,
+        unit_types,
+        competitor_bands,
+        decisions,
+    })
+}
+
+/// The facility's snapshot days from `from` to `to`, oldest first.
+async fn days_of(
+    conn: &mut PgConnection,
+    facility_id: FacilityId,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Vec<Day>> {
+    Ok(sqlx::query!(
         "SELECT snapshot_date, occupancy_pct, move_ins_daily, move_ins_mtd, move_ins_target_monthly
          FROM sync_records WHERE facility_id = $1 AND snapshot_date BETWEEN $2 AND $3
          ORDER BY snapshot_date",
@@ -167,7 +197,16 @@ pub(crate) async fn load(
             .move_ins_target_monthly
             .map(|t| prorated(f64::from(t), r.snapshot_date)),
     })
-    .collect();
+    .collect())
+}
+
+/// Each unit type's rates from `from` to `to`, smallest size first.
+async fn unit_type_series(
+    conn: &mut PgConnection,
+    facility_id: FacilityId,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Vec<UnitTypeSeries>> {
     let rows = sqlx::query!(
         "SELECT size, tier, snapshot_date, street_rate, occupancy_pct FROM sync_unit_types
          WHERE facility_id = $1 AND snapshot_date BETWEEN $2 AND $3
@@ -194,7 +233,16 @@ pub(crate) async fn load(
             }),
         }
     }
-    let oldest = from - chrono::Days::new(u64::try_from(band_settings.max_age_days).unwrap_or(0));
+    Ok(unit_types)
+}
+
+/// The competitor observations from `oldest` to `to`, by size.
+async fn observations_by_size(
+    conn: &mut PgConnection,
+    facility_id: FacilityId,
+    oldest: NaiveDate,
+    to: NaiveDate,
+) -> Result<BTreeMap<String, Vec<CompetitorObservation>>> {
     let mut observations: BTreeMap<String, Vec<CompetitorObservation>> = BTreeMap::new();
     for r in sqlx::query!(
         "SELECT size, competitor, rate, promo, observed_on FROM competitor_rates
@@ -216,23 +264,7 @@ pub(crate) async fn load(
                 observed_on: r.observed_on,
             });
     }
-    let dates: Vec<NaiveDate> = days.iter().map(|d| d.date).collect();
-    let competitor_bands = observations
-        .into_iter()
-        .map(|(size, obs)| BandSeries {
-            points: bands_by_day(&obs, &dates, &band_settings),
-            size,
-        })
-        .collect();
-    Ok(History {
-        facility_id: facility_id.uuid(),
-        from: Some(from),
-        to: Some(to),
-        days,
-        unit_types,
-        competitor_bands,
-        decisions,
-    })
+    Ok(observations)
 }
 
 /// A monthly target prorated to a day of its month.

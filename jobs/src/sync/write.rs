@@ -193,13 +193,7 @@ pub(crate) async fn write_snapshots(
     days: &[Day<'_>],
     source: Source,
 ) -> Result<Vec<Written>> {
-    // The last day of each date, in date order.
-    let mut last: HashMap<NaiveDate, usize> = HashMap::new();
-    for (i, d) in days.iter().enumerate() {
-        last.insert(d.payload.date.0, i);
-    }
-    let mut order: Vec<usize> = last.into_values().collect();
-    order.sort_by_key(|&i| days[i].payload.date.0);
+    let order = last_of_each_date(days);
     let mut cols = Columns::default();
     for &i in &order {
         cols.push(days[i].payload, days[i].raw_json, facility.rentable_sqft)?;
@@ -208,6 +202,50 @@ pub(crate) async fn write_snapshots(
         return Ok(vec![]);
     }
     let fid = facility.id;
+    let mut written = upsert_records(&mut *conn, company_id, fid, source, &cols).await?;
+    written.sort_by_key(|w| w.date);
+    let replaced: Vec<Uuid> = written
+        .iter()
+        .filter(|w| !w.created)
+        .map(|w| w.sync_id)
+        .collect();
+    if !replaced.is_empty() {
+        delete_rows_of(&mut *conn, &replaced).await?;
+    }
+    let id_of: HashMap<NaiveDate, Uuid> = written.iter().map(|w| (w.date, w.sync_id)).collect();
+    let ids = |dates: &[NaiveDate]| -> Vec<Uuid> { dates.iter().map(|d| id_of[d]).collect() };
+    if !cols.u_date.is_empty() {
+        insert_unit_types(&mut *conn, fid, &ids(&cols.u_date), &cols).await?;
+    }
+    if !cols.l_date.is_empty() {
+        insert_leads(&mut *conn, fid, &ids(&cols.l_date), &cols).await?;
+    }
+    if !cols.c_date.is_empty() {
+        insert_competitor_rates(&mut *conn, company_id, fid, &ids(&cols.c_date), &cols).await?;
+    }
+    apply_rolls(&mut *conn, company_id, fid, days, &order, &mut written).await?;
+    Ok(written)
+}
+
+/// The index of the last day of each date, in date order.
+fn last_of_each_date(days: &[Day<'_>]) -> Vec<usize> {
+    let mut last: HashMap<NaiveDate, usize> = HashMap::new();
+    for (i, d) in days.iter().enumerate() {
+        last.insert(d.payload.date.0, i);
+    }
+    let mut order: Vec<usize> = last.into_values().collect();
+    order.sort_by_key(|&i| days[i].payload.date.0);
+    order
+}
+
+/// Upserts the days' records; the written days, in the order the database returned them.
+async fn upsert_records(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+    fid: Uuid,
+    source: Source,
+    cols: &Columns,
+) -> Result<Vec<Written>> {
     let rows = sqlx::query!(
         r#"INSERT INTO sync_records (
                id, company_id, facility_id, snapshot_date, source, occupancy_pct,
@@ -270,7 +308,7 @@ pub(crate) async fn write_snapshots(
     )
     .fetch_all(&mut *conn)
     .await?;
-    let mut written: Vec<Written> = rows
+    Ok(rows
         .into_iter()
         .map(|r| Written {
             sync_id: r.id,
@@ -278,91 +316,122 @@ pub(crate) async fn write_snapshots(
             created: r.created,
             rent_roll: None,
         })
-        .collect();
-    written.sort_by_key(|w| w.date);
-    let replaced: Vec<Uuid> = written
-        .iter()
-        .filter(|w| !w.created)
-        .map(|w| w.sync_id)
-        .collect();
-    if !replaced.is_empty() {
-        sqlx::query!(
-            "DELETE FROM sync_unit_types WHERE sync_id = ANY($1)",
-            &replaced
-        )
+        .collect())
+}
+
+/// Deletes the per-size rows, leads and competitor observations of replaced records.
+async fn delete_rows_of(conn: &mut PgConnection, replaced: &[Uuid]) -> Result<()> {
+    sqlx::query!(
+        "DELETE FROM sync_unit_types WHERE sync_id = ANY($1)",
+        replaced
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!("DELETE FROM sync_leads WHERE sync_id = ANY($1)", replaced)
         .execute(&mut *conn)
         .await?;
-        sqlx::query!("DELETE FROM sync_leads WHERE sync_id = ANY($1)", &replaced)
-            .execute(&mut *conn)
-            .await?;
-        sqlx::query!(
-            "DELETE FROM competitor_rates WHERE sync_id = ANY($1)",
-            &replaced
-        )
-        .execute(&mut *conn)
-        .await?;
-    }
-    let id_of: HashMap<NaiveDate, Uuid> = written.iter().map(|w| (w.date, w.sync_id)).collect();
-    let ids = |dates: &[NaiveDate]| -> Vec<Uuid> { dates.iter().map(|d| id_of[d]).collect() };
-    if !cols.u_date.is_empty() {
-        sqlx::query!(
-            "INSERT INTO sync_unit_types (sync_id, facility_id, snapshot_date, size, width_ft, depth_ft, tier,
+    sqlx::query!(
+        "DELETE FROM competitor_rates WHERE sync_id = ANY($1)",
+        replaced
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Inserts the days' per-size rows, `sync_ids` being the record of each.
+async fn insert_unit_types(
+    conn: &mut PgConnection,
+    fid: Uuid,
+    sync_ids: &[Uuid],
+    cols: &Columns,
+) -> Result<()> {
+    sqlx::query!(
+        "INSERT INTO sync_unit_types (sync_id, facility_id, snapshot_date, size, width_ft, depth_ft, tier,
              street_rate, occupancy_pct, move_ins_mtd, total_units, occupied_units)
          SELECT u.s, $1, u.d, u.size, u.w, u.dp, u.tier, u.rate, u.occ, u.mtd, u.tot, u.occd
          FROM UNNEST($2::uuid[], $3::date[], $4::text[], $5::float8[], $6::float8[], $7::text[],
                      $8::float8[], $9::float8[], $10::int4[], $11::int4[], $12::int4[])
               AS u(s, d, size, w, dp, tier, rate, occ, mtd, tot, occd)",
-            fid,
-            &ids(&cols.u_date),
-            &cols.u_date,
-            &cols.u_size,
-            &cols.u_width,
-            &cols.u_depth,
-            &cols.u_tier,
-            &cols.u_rate,
-            &cols.u_occ as &[Option<f64>],
-            &cols.u_mtd as &[Option<i32>],
-            &cols.u_total as &[Option<i32>],
-            &cols.u_occupied as &[Option<i32>],
-        )
-        .execute(&mut *conn)
-        .await?;
-    }
-    if !cols.l_date.is_empty() {
-        sqlx::query!(
-            "INSERT INTO sync_leads (sync_id, facility_id, snapshot_date, channel, lead_count)
+        fid,
+        sync_ids,
+        &cols.u_date,
+        &cols.u_size,
+        &cols.u_width,
+        &cols.u_depth,
+        &cols.u_tier,
+        &cols.u_rate,
+        &cols.u_occ as &[Option<f64>],
+        &cols.u_mtd as &[Option<i32>],
+        &cols.u_total as &[Option<i32>],
+        &cols.u_occupied as &[Option<i32>],
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Inserts the days' leads, `sync_ids` being the record of each.
+async fn insert_leads(
+    conn: &mut PgConnection,
+    fid: Uuid,
+    sync_ids: &[Uuid],
+    cols: &Columns,
+) -> Result<()> {
+    sqlx::query!(
+        "INSERT INTO sync_leads (sync_id, facility_id, snapshot_date, channel, lead_count)
          SELECT u.s, $1, u.d, u.c, u.n FROM UNNEST($2::uuid[], $3::date[], $4::text[], $5::int4[]) AS u(s, d, c, n)",
-            fid,
-            &ids(&cols.l_date),
-            &cols.l_date,
-            &cols.l_channel,
-            &cols.l_count,
-        )
-        .execute(&mut *conn)
-        .await?;
-    }
-    if !cols.c_date.is_empty() {
-        sqlx::query!(
-            "INSERT INTO competitor_rates (company_id, facility_id, sync_id, observed_on, source,
+        fid,
+        sync_ids,
+        &cols.l_date,
+        &cols.l_channel,
+        &cols.l_count,
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Inserts the days' competitor observations, `sync_ids` being the record of each.
+async fn insert_competitor_rates(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+    fid: Uuid,
+    sync_ids: &[Uuid],
+    cols: &Columns,
+) -> Result<()> {
+    sqlx::query!(
+        "INSERT INTO competitor_rates (company_id, facility_id, sync_id, observed_on, source,
              competitor, size, rate, promo, source_url)
          SELECT $1, $2, u.s, u.d, 'sync', u.c, u.size, u.rate, u.promo, u.url
          FROM UNNEST($3::uuid[], $4::date[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::text[])
               AS u(s, d, c, size, rate, promo, url)",
-            company_id.uuid(),
-            fid,
-            &ids(&cols.c_date),
-            &cols.c_date,
-            &cols.c_name,
-            &cols.c_size,
-            &cols.c_rate,
-            &cols.c_promo as &[Option<String>],
-            &cols.c_url as &[Option<String>],
-        )
-        .execute(&mut *conn)
-        .await?;
-    }
-    // The rolls, oldest first, each against the roll the previous one left.
-    for &i in &order {
+        company_id.uuid(),
+        fid,
+        sync_ids,
+        &cols.c_date,
+        &cols.c_name,
+        &cols.c_size,
+        &cols.c_rate,
+        &cols.c_promo as &[Option<String>],
+        &cols.c_url as &[Option<String>],
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Applies the days' rent rolls, oldest first, each against the roll the previous one left,
+/// and notes each outcome on its written day.
+async fn apply_rolls(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+    fid: Uuid,
+    days: &[Day<'_>],
+    order: &[usize],
+    written: &mut [Written],
+) -> Result<()> {
+    for &i in order {
         let p = days[i].payload;
         if let Some(roll) = &p.tenants {
             let outcome =
@@ -372,7 +441,7 @@ pub(crate) async fn write_snapshots(
             }
         }
     }
-    Ok(written)
+    Ok(())
 }
 
 /// The company and facility of a stored snapshot; `None` when it no longer exists (its

@@ -4,15 +4,17 @@
 //! suggestions of the pricing engine (`pricing::band::lease_up_fill`: at or below the
 //! competitor P25, never below 70 % of the current street rate).
 
-use super::{latest, scope, street_by_size, unit_types};
+use super::{latest, scope, street_by_size, unit_types, Latest, UnitRow};
 use crate::error::Result;
+use crate::pricing::SizeRecommendation;
 use chrono::{DateTime, NaiveDate, Utc};
 use domain::ids::{CompanyId, FacilityId};
 use domain::lease_up::{ENTER_BELOW_PCT, LEAVE_AT_PCT};
-use domain::pricing::band::{competitor_band, lease_up_fill};
+use domain::pricing::band::{competitor_band, lease_up_fill, CompetitorObservation};
+use domain::pricing::settings::PricingSettings;
 use serde::Serialize;
 use sqlx::PgPool;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
 #[derive(Debug, Serialize)]
@@ -111,25 +113,7 @@ pub async fn report(
     let facilities = scope(pool, company_id, facility, allowed).await?;
     let ids = super::ids(&facilities);
     let latest = latest(pool, &ids).await?;
-    let mut events: BTreeMap<Uuid, Vec<Event>> = BTreeMap::new();
-    for e in sqlx::query!(
-        "SELECT facility_id, snapshot_date, from_mode, to_mode, occupancy_pct, recorded_at
-         FROM lease_up_events WHERE company_id = $1 AND facility_id = ANY($2)
-         ORDER BY facility_id, snapshot_date",
-        company_id.uuid(),
-        &ids
-    )
-    .fetch_all(pool)
-    .await?
-    {
-        events.entry(e.facility_id).or_default().push(Event {
-            date: e.snapshot_date,
-            from: e.from_mode,
-            to: e.to_mode,
-            occupancy_pct: e.occupancy_pct,
-            recorded_at: e.recorded_at,
-        });
-    }
+    let mut events = events_by_facility(pool, company_id, &ids).await?;
     let in_lease_up: Vec<Uuid> = facilities
         .iter()
         .filter(|f| f.mode == "lease_up")
@@ -139,10 +123,12 @@ pub async fn report(
         .iter()
         .filter_map(|id| latest.get(id).map(|l| l.sync_id))
         .collect();
-    let units = unit_types(pool, &sync_ids).await?;
-    let observations = super::competitors::competitor_observations(pool, &in_lease_up).await?;
-    let pricing = super::competitors::pricing_settings(pool, &in_lease_up).await?;
-    let runs = crate::pricing::latest_sizes(pool, &in_lease_up).await?;
+    let read = Read {
+        units: unit_types(pool, &sync_ids).await?,
+        observations: super::competitors::competitor_observations(pool, &in_lease_up).await?,
+        pricing: super::competitors::pricing_settings(pool, &in_lease_up).await?,
+        runs: crate::pricing::latest_sizes(pool, &in_lease_up).await?,
+    };
     let out: Vec<FacilityOut> = facilities
         .iter()
         .map(|f| {
@@ -169,50 +155,7 @@ pub async fn report(
                 );
                 return o;
             }
-            let s = pricing.get(&f.id).copied().unwrap_or_default();
-            let street = street_by_size(units.get(&l.sync_id).map_or(&[][..], Vec::as_slice));
-            if street.is_empty() {
-                o.reason = Some(format!(
-                    "the latest snapshot ({}) has no unit types",
-                    l.snapshot_date
-                ));
-            }
-            for (size, rate) in street {
-                let band = observations
-                    .get(&(f.id, size.clone()))
-                    .and_then(|obs| competitor_band(obs, l.snapshot_date, &s.band()));
-                match band {
-                    Some(b) => {
-                        let fill = lease_up_fill(
-                            rate,
-                            &b,
-                            s.lease_up_discount_pct,
-                            s.lease_up_floor_share,
-                        );
-                        let (engine_rate, engine_note) =
-                            engine_beside(runs.get(&f.id), &size, fill.rate, s.max_step_pct);
-                        o.fill_suggestions.push(Fill {
-                            engine_rate,
-                            engine_note,
-                            size,
-                            street_rate: rate,
-                            suggested_rate: fill.rate,
-                            competitor_p25: domain::values::round2(fill.p25),
-                            floor: domain::values::round2(fill.floor),
-                            floor_applied: fill.floor_applied,
-                            competitors: b.competitors,
-                            stale_competitors: b.stale,
-                        });
-                    }
-                    None => o.sizes_without_suggestion.push(SizeReason {
-                        size,
-                        reason: format!(
-                            "no competitor rate for this size in the last {} days",
-                            s.competitor_max_age_days
-                        ),
-                    }),
-                }
-            }
+            suggest(&mut o, f.id, l, &read);
             o
         })
         .collect();
@@ -226,16 +169,96 @@ pub async fn report(
     })
 }
 
+/// The latest engine run of a facility: its snapshot date, mode and per-size rates.
+type EngineRun = (NaiveDate, String, Vec<SizeRecommendation>);
+
+/// What the report reads of the facilities in lease-up, each keyed as its read returns it.
+struct Read {
+    units: BTreeMap<Uuid, Vec<UnitRow>>,
+    observations: BTreeMap<(Uuid, String), Vec<CompetitorObservation>>,
+    pricing: BTreeMap<Uuid, PricingSettings>,
+    runs: HashMap<Uuid, EngineRun>,
+}
+
+/// The mode changes of each facility, oldest first.
+async fn events_by_facility(
+    pool: &PgPool,
+    company_id: CompanyId,
+    ids: &[Uuid],
+) -> Result<BTreeMap<Uuid, Vec<Event>>> {
+    let mut events: BTreeMap<Uuid, Vec<Event>> = BTreeMap::new();
+    for e in sqlx::query!(
+        "SELECT facility_id, snapshot_date, from_mode, to_mode, occupancy_pct, recorded_at
+         FROM lease_up_events WHERE company_id = $1 AND facility_id = ANY($2)
+         ORDER BY facility_id, snapshot_date",
+        company_id.uuid(),
+        ids
+    )
+    .fetch_all(pool)
+    .await?
+    {
+        events.entry(e.facility_id).or_default().push(Event {
+            date: e.snapshot_date,
+            from: e.from_mode,
+            to: e.to_mode,
+            occupancy_pct: e.occupancy_pct,
+            recorded_at: e.recorded_at,
+        });
+    }
+    Ok(events)
+}
+
+/// Fills in the per-size suggestions of `o`, facility `id` in lease-up, from its latest
+/// snapshot `l`, and the sizes without one.
+fn suggest(o: &mut FacilityOut, id: Uuid, l: &Latest, read: &Read) {
+    let s = read.pricing.get(&id).copied().unwrap_or_default();
+    let street = street_by_size(read.units.get(&l.sync_id).map_or(&[][..], Vec::as_slice));
+    if street.is_empty() {
+        o.reason = Some(format!(
+            "the latest snapshot ({}) has no unit types",
+            l.snapshot_date
+        ));
+    }
+    for (size, rate) in street {
+        let band = read
+            .observations
+            .get(&(id, size.clone()))
+            .and_then(|obs| competitor_band(obs, l.snapshot_date, &s.band()));
+        match band {
+            Some(b) => {
+                let fill = lease_up_fill(rate, &b, s.lease_up_discount_pct, s.lease_up_floor_share);
+                let (engine_rate, engine_note) =
+                    engine_beside(read.runs.get(&id), &size, fill.rate, s.max_step_pct);
+                o.fill_suggestions.push(Fill {
+                    engine_rate,
+                    engine_note,
+                    size,
+                    street_rate: rate,
+                    suggested_rate: fill.rate,
+                    competitor_p25: domain::values::round2(fill.p25),
+                    floor: domain::values::round2(fill.floor),
+                    floor_applied: fill.floor_applied,
+                    competitors: b.competitors,
+                    stale_competitors: b.stale,
+                });
+            }
+            None => o.sizes_without_suggestion.push(SizeReason {
+                size,
+                reason: format!(
+                    "no competitor rate for this size in the last {} days",
+                    s.competitor_max_age_days
+                ),
+            }),
+        }
+    }
+}
+
 /// The engine's rate for `size` in the latest run, and a sentence on how it stands against the
 /// fill suggestion: the suggestion goes straight to the competitor P25 (or the floor), the engine
 /// moves part of the way from the current rate each run, within `max_step_pct`, and weighs
 /// occupancy, its trend, the price response and the season too.
 fn engine_beside(
-    run: Option<&(
-        NaiveDate,
-        String,
-        Vec<crate::pricing::store::SizeRecommendation>,
-    )>,
+    run: Option<&EngineRun>,
     size: &str,
     suggested: f64,
     max_step_pct: f64,

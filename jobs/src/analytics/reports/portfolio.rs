@@ -7,13 +7,14 @@
 //! (`pricing::band::competitor_band`) with the facility's pricing settings, as of the
 //! facility's latest snapshot.
 
-use super::{ecri_gap_pct, latest_with_units, scope, street_by_size};
+use super::{ecri_gap_pct, latest_with_units, scope, street_by_size, FacilityRow, Latest, UnitRow};
 use crate::error::Result;
 use chrono::{Datelike, NaiveDate};
 use domain::analytics::flags::{flags, Flag, FlagInputs, FlagSettings};
 use domain::analytics::revenue::{revenue, sum, Revenue};
 use domain::ids::CompanyId;
-use domain::pricing::band::competitor_band;
+use domain::pricing::band::{competitor_band, CompetitorObservation};
+use domain::pricing::settings::PricingSettings;
 use domain::values::round2;
 use serde::Serialize;
 use sqlx::PgPool;
@@ -136,81 +137,131 @@ pub async fn report(
     )?;
     let as_of = latest.values().map(|l| l.snapshot_date).max();
     let current_month = as_of.and_then(|d| d.with_day(1));
+    let read = Read {
+        units: &units,
+        previous: &previous,
+        observations: &observations,
+        pricing: &pricing,
+    };
 
     let mut out = Vec::with_capacity(facilities.len());
     let (mut mi, mut mo) = (0i64, 0i64);
     for f in &facilities {
         let Some(l) = latest.get(&f.id) else {
-            out.push(FacilityOut {
-                facility_id: f.id,
-                facility_name: f.name.clone(),
-                mode: f.mode.clone(),
-                as_of: None,
-                days_since_sync: None,
-                occupancy_pct: None,
-                previous_month_occupancy_pct: None,
-                occupied_units: None,
-                revenue: Revenue::default(),
-                move_ins_mtd: None,
-                move_outs_mtd: None,
-                move_ins_target_monthly: None,
-                ecri_gap_pct: None,
-                flags: Vec::new(),
-                reason: Some(super::no_sync_reason()),
-            });
+            out.push(no_sync(f));
             continue;
         };
         if l.snapshot_date.with_day(1) == current_month {
             mi += i64::from(l.move_ins_mtd.unwrap_or(0));
             mo += i64::from(l.move_outs_mtd.unwrap_or(0));
         }
-        let unit_rows = units.get(&l.sync_id).map_or(&[][..], Vec::as_slice);
-        let street = street_by_size(unit_rows);
-        let band_settings = pricing.get(&f.id).copied().unwrap_or_default().band();
-        let sizes_above_p75: Vec<(String, f64, f64)> = street
-            .iter()
-            .filter_map(|(size, rate)| {
-                let obs = observations.get(&(f.id, size.clone()))?;
-                let band = competitor_band(obs, l.snapshot_date, &band_settings)?;
-                (*rate > band.p75).then(|| (size.clone(), *rate, round2(band.p75)))
-            })
-            .collect();
-        let gap = ecri_gap_pct(&l.tenant_rents, &street);
-        let prev = previous.get(&f.id).copied().flatten();
-        let days_since = (today - l.snapshot_date).num_days().max(0);
-        let inputs = FlagInputs {
-            occupancy_pct: l.occupancy_pct,
-            previous_occupancy_pct: prev,
-            move_ins_mtd: l.move_ins_mtd.map(i64::from),
-            move_outs_mtd: l.move_outs_mtd.map(i64::from),
-            move_ins_target_monthly: l.move_ins_target_monthly.map(i64::from),
-            day_of_month: l.snapshot_date.day(),
-            days_in_month: days_in_month(l.snapshot_date),
-            days_since_sync: days_since,
-            sizes_above_p75,
-            ecri_gap_pct: gap,
-        };
-        out.push(FacilityOut {
-            facility_id: f.id,
-            facility_name: f.name.clone(),
-            mode: f.mode.clone(),
-            as_of: Some(l.snapshot_date),
-            days_since_sync: Some(days_since),
-            occupancy_pct: l.occupancy_pct,
-            previous_month_occupancy_pct: prev,
-            occupied_units: l.figures.occupied_units,
-            revenue: revenue(&l.figures),
-            move_ins_mtd: l.move_ins_mtd,
-            move_outs_mtd: l.move_outs_mtd,
-            move_ins_target_monthly: l.move_ins_target_monthly,
-            ecri_gap_pct: gap.map(round2),
-            flags: flags(&inputs, settings),
-            reason: None,
-        });
+        out.push(facility_out(f, l, &read, today, settings));
     }
+    let rollup = rollup(&facilities, &latest, &out, current_month, mi, mo);
+    Ok(Report {
+        as_of,
+        today,
+        rollup,
+        thresholds: settings.clone(),
+        facilities: out,
+    })
+}
+
+/// What the report read beside the latest snapshots, each keyed as its read returns it.
+struct Read<'a> {
+    units: &'a BTreeMap<Uuid, Vec<UnitRow>>,
+    previous: &'a BTreeMap<Uuid, Option<f64>>,
+    observations: &'a BTreeMap<(Uuid, String), Vec<CompetitorObservation>>,
+    pricing: &'a BTreeMap<Uuid, PricingSettings>,
+}
+
+/// A facility without a snapshot.
+fn no_sync(f: &FacilityRow) -> FacilityOut {
+    FacilityOut {
+        facility_id: f.id,
+        facility_name: f.name.clone(),
+        mode: f.mode.clone(),
+        as_of: None,
+        days_since_sync: None,
+        occupancy_pct: None,
+        previous_month_occupancy_pct: None,
+        occupied_units: None,
+        revenue: Revenue::default(),
+        move_ins_mtd: None,
+        move_outs_mtd: None,
+        move_ins_target_monthly: None,
+        ecri_gap_pct: None,
+        flags: Vec::new(),
+        reason: Some(super::no_sync_reason()),
+    }
+}
+
+/// A facility's figures and flags as of its latest snapshot `l`.
+fn facility_out(
+    f: &FacilityRow,
+    l: &Latest,
+    read: &Read<'_>,
+    today: NaiveDate,
+    settings: &FlagSettings,
+) -> FacilityOut {
+    let unit_rows = read.units.get(&l.sync_id).map_or(&[][..], Vec::as_slice);
+    let street = street_by_size(unit_rows);
+    let band_settings = read.pricing.get(&f.id).copied().unwrap_or_default().band();
+    let sizes_above_p75: Vec<(String, f64, f64)> = street
+        .iter()
+        .filter_map(|(size, rate)| {
+            let obs = read.observations.get(&(f.id, size.clone()))?;
+            let band = competitor_band(obs, l.snapshot_date, &band_settings)?;
+            (*rate > band.p75).then(|| (size.clone(), *rate, round2(band.p75)))
+        })
+        .collect();
+    let gap = ecri_gap_pct(&l.tenant_rents, &street);
+    let prev = read.previous.get(&f.id).copied().flatten();
+    let days_since = (today - l.snapshot_date).num_days().max(0);
+    let inputs = FlagInputs {
+        occupancy_pct: l.occupancy_pct,
+        previous_occupancy_pct: prev,
+        move_ins_mtd: l.move_ins_mtd.map(i64::from),
+        move_outs_mtd: l.move_outs_mtd.map(i64::from),
+        move_ins_target_monthly: l.move_ins_target_monthly.map(i64::from),
+        day_of_month: l.snapshot_date.day(),
+        days_in_month: days_in_month(l.snapshot_date),
+        days_since_sync: days_since,
+        sizes_above_p75,
+        ecri_gap_pct: gap,
+    };
+    FacilityOut {
+        facility_id: f.id,
+        facility_name: f.name.clone(),
+        mode: f.mode.clone(),
+        as_of: Some(l.snapshot_date),
+        days_since_sync: Some(days_since),
+        occupancy_pct: l.occupancy_pct,
+        previous_month_occupancy_pct: prev,
+        occupied_units: l.figures.occupied_units,
+        revenue: revenue(&l.figures),
+        move_ins_mtd: l.move_ins_mtd,
+        move_outs_mtd: l.move_outs_mtd,
+        move_ins_target_monthly: l.move_ins_target_monthly,
+        ecri_gap_pct: gap.map(round2),
+        flags: flags(&inputs, settings),
+        reason: None,
+    }
+}
+
+/// The company-wide figures; `mi` and `mo` are the month-to-date move-ins and move-outs of
+/// `current_month`.
+fn rollup(
+    facilities: &[FacilityRow],
+    latest: &BTreeMap<Uuid, Latest>,
+    out: &[FacilityOut],
+    current_month: Option<NaiveDate>,
+    mi: i64,
+    mo: i64,
+) -> Rollup {
     let all: Vec<_> = latest.values().map(|l| l.figures.clone()).collect();
     let total = sum(&all);
-    let rollup = Rollup {
+    Rollup {
         facilities: facilities.len(),
         facilities_with_data: latest.len(),
         facilities_in_lease_up: facilities.iter().filter(|f| f.mode == "lease_up").count(),
@@ -225,12 +276,5 @@ pub async fn report(
         move_ins_mtd: mi,
         move_outs_mtd: mo,
         net_absorption_mtd: mi - mo,
-    };
-    Ok(Report {
-        as_of,
-        today,
-        rollup,
-        thresholds: settings.clone(),
-        facilities: out,
-    })
+    }
 }

@@ -72,61 +72,9 @@ pub async fn report(
     )
     .fetch_one(pool)
     .await?;
-    let rows: Vec<Row> = match size {
-        None => sqlx::query!(
-            r#"SELECT month,
-                      (CASE WHEN move_ins_mtd IS NOT NULL THEN move_ins_mtd ELSE move_ins_daily_sum END)::float8 AS "move_ins!",
-                      (CASE WHEN move_ins_mtd IS NOT NULL THEN extract(day FROM last_date)::int ELSE days_reported END)::float8 AS "facility_days!"
-               FROM facility_months
-               WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
-                 AND ($3::uuid[] IS NULL OR facility_id = ANY($3))
-                 AND (move_ins_mtd IS NOT NULL OR move_ins_daily_sum IS NOT NULL)"#,
-            company_id.uuid(),
-            facility.map(FacilityId::uuid),
-            narrowed.as_deref()
-        )
-        .fetch_all(pool)
-        .await?
-        .into_iter()
-        .map(|r| Row {
-            month: r.month,
-            move_ins: r.move_ins,
-            facility_days: r.facility_days,
-        })
-        .collect(),
-        Some(size) => sqlx::query!(
-            r#"SELECT month, move_ins_mtd::float8 AS "move_ins!", extract(day FROM last_date)::float8 AS "facility_days!"
-               FROM facility_size_months
-               WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2) AND size = $3
-                 AND ($4::uuid[] IS NULL OR facility_id = ANY($4))"#,
-            company_id.uuid(),
-            facility.map(FacilityId::uuid),
-            size.to_string(),
-            narrowed.as_deref()
-        )
-        .fetch_all(pool)
-        .await?
-        .into_iter()
-        .map(|r| Row {
-            month: r.month,
-            move_ins: r.move_ins,
-            facility_days: r.facility_days,
-        })
-        .collect(),
-    };
+    let rows = month_rows(pool, company_id, facility, narrowed.as_deref(), size).await?;
     let current_start = as_of.and_then(|d| d.with_day(1));
-    let mut totals = [MonthTotals::default(); 12];
-    let (mut cur_mi, mut cur_days) = (0.0, 0.0);
-    for r in &rows {
-        if Some(r.month) == current_start {
-            cur_mi += r.move_ins;
-            cur_days += r.facility_days;
-        } else {
-            let t = &mut totals[r.month.month0() as usize];
-            t.move_ins += r.move_ins;
-            t.facility_days += r.facility_days;
-        }
-    }
+    let (totals, cur_mi, cur_days) = split_current(&rows, current_start);
     let p = profile(&totals, min_facility_days);
     let current = match (as_of, cur_days > 0.0) {
         (Some(d), true) => Some(reading(&p, d.month(), cur_mi / cur_days)),
@@ -136,26 +84,13 @@ pub async fn report(
         Some(r) => advisory(r, p.own_months),
         None => "No move-in figures for the current month yet. This describes past move-in pace only; it is not a forecast or a price instruction.".to_owned(),
     };
-    let reason = if rows.is_empty() {
-        Some(match (as_of, size) {
-            (None, _) => {
-                "no sync has been received in this scope yet; the profile is the national prior"
-                    .to_owned()
-            }
-            (Some(_), Some(s)) => {
-                format!("no move-in figures for size {s} yet; the profile is the national prior")
-            }
-            (Some(_), None) => {
-                "no move-in figures yet; the profile is the national prior".to_owned()
-            }
-        })
-    } else if p.own_months == 0 {
-        Some(format!(
-            "no calendar month before the current one has {min_facility_days} facility-days of move-in figures yet; the profile is the national prior"
-        ))
-    } else {
-        None
-    };
+    let reason = reason(
+        rows.is_empty(),
+        as_of,
+        size,
+        p.own_months,
+        min_facility_days,
+    );
     Ok(Report {
         facility_id: facility.map(FacilityId::uuid),
         size: size.map(ToString::to_string),
@@ -173,4 +108,92 @@ pub async fn report(
         advisory: advice,
         reason,
     })
+}
+
+/// The move-ins and facility-days of each facility-month in scope, of one size when asked.
+async fn month_rows(
+    pool: &PgPool,
+    company_id: CompanyId,
+    facility: Option<FacilityId>,
+    narrowed: Option<&[Uuid]>,
+    size: Option<&UnitSize>,
+) -> Result<Vec<Row>> {
+    Ok(match size {
+        None => sqlx::query_as!(
+            Row,
+            r#"SELECT month,
+                      (CASE WHEN move_ins_mtd IS NOT NULL THEN move_ins_mtd ELSE move_ins_daily_sum END)::float8 AS "move_ins!",
+                      (CASE WHEN move_ins_mtd IS NOT NULL THEN extract(day FROM last_date)::int ELSE days_reported END)::float8 AS "facility_days!"
+               FROM facility_months
+               WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2)
+                 AND ($3::uuid[] IS NULL OR facility_id = ANY($3))
+                 AND (move_ins_mtd IS NOT NULL OR move_ins_daily_sum IS NOT NULL)"#,
+            company_id.uuid(),
+            facility.map(FacilityId::uuid),
+            narrowed
+        )
+        .fetch_all(pool)
+        .await?,
+        Some(size) => sqlx::query_as!(
+            Row,
+            r#"SELECT month, move_ins_mtd::float8 AS "move_ins!", extract(day FROM last_date)::float8 AS "facility_days!"
+               FROM facility_size_months
+               WHERE company_id = $1 AND ($2::uuid IS NULL OR facility_id = $2) AND size = $3
+                 AND ($4::uuid[] IS NULL OR facility_id = ANY($4))"#,
+            company_id.uuid(),
+            facility.map(FacilityId::uuid),
+            size.to_string(),
+            narrowed
+        )
+        .fetch_all(pool)
+        .await?,
+    })
+}
+
+/// The totals of each calendar month before the current one (starting `current_start`), and
+/// the current month's move-ins and facility-days.
+fn split_current(rows: &[Row], current_start: Option<NaiveDate>) -> ([MonthTotals; 12], f64, f64) {
+    let mut totals = [MonthTotals::default(); 12];
+    let (mut cur_mi, mut cur_days) = (0.0, 0.0);
+    for r in rows {
+        if Some(r.month) == current_start {
+            cur_mi += r.move_ins;
+            cur_days += r.facility_days;
+        } else {
+            let t = &mut totals[r.month.month0() as usize];
+            t.move_ins += r.move_ins;
+            t.facility_days += r.facility_days;
+        }
+    }
+    (totals, cur_mi, cur_days)
+}
+
+/// Why the profile is the national prior, when it is.
+fn reason(
+    no_rows: bool,
+    as_of: Option<NaiveDate>,
+    size: Option<&UnitSize>,
+    own_months: usize,
+    min_facility_days: f64,
+) -> Option<String> {
+    if no_rows {
+        Some(match (as_of, size) {
+            (None, _) => {
+                "no sync has been received in this scope yet; the profile is the national prior"
+                    .to_owned()
+            }
+            (Some(_), Some(s)) => {
+                format!("no move-in figures for size {s} yet; the profile is the national prior")
+            }
+            (Some(_), None) => {
+                "no move-in figures yet; the profile is the national prior".to_owned()
+            }
+        })
+    } else if own_months == 0 {
+        Some(format!(
+            "no calendar month before the current one has {min_facility_days} facility-days of move-in figures yet; the profile is the national prior"
+        ))
+    } else {
+        None
+    }
 }

@@ -1,13 +1,9 @@
-//! A company's people: members with a role and an optional facility scope, and invitations
-//! (a mail with a single-use link, valid [`INVITATION_LIFETIME`], whose page sets the new
-//! member's password). Every change is recorded in the audit log in its own transaction.
-//!
-//! Rules: only an owner makes, changes or removes an owner; the last owner can be neither
-//! removed nor demoted (409); a person belongs to one company, so an address with an account
-//! cannot be invited (409); a scope is for managers and viewers and lists facilities of the
-//! company.
+//! Invitations: how a person joins a company. They live apart from members because they run on
+//! a token sent by mail, and accepting one is the only path that creates a member.
 
-use crate::access::{Permission, Role, Scope};
+use super::scope::{check_scope, known_facilities};
+use super::{member_json, owners_only, role_of};
+use crate::access::{Role, Scope};
 use crate::actor::Actor;
 use crate::audit::Change;
 use crate::config::MasterKey;
@@ -17,28 +13,15 @@ use crate::sessions::NewSession;
 use chrono::{DateTime, Duration, Utc};
 use domain::ids::CompanyId;
 use serde_json::json;
-use sqlx::{PgConnection, PgPool};
+use sqlx::PgPool;
 use uuid::Uuid;
 
 /// How long an invitation link works.
 pub const INVITATION_LIFETIME: Duration = Duration::days(7);
-/// Most facilities in one scope.
-pub const MAX_SCOPE: usize = 1_000;
 
 /// Subject of the invitation mail.
 pub fn invitation_subject(company: &str) -> String {
     format!("You are invited to {company}'s pricing service")
-}
-
-/// A member of the company.
-#[derive(Clone, Debug)]
-pub struct Member {
-    pub id: Uuid,
-    pub email: String,
-    pub role: Role,
-    pub scope: Scope,
-    pub last_sign_in_at: Option<DateTime<Utc>>,
-    pub created_at: DateTime<Utc>,
 }
 
 /// An invitation.
@@ -53,29 +36,6 @@ pub struct Invitation {
     pub expires_at: DateTime<Utc>,
     pub accepted_at: Option<DateTime<Utc>>,
     pub revoked_at: Option<DateTime<Utc>>,
-}
-
-/// A member as stored.
-struct MemberRow {
-    id: Uuid,
-    email: String,
-    role: String,
-    facility_ids: Option<Vec<Uuid>>,
-    last_sign_in_at: Option<DateTime<Utc>>,
-    created_at: DateTime<Utc>,
-}
-
-impl From<MemberRow> for Member {
-    fn from(r: MemberRow) -> Self {
-        Self {
-            id: r.id,
-            email: r.email,
-            role: role_of(&r.role),
-            scope: Scope::from_column(r.facility_ids),
-            last_sign_in_at: r.last_sign_in_at,
-            created_at: r.created_at,
-        }
-    }
 }
 
 /// An invitation as stored.
@@ -107,80 +67,6 @@ impl From<InvitationRow> for Invitation {
     }
 }
 
-/// Those of `ids` that are facilities of the company.
-async fn known_facilities(
-    conn: &mut PgConnection,
-    company: CompanyId,
-    ids: &[Uuid],
-) -> Result<Vec<Uuid>> {
-    Ok(sqlx::query_scalar!(
-        r#"SELECT id AS "id!" FROM facilities WHERE company_id = $1 AND id = ANY($2)"#,
-        company.uuid(),
-        ids
-    )
-    .fetch_all(conn)
-    .await?)
-}
-
-fn role_of(stored: &str) -> Role {
-    // The columns' checks allow only roles.
-    Role::parse(stored).unwrap_or(Role::Viewer)
-}
-
-fn member_json(role: Role, scope: &Scope) -> serde_json::Value {
-    json!({ "role": role.as_str(), "facility_ids": scope.column() })
-}
-
-/// Checks a requested scope: `None` is every facility; a list must be of managers or viewers,
-/// not empty, at most [`MAX_SCOPE`] long, and name only facilities of the company.
-pub(crate) async fn check_scope(
-    conn: &mut PgConnection,
-    company: CompanyId,
-    role: Role,
-    facility_ids: Option<Vec<Uuid>>,
-) -> Result<Scope> {
-    let Some(mut ids) = facility_ids else {
-        return Ok(Scope::All);
-    };
-    if !role.may_be_scoped() {
-        return Err(ValidationError::new(
-            "facility_ids",
-            format!("limits managers and viewers only: an {role} sees every facility"),
-        )
-        .into());
-    }
-    ids.sort();
-    ids.dedup();
-    if ids.is_empty() || ids.len() > MAX_SCOPE {
-        return Err(ValidationError::new(
-            "facility_ids",
-            format!("must list 1 to {MAX_SCOPE} facilities (leave it out for every facility)"),
-        )
-        .into());
-    }
-    let known = known_facilities(conn, company, &ids).await?;
-    if let Some(missing) = ids.iter().find(|id| !known.contains(id)) {
-        return Err(
-            ValidationError::new("facility_ids", format!("no facility with id {missing}")).into(),
-        );
-    }
-    Ok(Scope::Only(ids))
-}
-
-/// The company's members, owners first, then by address.
-pub async fn members(pool: &PgPool, company: CompanyId) -> Result<Vec<Member>> {
-    let rows = sqlx::query_as!(
-        MemberRow,
-        "SELECT id, email, role, facility_ids, last_sign_in_at, created_at FROM users
-         WHERE company_id = $1
-         ORDER BY array_position(ARRAY['owner', 'admin', 'manager', 'viewer'], role), lower(email)",
-        company.uuid()
-    )
-    .fetch_all(pool)
-    .await?;
-    Ok(rows.into_iter().map(Into::into).collect())
-}
-
 /// The company's invitations not yet accepted, revoked or expired, newest first.
 pub async fn open_invitations(pool: &PgPool, company: CompanyId) -> Result<Vec<Invitation>> {
     let rows = sqlx::query_as!(
@@ -204,17 +90,6 @@ pub struct NewInvitation {
     pub email: String,
     pub role: Role,
     pub facility_ids: Option<Vec<Uuid>>,
-}
-
-fn owners_only(acting: Role, what: &str) -> Result<()> {
-    if acting.allows(Permission::Own) {
-        Ok(())
-    } else {
-        Err(Error::Forbidden(format!(
-            "only an owner may {what}: this needs {}",
-            Permission::Own.needs()
-        )))
-    }
 }
 
 /// Invites a person: records the invitation, queues the mail with its link and records the
@@ -447,111 +322,4 @@ pub async fn accept(
         .await?
         .into_value();
     crate::sessions::start_new_user(pool, user_id).await
-}
-
-/// A change to a member: each part left out stays as it is. `facility_ids: Some(None)` gives
-/// every facility.
-#[derive(Clone, Debug, Default)]
-pub struct MemberChange {
-    pub role: Option<Role>,
-    pub facility_ids: Option<Option<Vec<Uuid>>>,
-}
-
-/// Locks the company's owners and the member; the member as stored.
-async fn lock_member(
-    conn: &mut PgConnection,
-    company: CompanyId,
-    id: Uuid,
-) -> Result<(Member, i64)> {
-    // Every owner row is locked first, in id order, so two concurrent demotions cannot both
-    // see another owner left.
-    let owners = sqlx::query_scalar!(
-        "SELECT id FROM users WHERE company_id = $1 AND role = 'owner' ORDER BY id FOR UPDATE",
-        company.uuid()
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    let member = sqlx::query_as!(
-        MemberRow,
-        "SELECT id, email, role, facility_ids, last_sign_in_at, created_at FROM users
-         WHERE id = $1 AND company_id = $2 FOR UPDATE",
-        id,
-        company.uuid()
-    )
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or_else(|| Error::not_found(format!("no member with id {id}")))?;
-    Ok((member.into(), owners.len() as i64))
-}
-
-/// Changes a member's role or scope. The member's next request already runs with it.
-pub async fn update_member(
-    pool: &PgPool,
-    who: &Who,
-    id: Uuid,
-    change: MemberChange,
-) -> Result<Committed<Member>> {
-    let (company, by) = (who.company, &who.by());
-    let acting = by.role.unwrap_or(Role::Viewer);
-    let mut tx = pool.begin().await?;
-    let (member, owners) = lock_member(&mut tx, company, id).await?;
-    let role = change.role.unwrap_or(member.role);
-    if member.role == Role::Owner || role == Role::Owner {
-        owners_only(acting, "make, change or remove an owner")?;
-    }
-    if member.role == Role::Owner && role != Role::Owner && owners <= 1 {
-        return Err(Error::Conflict(
-            "this is the company's last owner: make another member owner first".to_owned(),
-        ));
-    }
-    let requested = match change.facility_ids {
-        Some(ids) => ids,
-        // A role that cannot be scoped drops the old scope; otherwise it is kept.
-        None if role.may_be_scoped() => member.scope.column(),
-        None => None,
-    };
-    let scope = check_scope(&mut tx, company, role, requested).await?;
-    let scope_ids = scope.column();
-    sqlx::query!(
-        "UPDATE users SET role = $2, facility_ids = $3 WHERE id = $1",
-        id,
-        role.as_str(),
-        scope_ids.as_deref()
-    )
-    .execute(&mut *tx)
-    .await?;
-    let change = Change::new("member.update").target("user", id).values(
-        Some(member_json(member.role, &member.scope)),
-        Some(member_json(role, &scope)),
-    );
-    let member = Member {
-        role,
-        scope,
-        ..member
-    };
-    door::commit(tx, who, change, member, Jobs::none()).await
-}
-
-/// Removes a member: the account and every session of it end at once.
-pub async fn remove_member(pool: &PgPool, who: &Who, id: Uuid) -> Result<Committed<Member>> {
-    let (company, by) = (who.company, &who.by());
-    let acting = by.role.unwrap_or(Role::Viewer);
-    let mut tx = pool.begin().await?;
-    let (member, owners) = lock_member(&mut tx, company, id).await?;
-    if member.role == Role::Owner {
-        owners_only(acting, "remove an owner")?;
-        if owners <= 1 {
-            return Err(Error::Conflict(
-                "this is the company's last owner: make another member owner first".to_owned(),
-            ));
-        }
-    }
-    sqlx::query!("DELETE FROM users WHERE id = $1", id)
-        .execute(&mut *tx)
-        .await?;
-    let change = Change::new("member.remove").target("user", id).values(
-        Some(json!({ "email": member.email, "role": member.role.as_str(), "facility_ids": member.scope.column() })),
-        None,
-    );
-    door::commit(tx, who, change, member, Jobs::none()).await
 }

@@ -1,0 +1,396 @@
+//! Rent increases for existing tenants, by the engine of `domain::ecri`: per tenant of the
+//! facility's rent roll (per cohort of its latest snapshot when it has no roll), with the stay
+//! model learned from the outcomes of the facility's own past increases, pooled over the
+//! company. `GET /api/v1/facilities/:id/ecri` answers [`facility`]; the per-size cohorts of
+//! `GET /api/v1/analytics/ecri` come from the same suggestions ([`cohorts`]).
+//!
+//! What the engine is given, all from stored data:
+//! - per size, from the latest snapshot: the street rate (the lowest tier's), units and
+//!   occupancy (summed over tiers); the competitor band as the pricing engine sees it; the
+//!   move-ins and move-outs per month of the last 90 days of the roll's events (from the
+//!   month's move-ins to date when there is no roll);
+//! - outcomes, from the roll's events: each increase (a rent change upward) whose 90 days have
+//!   passed, and whether the tenant moved out within them; and per facility the tenants in
+//!   place 90 days ago who were not increased since, and how many of them moved out. The
+//!   facility's own outcomes are shrunk toward the company's, and those toward the prior.
+//!
+//! This module holds the use cases and puts a facility's answer together; `inputs` reads what
+//! the engine is given, `outcomes` the evidence its stay model learns from, and `cohort_lines`
+//! groups the suggestions for the analytics report.
+
+mod cohort_lines;
+mod inputs;
+mod outcomes;
+
+pub use cohort_lines::{cohorts, CohortLine};
+
+use crate::analytics::reports::{self, UnitRow};
+use crate::error::{Error, Result};
+use chrono::NaiveDate;
+use domain::ecri::{
+    decide_facility, learn, stop_loss, EcriEngineSettings, Outcome, SizeMarket, StayModel,
+    Suggestion, TenantInput,
+};
+use domain::ids::{CompanyId, FacilityId};
+use domain::pricing::band::{competitor_band, CompetitorBand, CompetitorObservation};
+use domain::pricing::settings::PricingSettings;
+use domain::values::round2;
+use inputs::{cohort_inputs, markets, roll_inputs, roll_pace};
+use outcomes::outcomes;
+use sqlx::PgPool;
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+/// Days after a notice over which a move-out counts as caused by it.
+pub const OUTCOME_DAYS: i64 = 90;
+
+/// Where the facility's suggestions come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// One suggestion per tenant of the rent roll in force.
+    RentRoll,
+    /// One per cohort of the latest snapshot's `tenant_rents`.
+    Cohorts,
+}
+
+/// One suggestion with what it is about.
+#[derive(Clone, Debug)]
+pub struct TenantLine {
+    pub size: String,
+    /// Whole months since the rent was last set: the cohort's as sent, or from the tenant's
+    /// last increase (its move-in when never increased).
+    pub months_since_last_increase: Option<f64>,
+    pub suggestion: Suggestion,
+    /// What the engine was given for it.
+    pub input: TenantInput,
+}
+
+/// The learned stay model, as reported.
+#[derive(Clone, Debug)]
+pub struct ModelSummary {
+    pub model: StayModel,
+    /// Outcomes of the facility's own increases the model learned from (tenants).
+    pub increased_tenants: u32,
+    /// Tenants not increased, observed over 90 days.
+    pub baseline_tenants: u32,
+    /// Outcomes of the company's other facilities (tenants increased).
+    pub company_increased_tenants: u32,
+}
+
+/// The stop-loss in force: increases are held.
+#[derive(Clone, Copy, Debug)]
+pub struct StopLoss {
+    pub increased_move_out_pct: f64,
+    pub baseline_move_out_pct: f64,
+    pub increased_tenants: u32,
+}
+
+pub struct FacilityEcri {
+    pub facility_id: Uuid,
+    pub facility_name: String,
+    /// Date of the roll (or snapshot) the suggestions are for.
+    pub as_of: Option<NaiveDate>,
+    pub basis: Option<Basis>,
+    pub settings: EcriEngineSettings,
+    pub model: ModelSummary,
+    pub stop_loss: Option<StopLoss>,
+    pub lines: Vec<TenantLine>,
+    /// The market of each size the suggestions weighed.
+    pub markets: BTreeMap<String, SizeMarket>,
+    /// Why there are no suggestions, when there are none.
+    pub reason: Option<String>,
+}
+
+/// The facility's ECRI settings in force (the defaults with its overrides) and its stored
+/// overrides.
+pub async fn settings(
+    pool: &PgPool,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+) -> Result<(EcriEngineSettings, serde_json::Value)> {
+    let overrides = sqlx::query_scalar!(
+        "SELECT ecri_settings FROM facilities WHERE company_id = $1 AND id = $2",
+        company_id.uuid(),
+        facility_id.uuid()
+    )
+    .fetch_optional(pool)
+    .await?
+    .ok_or_else(|| Error::not_found(format!("no facility with id {facility_id}")))?;
+    Ok((in_force(&overrides), overrides))
+}
+
+/// Replaces the facility's overrides with `body`, a JSON object (checked first: a bad one is a
+/// 422 and writes nothing), recorded with the overrides before and after; the settings now in
+/// force and the overrides as stored.
+pub async fn set_settings(
+    pool: &PgPool,
+    who: &crate::door::Who,
+    facility_id: FacilityId,
+    body: &[u8],
+) -> Result<crate::door::Committed<(EcriEngineSettings, serde_json::Value)>> {
+    crate::facilities::replace_overrides(
+        pool,
+        who,
+        facility_id,
+        crate::facilities::Overrides::Ecri,
+        body,
+        |o| Ok(EcriEngineSettings::with_overrides(o)?),
+    )
+    .await
+}
+
+/// The settings of stored overrides; overrides that no longer read (checked when written)
+/// fall back to the defaults rather than failing the answer.
+fn in_force(overrides: &serde_json::Value) -> EcriEngineSettings {
+    match overrides.as_object() {
+        Some(o) if o.is_empty() => EcriEngineSettings::default(),
+        _ => EcriEngineSettings::with_overrides(overrides).unwrap_or_default(),
+    }
+}
+
+/// The facility's suggestions, with its own settings.
+pub async fn facility(
+    pool: &PgPool,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+) -> Result<FacilityEcri> {
+    let f = sqlx::query!(
+        "SELECT id, name FROM facilities WHERE company_id = $1 AND id = $2",
+        company_id.uuid(),
+        facility_id.uuid()
+    )
+    .fetch_optional(pool)
+    .await?
+    .ok_or_else(|| Error::not_found(format!("no facility with id {facility_id}")))?;
+    let scope = [(f.id, f.name)];
+    let (latest, units) = reports::latest_with_units(pool, &[f.id]).await?;
+    let mut all = facilities(pool, company_id, &scope, &latest, &units).await?;
+    all.pop()
+        .ok_or_else(|| Error::Internal("no answer for the facility".to_owned()))
+}
+
+/// The suggestions of each facility of `scope` (id, name), from their latest snapshots, each
+/// with its own settings: a handful of queries whatever the number of facilities.
+pub async fn facilities(
+    pool: &PgPool,
+    company_id: CompanyId,
+    scope: &[(Uuid, String)],
+    latest: &BTreeMap<Uuid, reports::Latest>,
+    units: &BTreeMap<Uuid, Vec<UnitRow>>,
+) -> Result<Vec<FacilityEcri>> {
+    let g = gather(pool, company_id, scope).await?;
+    let mut out = Vec::with_capacity(scope.len());
+    let defaults = EcriEngineSettings::default();
+    for (id, name) in scope {
+        let settings = g.settings.get(id).unwrap_or(&defaults);
+        let (mut f, recent) = learned(*id, name, settings, &g.outcomes);
+        match latest.get(id) {
+            Some(l) => suggest(&mut f, l, &g, units, &recent),
+            None => f.reason = Some(reports::no_sync_reason()),
+        }
+        out.push(f);
+    }
+    Ok(out)
+}
+
+/// What [`facilities`] reads for the whole scope at once.
+struct Gathered {
+    /// The date of each facility's rent roll in force, for those that have one.
+    roll_dates: BTreeMap<Uuid, NaiveDate>,
+    /// Each facility's ECRI settings in force.
+    settings: BTreeMap<Uuid, EcriEngineSettings>,
+    /// The company's outcomes per facility, each with whether it is recent.
+    outcomes: BTreeMap<Uuid, Vec<(Outcome, bool)>>,
+    /// The tenants of each roll in force, with the months since their rent was set.
+    rolls: BTreeMap<Uuid, Vec<(TenantInput, Option<f64>)>>,
+    /// Move-ins and move-outs per month per size before each roll's date.
+    pace: BTreeMap<Uuid, BTreeMap<String, (f64, f64)>>,
+    /// Competitor rates per facility and size.
+    observations: BTreeMap<(Uuid, String), Vec<CompetitorObservation>>,
+    /// Each facility's pricing settings (for the competitor band).
+    pricing: BTreeMap<Uuid, PricingSettings>,
+}
+
+async fn gather(
+    pool: &PgPool,
+    company_id: CompanyId,
+    scope: &[(Uuid, String)],
+) -> Result<Gathered> {
+    let ids: Vec<Uuid> = scope.iter().map(|(id, _)| *id).collect();
+    let rows = sqlx::query!(
+        "SELECT id, rent_roll_date, ecri_settings FROM facilities WHERE id = ANY($1)",
+        &ids
+    )
+    .fetch_all(pool)
+    .await?;
+    let roll_dates: BTreeMap<Uuid, NaiveDate> = rows
+        .iter()
+        .filter_map(|r| r.rent_roll_date.map(|d| (r.id, d)))
+        .collect();
+    let settings: BTreeMap<Uuid, EcriEngineSettings> = rows
+        .iter()
+        .map(|r| (r.id, in_force(&r.ecri_settings)))
+        .collect();
+    let outcomes = outcomes(pool, company_id).await?;
+    let rolls = roll_inputs(pool, &roll_dates).await?;
+    let pace = roll_pace(pool, &roll_dates).await?;
+    let observations = reports::competitors::competitor_observations(pool, &ids).await?;
+    let pricing = reports::competitors::pricing_settings(pool, &ids).await?;
+    Ok(Gathered {
+        roll_dates,
+        settings,
+        outcomes,
+        rolls,
+        pace,
+        observations,
+        pricing,
+    })
+}
+
+/// The facility's answer before its suggestions: its settings, the stay model learned from
+/// its own outcomes and the company's others, and the stop-loss in force; with the recent
+/// outcomes the stop-loss and the engine weigh.
+fn learned(
+    id: Uuid,
+    name: &str,
+    settings: &EcriEngineSettings,
+    outcomes: &BTreeMap<Uuid, Vec<(Outcome, bool)>>,
+) -> (FacilityEcri, Vec<Outcome>) {
+    let own: Vec<Outcome> = outcomes
+        .get(&id)
+        .map(|o| o.iter().map(|(o, _)| *o).collect())
+        .unwrap_or_default();
+    // The stop-loss looks at the increases of the last quarter whose 90 days have passed
+    // (and the baseline of the same window), not at the facility's whole history.
+    let recent: Vec<Outcome> = outcomes
+        .get(&id)
+        .map(|o| o.iter().filter(|(_, r)| *r).map(|(o, _)| *o).collect())
+        .unwrap_or_default();
+    let company: Vec<Outcome> = outcomes
+        .iter()
+        .filter(|(other, _)| **other != id)
+        .flat_map(|(_, o)| o.iter().map(|(o, _)| *o))
+        .collect();
+    let model = learn(&settings.stay_prior, &company, &own);
+    let f = FacilityEcri {
+        facility_id: id,
+        facility_name: name.to_owned(),
+        as_of: None,
+        basis: None,
+        settings: settings.clone(),
+        model: ModelSummary {
+            model,
+            increased_tenants: own
+                .iter()
+                .filter(|o| o.increased())
+                .map(|o| o.tenants)
+                .sum(),
+            baseline_tenants: own
+                .iter()
+                .filter(|o| !o.increased())
+                .map(|o| o.tenants)
+                .sum(),
+            company_increased_tenants: company
+                .iter()
+                .filter(|o| o.increased())
+                .map(|o| o.tenants)
+                .sum(),
+        },
+        stop_loss: stop_loss(&recent, settings).map(|(inc, base, n)| StopLoss {
+            increased_move_out_pct: round2(inc),
+            baseline_move_out_pct: round2(base),
+            increased_tenants: n,
+        }),
+        lines: Vec::new(),
+        markets: BTreeMap::new(),
+        reason: None,
+    };
+    (f, recent)
+}
+
+/// The facility's suggestions from its latest snapshot `l` (from its roll when it has one), or
+/// the reason there are none.
+fn suggest(
+    f: &mut FacilityEcri,
+    l: &reports::Latest,
+    g: &Gathered,
+    units: &BTreeMap<Uuid, Vec<UnitRow>>,
+    recent: &[Outcome],
+) {
+    let id = &f.facility_id;
+    let (roll, basis, as_of) = match g.roll_dates.get(id) {
+        Some(date) => (
+            g.rolls.get(id).cloned().unwrap_or_default(),
+            Basis::RentRoll,
+            *date,
+        ),
+        None => (
+            cohort_inputs(&l.tenant_rents),
+            Basis::Cohorts,
+            l.snapshot_date,
+        ),
+    };
+    f.as_of = Some(as_of);
+    f.basis = Some(basis);
+    if roll.is_empty() {
+        f.reason = Some(match basis {
+            Basis::RentRoll => format!("the rent roll of {as_of} has no tenant"),
+            Basis::Cohorts => format!(
+                "no rent roll, and the latest snapshot ({}) carries no tenant rents",
+                l.snapshot_date
+            ),
+        });
+        return;
+    }
+    let markets = facility_markets(f.facility_id, l, basis, g, units);
+    let inputs: Vec<TenantInput> = roll.iter().map(|(t, _)| t.clone()).collect();
+    let suggestions = decide_facility(&inputs, &markets, &f.model.model, recent, &f.settings);
+    f.lines = roll
+        .into_iter()
+        .zip(suggestions)
+        .map(|((t, months), suggestion)| TenantLine {
+            size: t.size.clone(),
+            months_since_last_increase: months,
+            suggestion,
+            input: t,
+        })
+        .collect();
+    f.markets = markets;
+}
+
+/// The market of each size of the facility's latest snapshot `l`, with its competitor bands
+/// and (from a roll) its pace.
+fn facility_markets(
+    id: Uuid,
+    l: &reports::Latest,
+    basis: Basis,
+    g: &Gathered,
+    units: &BTreeMap<Uuid, Vec<UnitRow>>,
+) -> BTreeMap<String, SizeMarket> {
+    let band_settings = g.pricing.get(&id).copied().unwrap_or_default().band();
+    let unit_rows = units.get(&l.sync_id).map_or(&[][..], Vec::as_slice);
+    let bands: BTreeMap<String, CompetitorBand> = unit_rows
+        .iter()
+        .filter_map(|u| {
+            let obs = g.observations.get(&(id, u.size.clone()))?;
+            Some((
+                u.size.clone(),
+                competitor_band(obs, l.snapshot_date, &band_settings)?,
+            ))
+        })
+        .collect();
+    let no_pace = BTreeMap::new();
+    let size_pace = match basis {
+        Basis::RentRoll => g.pace.get(&id).unwrap_or(&no_pace),
+        Basis::Cohorts => &no_pace,
+    };
+    markets(
+        unit_rows,
+        &bands,
+        size_pace,
+        basis == Basis::RentRoll,
+        l.snapshot_date,
+        l.move_ins_mtd,
+    )
+}

@@ -1,0 +1,47 @@
+//! A company's people: members with a role and an optional facility scope, and invitations
+//! (a mail with a single-use link, valid [`INVITATION_LIFETIME`], whose page sets the new
+//! member's password). Every change is recorded in the audit log in its own transaction.
+//!
+//! Rules: only an owner makes, changes or removes an owner; the last owner can be neither
+//! removed nor demoted (409); a person belongs to one company, so an address with an account
+//! cannot be invited (409); a scope is for managers and viewers and lists facilities of the
+//! company.
+//!
+//! `invitations` and `members` hold the use cases of each; `scope` the facility-scope check
+//! they share with API keys. What both sides need (stored roles, the owner rule) is here.
+
+mod invitations;
+mod members;
+mod scope;
+
+pub use invitations::{
+    accept, invitation_subject, invite, open_invitations, pending, revoke_invitation, Invitation,
+    NewInvitation, Pending, INVITATION_LIFETIME,
+};
+pub use members::{members, remove_member, update_member, Member, MemberChange};
+pub(crate) use scope::check_scope;
+pub use scope::MAX_SCOPE;
+
+use crate::access::{Permission, Role, Scope};
+use crate::error::{Error, Result};
+use serde_json::json;
+
+fn role_of(stored: &str) -> Role {
+    // The columns' checks allow only roles.
+    Role::parse(stored).unwrap_or(Role::Viewer)
+}
+
+fn member_json(role: Role, scope: &Scope) -> serde_json::Value {
+    json!({ "role": role.as_str(), "facility_ids": scope.column() })
+}
+
+fn owners_only(acting: Role, what: &str) -> Result<()> {
+    if acting.allows(Permission::Own) {
+        Ok(())
+    } else {
+        Err(Error::Forbidden(format!(
+            "only an owner may {what}: this needs {}",
+            Permission::Own.needs()
+        )))
+    }
+}
