@@ -143,8 +143,8 @@ pub fn client(state: &AppState, headers: &axum::http::HeaderMap, peer: &PeerAddr
 }
 
 /// Where a request went: its route and its path's ids.
-struct Call {
-    route: String,
+pub(crate) struct Call {
+    pub(crate) route: String,
     params: Vec<(String, String)>,
 }
 
@@ -162,12 +162,12 @@ impl Call {
 
     /// The facility of the path when it is outside the actor's scope: such a facility is
     /// answered exactly as another company's (404).
-    fn outside(&self, access: &Access) -> Option<Uuid> {
+    pub(crate) fn outside(&self, access: &Access) -> Option<Uuid> {
         self.facility().filter(|id| !access.scope.sees(*id))
     }
 }
 
-async fn call_of(state: &AppState, req: Request) -> (Request, Call) {
+pub(crate) async fn call_of(state: &AppState, req: Request) -> (Request, Call) {
     let (mut parts, body) = req.into_parts();
     let route = parts
         .extensions
@@ -185,7 +185,7 @@ async fn call_of(state: &AppState, req: Request) -> (Request, Call) {
     (Request::from_parts(parts, body), Call { route, params })
 }
 
-fn refusal(access: &Access, op: Operation) -> String {
+pub(crate) fn refusal(access: &Access, op: Operation) -> String {
     format!(
         "your role ({}) may not do this: it needs {}",
         access.role,
@@ -209,29 +209,6 @@ pub async fn authorize_api(State(state): State<AppState>, req: Request, next: Ne
     }
     if let Some(id) = call.outside(&access) {
         return ApiError::NotFound(format!("no facility with id {id}")).into_response();
-    }
-    next.run(req).await
-}
-
-/// Every `/app` request: the user's role must allow the page or form (a 403 page otherwise),
-/// and a facility outside their scope is answered as another company's (404).
-pub async fn authorize_page(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let Some(session) = req.extensions().get::<Session>().cloned() else {
-        return axum::response::Redirect::to("/login").into_response();
-    };
-    let method = req.method().clone();
-    let (req, call) = call_of(&state, req).await;
-    let op = page(&method, &call.route);
-    let access = session.access();
-    if !access.role.allows(op.permission) {
-        return crate::dashboard::page::error_page(
-            axum::http::StatusCode::FORBIDDEN,
-            &refusal(&access, op),
-        );
-    }
-    if call.outside(&access).is_some() {
-        return crate::dashboard::page::PageError(ApiError::NotFound(String::new()))
-            .into_response();
     }
     next.run(req).await
 }

@@ -182,6 +182,14 @@ pub fn facility_id_param(raw: Option<&str>) -> Result<Option<domain::ids::Facili
     .transpose()
 }
 
+/// The facility's and the batch's ids of a batch's path (a malformed one is a 404).
+pub(crate) fn batch_ids(
+    id: &str,
+    bid: &str,
+) -> Result<(domain::ids::FacilityId, uuid::Uuid), ApiError> {
+    Ok((path_id(id, "facility")?, path_id(bid, "ECRI batch")?))
+}
+
 #[cfg(test)]
 mod client_address_tests {
     use super::client_address;

@@ -10,6 +10,7 @@ pub(crate) mod csv_export;
 pub mod dashboard;
 pub mod docs_page;
 pub mod error;
+pub(crate) mod exports;
 pub mod extract;
 pub mod health;
 pub mod openapi;

@@ -355,3 +355,40 @@ impl From<RateDecision> for jobs::rates::Requested {
         }
     }
 }
+
+/// Filters of the audit log; each is optional.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AuditQuery {
+    /// Only entries at or after this time (RFC 3339).
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+    /// Only entries of this actor: a member's address or a key's name (case-insensitive).
+    #[param(max_length = 254)]
+    pub actor: Option<String>,
+    /// Only this action (`api_key.create`), or every action of a noun with a trailing dot
+    /// (`api_key.`).
+    #[param(max_length = 100)]
+    pub action: Option<String>,
+    /// Only entries about this facility.
+    pub facility_id: Option<uuid::Uuid>,
+    /// The `next` of the previous page: entries older than it.
+    #[param(minimum = 1)]
+    pub before: Option<i64>,
+    /// Page size, 1 to 500 (default 100).
+    #[param(minimum = 1, maximum = 500)]
+    pub limit: Option<i64>,
+}
+
+impl AuditQuery {
+    pub(crate) fn filter(self, default_limit: i64) -> jobs::audit::Filter {
+        jobs::audit::Filter {
+            since: self.since,
+            actor: self.actor.filter(|a| !a.trim().is_empty()),
+            action: self.action.filter(|a| !a.trim().is_empty()),
+            facility_id: self.facility_id,
+            before_id: self.before,
+            limit: self.limit.unwrap_or(default_limit),
+        }
+    }
+}

@@ -135,6 +135,74 @@ const COLOURS: [&str; 8] = [
     "#1f5fbf", "#b3261e", "#1e6b3a", "#8a5a00", "#6b3fa0", "#00838f", "#5b6472", "#c2185b",
 ];
 
+/// The plot area's width and height: the drawing less its margins (the axes' labels).
+const PLOT_W: f64 = W - LEFT - RIGHT;
+const PLOT_H: f64 = H - TOP - BOTTOM;
+
+/// Where things fall in a drawn chart: `n` points across, values from `lo` (bottom) to `hi`.
+struct Plot {
+    n: usize,
+    lo: f64,
+    hi: f64,
+}
+
+impl Plot {
+    /// The x of point `i`: the middle of its slot.
+    fn x(&self, i: usize) -> f64 {
+        LEFT + PLOT_W * (i as f64 + 0.5) / self.n.max(1) as f64
+    }
+
+    /// The y of value `v`.
+    fn y(&self, v: f64) -> f64 {
+        TOP + PLOT_H * (1.0 - (v - self.lo) / (self.hi - self.lo))
+    }
+
+    /// One bar series, the `bi`-th of the chart's bars: a bar of `bar_w` per finite value,
+    /// from zero to the value, at its place in the point's `slot`.
+    fn draw_bars(
+        &self,
+        s: &Series,
+        slot: f64,
+        bar_w: f64,
+        bi: usize,
+        colour: &str,
+        body: &mut String,
+    ) {
+        for (i, v) in s.values.iter().enumerate() {
+            let Some(v) = v.filter(|v| v.is_finite()) else {
+                continue;
+            };
+            let x0 = LEFT + slot * i as f64 + slot * 0.1 + bar_w * bi as f64;
+            let (y0, y1) = (self.y(v.max(0.0)), self.y(v.min(0.0)));
+            let _ = write!(
+                body,
+                r#"<rect x="{x0:.1}" y="{y0:.1}" width="{bar_w:.1}" height="{:.1}" fill="{colour}"/>"#,
+                (y1 - y0).max(0.5)
+            );
+        }
+    }
+
+    /// One line series (dashed for a reference): a polyline per unbroken run of values.
+    fn draw_line(&self, s: &Series, colour: &str, body: &mut String) {
+        let dash = if s.kind == Kind::Dashed {
+            r#" stroke-dasharray="5 4""#
+        } else {
+            ""
+        };
+        for run in runs(&s.values) {
+            let points = run
+                .iter()
+                .map(|&(i, v)| format!("{:.1},{:.1}", self.x(i), self.y(v)))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let _ = write!(
+                body,
+                r#"<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{points}"/>"#
+            );
+        }
+    }
+}
+
 impl Chart {
     /// The data's extent (from zero for bars and `from_zero`), widened to round ticks: the
     /// step, and the ticks from the axis's low end to its high end.
@@ -173,19 +241,35 @@ impl Chart {
     pub fn svg(&self) -> Markup {
         let title_id = format!("{}-title", self.id);
         let desc_id = format!("{}-desc", self.id);
-        let n = self.labels.len();
         let Some((step, ticks)) = self.range() else {
             return html! { p class="muted" id=(self.id) { (self.title) ": no data in this range." } };
         };
-        let (lo, hi) = (ticks[0], ticks[ticks.len() - 1]);
-        let plot_w = W - LEFT - RIGHT;
-        let plot_h = H - TOP - BOTTOM;
-        let x = |i: usize| LEFT + plot_w * (i as f64 + 0.5) / n.max(1) as f64;
-        let y = |v: f64| TOP + plot_h * (1.0 - (v - lo) / (hi - lo));
+        let plot = Plot {
+            n: self.labels.len(),
+            lo: ticks[0],
+            hi: ticks[ticks.len() - 1],
+        };
         let mut body = String::new();
-        // Grid and y ticks.
-        for &v in &ticks {
-            let yy = y(v);
+        self.draw_y_axis(&plot, step, &ticks, &mut body);
+        self.draw_x_labels(&plot, &mut body);
+        self.draw_series(&plot, &mut body);
+        html! {
+            figure class="chart" {
+                svg id=(self.id) class="chart" role="img" viewBox={"0 0 " (W) " " (H)}
+                    aria-labelledby={(title_id) " " (desc_id)} xmlns="http://www.w3.org/2000/svg" {
+                    title id=(title_id) { (self.title) }
+                    desc id=(desc_id) { (self.description(&plot)) }
+                    (PreEscaped(body))
+                }
+                (self.legend())
+            }
+        }
+    }
+
+    /// The y axis: a grid line and a label at each tick.
+    fn draw_y_axis(&self, plot: &Plot, step: f64, ticks: &[f64], body: &mut String) {
+        for &v in ticks {
+            let yy = plot.y(v);
             let _ = write!(
                 body,
                 r##"<line x1="{LEFT}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}" stroke="#d8dde5"/><text class="y-label" x="{:.1}" y="{:.1}" text-anchor="end" font-size="11" fill="#5b6472">{}</text>"##,
@@ -195,17 +279,21 @@ impl Chart {
                 tick(&self.figures, self.measure, v, step)
             );
         }
-        // x labels: at most about eight, evenly spread, each cut to the room it has so that
-        // neighbours never overlap (the full label is the text's tooltip).
+    }
+
+    /// The x labels: at most about eight, evenly spread, each cut to the room it has so that
+    /// neighbours never overlap (the full label is the text's tooltip).
+    fn draw_x_labels(&self, plot: &Plot, body: &mut String) {
+        let n = plot.n;
         let step = n.div_ceil(8).max(1);
-        let room = plot_w / n.max(1) as f64 * step as f64 - 6.0;
+        let room = PLOT_W / n.max(1) as f64 * step as f64 - 6.0;
         for i in (0..n).step_by(step) {
             let full = &self.labels[i];
             let shown = fit_label(full, room);
             let _ = write!(
                 body,
                 r##"<text class="x-label" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11" fill="#5b6472">{}{}</text>"##,
-                x(i),
+                plot.x(i),
                 H - BOTTOM + 16.0,
                 if &shown == full {
                     String::new()
@@ -215,49 +303,29 @@ impl Chart {
                 maud::html! { (shown) }.into_string()
             );
         }
+    }
+
+    /// Every series in its colour: the bars of a label side by side in its slot (in the
+    /// order of the bar series), a line as one polyline per unbroken run of values.
+    fn draw_series(&self, plot: &Plot, body: &mut String) {
         let bars: Vec<&Series> = self.series.iter().filter(|s| s.kind == Kind::Bar).collect();
-        let slot = plot_w / n.max(1) as f64;
+        let slot = PLOT_W / plot.n.max(1) as f64;
         let bar_w = (slot * 0.8 / bars.len().max(1) as f64).max(1.0);
         for (si, s) in self.series.iter().enumerate() {
             let colour = COLOURS[si % COLOURS.len()];
             match s.kind {
                 Kind::Bar => {
                     let bi = bars.iter().position(|b| std::ptr::eq(*b, s)).unwrap_or(0);
-                    for (i, v) in s.values.iter().enumerate() {
-                        let Some(v) = v.filter(|v| v.is_finite()) else {
-                            continue;
-                        };
-                        let x0 = LEFT + slot * i as f64 + slot * 0.1 + bar_w * bi as f64;
-                        let (y0, y1) = (y(v.max(0.0)), y(v.min(0.0)));
-                        let _ = write!(
-                            body,
-                            r#"<rect x="{x0:.1}" y="{y0:.1}" width="{bar_w:.1}" height="{:.1}" fill="{colour}"/>"#,
-                            (y1 - y0).max(0.5)
-                        );
-                    }
+                    plot.draw_bars(s, slot, bar_w, bi, colour, body);
                 }
-                Kind::Line | Kind::Dashed => {
-                    let dash = if s.kind == Kind::Dashed {
-                        r#" stroke-dasharray="5 4""#
-                    } else {
-                        ""
-                    };
-                    // One polyline per unbroken run of values.
-                    for run in runs(&s.values) {
-                        let points = run
-                            .iter()
-                            .map(|&(i, v)| format!("{:.1},{:.1}", x(i), y(v)))
-                            .collect::<Vec<_>>()
-                            .join(" ");
-                        let _ = write!(
-                            body,
-                            r#"<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{points}"/>"#
-                        );
-                    }
-                }
+                Kind::Line | Kind::Dashed => plot.draw_line(s, colour, body),
             }
         }
-        let desc = format!(
+    }
+
+    /// The description screen readers give: the series, the points and the axis's range.
+    fn description(&self, plot: &Plot) -> String {
+        format!(
             "{} series ({}) over {} points from {} to {}; values {} to {} {}.",
             self.series.len(),
             self.series
@@ -265,35 +333,32 @@ impl Chart {
                 .map(|s| s.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
-            n,
+            plot.n,
             self.labels.first().map_or("", String::as_str),
             self.labels.last().map_or("", String::as_str),
-            self.figures.cell(self.measure, lo),
-            self.figures.cell(self.measure, hi),
+            self.figures.cell(self.measure, plot.lo),
+            self.figures.cell(self.measure, plot.hi),
             self.unit
-        );
+        )
+    }
+
+    /// The legend under the chart: its title, then each series' key (a swatch for bars, a
+    /// stroke for lines) and name.
+    fn legend(&self) -> Markup {
         html! {
-            figure class="chart" {
-                svg id=(self.id) class="chart" role="img" viewBox={"0 0 " (W) " " (H)}
-                    aria-labelledby={(title_id) " " (desc_id)} xmlns="http://www.w3.org/2000/svg" {
-                    title id=(title_id) { (self.title) }
-                    desc id=(desc_id) { (desc) }
-                    (PreEscaped(body))
-                }
-                figcaption class="legend" {
-                    b { (self.title) }
-                    @for (si, s) in self.series.iter().enumerate() {
-                        span class="key" {
-                            svg width="18" height="10" aria-hidden="true" {
-                                @if s.kind == Kind::Bar {
-                                    rect width="18" height="10" fill=(COLOURS[si % COLOURS.len()]) {}
-                                } @else {
-                                    line x1="0" x2="18" y1="5" y2="5" stroke=(COLOURS[si % COLOURS.len()]) stroke-width="2"
-                                        stroke-dasharray=[(s.kind == Kind::Dashed).then_some("5 4")] {}
-                                }
+            figcaption class="legend" {
+                b { (self.title) }
+                @for (si, s) in self.series.iter().enumerate() {
+                    span class="key" {
+                        svg width="18" height="10" aria-hidden="true" {
+                            @if s.kind == Kind::Bar {
+                                rect width="18" height="10" fill=(COLOURS[si % COLOURS.len()]) {}
+                            } @else {
+                                line x1="0" x2="18" y1="5" y2="5" stroke=(COLOURS[si % COLOURS.len()]) stroke-width="2"
+                                    stroke-dasharray=[(s.kind == Kind::Dashed).then_some("5 4")] {}
                             }
-                            " " (s.name)
                         }
+                        " " (s.name)
                     }
                 }
             }

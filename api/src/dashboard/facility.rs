@@ -8,12 +8,14 @@
 mod charts;
 mod decisions;
 mod forms;
+mod sections;
 mod tables;
 use super::extract::{Form, Query};
 use charts::*;
 use decisions::*;
 use domain::ids::FacilityId;
 use forms::*;
+use sections::{Page, Tables};
 use tables::*;
 
 use super::chart::{self, Chart, Kind, Series, Table};
@@ -116,6 +118,8 @@ fn days_of(days: Option<i64>) -> i64 {
     days.filter(|d| RANGES_DAYS.contains(d)).unwrap_or(90)
 }
 
+/// The page, or one of its tables as CSV when `csv` names it; a refused form is shown again
+/// with its values and message (and a 422).
 async fn render(
     state: &AppState,
     s: &Session,
@@ -134,118 +138,25 @@ async fn render(
         .and_then(|r| serde_json::from_value(r.recommendations.clone()).ok())
         .unwrap_or_default();
     let fig = Figures::new(s.currency);
-    let (rec_table, factor_table, guard_table) = recommendation_tables(&fig, &recs);
-    let runs_table = runs_table(&fig, &l.runs);
     let charts = charts(&fig, &l.history, days);
-    let chart_tables: Vec<Table> = charts
-        .iter()
-        .map(|c| c.table(format!("{}-table", c.id)))
-        .collect();
-    let rates_table = rates_table(&fig, &l.rates);
-    let bands_table = bands_table(&fig, &l.rates);
-    let approved = approved_table(&fig, &l.rates_in_force);
-    let mut tables: Vec<&Table> = vec![
-        &approved,
-        &rec_table,
-        &factor_table,
-        &guard_table,
-        &runs_table,
-        &rates_table,
-        &bands_table,
-    ];
-    tables.extend(chart_tables.iter());
-    if let Some(r) = chart::export(&tables, csv, &format!("facility-{id}")) {
+    let tables = Tables::new(&fig, &l, &recs, &charts);
+    if let Some(r) = chart::export(&tables.all(), csv, &format!("facility-{id}")) {
         return Ok(r);
     }
     let refused = refused.unwrap_or_default();
-    let action = |p: &str| format!("/app/facilities/{id}/{p}");
-    let body = html! {
-        p class="muted" {
-            a href="/app/facilities" { "All facilities" } " · "
-            a href={"/app/facilities/" (id) "/ecri"} { "Rent increases (ECRI)" } " · "
-            @if let Some(to) = l.history.to { "Latest data " (to) } @else { "No data yet" }
-            @if let Some(run) = &l.latest { " · mode " (run.mode.replace('_', "-")) }
-        }
-        // The three forms swap their own section with htmx (the page the server answers, its
-        // section and messages taken in place of the current ones); without script they post
-        // and the whole page loads, as before.
-        section id="recs" aria-labelledby="recs-h" {
-            h2 id="recs-h" { "Latest recommendations" }
-            div class="actions" {
-                form method="post" action=(action("run")) hx-post=(action("run"))
-                    hx-target="#recs" hx-select="#recs" hx-swap="outerHTML" hx-select-oob="#flash" {
-                    (page::csrf(s))
-                    button type="submit" id="run-now" { "Run now" }
-                }
-                @if let Some(run) = &l.latest {
-                    span class="muted" id="latest-run" {
-                        "Run " (page::when(Some(run.generated_at))) " (" (run.trigger) ") on the data of " (run.snapshot_date)
-                    }
-                }
-            }
-            @if l.latest.is_none() {
-                p class="muted" { "No recommendation run yet: run the engine now." }
-            } @else {
-                (rec_table.render(&query))
-                h3 { "Why: each factor's share of the change" }
-                (factor_table.render(&query))
-                h3 { "Guardrails that bound a recommendation" }
-                @if guard_table.rows.is_empty() {
-                    p class="muted" { "No guardrail changed a recommendation of this run." }
-                }
-                (guard_table.render(&query))
-            }
-            h3 { "Run history" }
-            (runs_table.render(&query))
-        }
-        section id="decisions" aria-labelledby="decisions-h" {
-            h2 id="decisions-h" { "Decisions" }
-            @if let Some(run) = &l.latest {
-                p class="muted" {
-                    "Accept a recommended rate, override it with a rate of your own (it must pass the run's guardrails unless forced with a reason), or reject it. The next run starts from an approved rate until a snapshot shows it."
-                }
-                (decision_forms(s, &action("decisions"), run.recommendation_id, &fig, &recs, &refused))
-            } @else {
-                p class="muted" { "No run to decide on yet." }
-            }
-            h3 { "Pending changes" }
-            p class="muted" {
-                "An approved rate is pending until a snapshot dated on or after the decision day shows it; not applied after "
-                (jobs::rates::PENDING_DAYS) " days of snapshots without it. "
-                a href=(action("rates.csv")) id="rates-csv" download { "Pending rates for your PMS (CSV)" }
-            }
-            @if approved.rows.is_empty() {
-                p class="muted" { "No approved rate yet." }
-            }
-            (approved.render(&query))
-        }
-        section aria-labelledby="charts-h" {
-            h2 id="charts-h" { "History" }
-            nav class="range" aria-label="Chart range" {
-                @for d in RANGES_DAYS {
-                    @if d == days {
-                        a href={"?days=" (d)} aria-current="true" { (d) " days" }
-                    } @else {
-                        a href={"?days=" (d)} { (d) " days" }
-                    }
-                }
-            }
-            @for (c, t) in charts.iter().zip(&chart_tables) {
-                (chart::with_table(c, t, &query))
-            }
-        }
-        section id="rates" aria-labelledby="rates-h" {
-            h2 id="rates-h" { "Competitor rates" }
-            p class="muted" { "Stale: older than " (l.settings.competitor_stale_after_days) " days (the facility's setting); the engine gives a stale rate less weight." }
-            (bands_table.render(&query))
-            (rates_table.render(&query))
-            (rate_form(s, &action("competitor-rates"), &refused))
-        }
-        section id="pricing-settings" aria-labelledby="settings-h" {
-            h2 id="settings-h" { "Pricing settings" }
-            (settings_form(s, &action("settings"), &l.settings, &refused))
-        }
-    };
+    let body = Page {
+        s,
+        id,
+        l: &l,
+        fig: &fig,
+        recs: &recs,
+        days,
+        charts: &charts,
+        t: &tables,
+        query: &query,
+        refused: &refused,
+    }
+    .body();
     let status = if refused.form.is_empty() {
         StatusCode::OK
     } else {

@@ -39,7 +39,67 @@ pub(crate) const CSP: &str =
 connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
 
 pub fn router(state: AppState) -> Router<AppState> {
-    let app = Router::new()
+    Router::new()
+        .merge(public_routes())
+        .merge(app_routes(&state))
+        .route_layer(middleware::from_fn_with_state(state, session::same_site))
+        .route_layer(middleware::from_fn(security_headers))
+        // Added after the layers, which so leave it alone: an asset carries its own headers
+        // (cached for a year, where a page is `no-store`).
+        .route("/assets/{name}", get(assets::serve))
+}
+
+/// The pages before signing in: sign-in, sign-up and its confirmation, the password reset and
+/// an invitation's acceptance.
+fn public_routes() -> Router<AppState> {
+    Router::new()
+        .route("/", get(account::root))
+        .route("/login", get(account::login_page).post(account::login))
+        .route("/signup", get(account::signup_page).post(account::signup))
+        .route(
+            "/signup/confirm",
+            get(account::confirm_page).post(account::confirm),
+        )
+        .route(
+            "/forgot-password",
+            get(account::forgot_page).post(account::forgot),
+        )
+        .route(
+            "/reset-password",
+            get(account::reset_page).post(account::reset),
+        )
+        .route(
+            "/invitations/accept",
+            get(team::accept_page).post(team::accept),
+        )
+}
+
+/// The signed-in pages, each behind the session check and, inside it, the role check.
+fn app_routes(state: &AppState) -> Router<AppState> {
+    Router::new()
+        .merge(home_routes())
+        .merge(account_routes())
+        .merge(facility_routes())
+        .merge(ecri_routes())
+        .merge(upload_routes())
+        .merge(connection_routes())
+        .merge(team_routes())
+        // The role check runs inside the session check, which puts the session in place.
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            session::authorize,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            session::require_session,
+        ))
+        // Uploads are multipart; the limit is the upload's own (see `routes::upload`).
+        .layer(DefaultBodyLimit::max(upload::MAX_FILE_BYTES + 64 * 1024))
+}
+
+/// The overview, the company's name, the portfolio and the analytics pages.
+fn home_routes() -> Router<AppState> {
+    Router::new()
         .route("/app", get(overview::show))
         .route("/app/company", post(overview::save_company))
         .route("/app/portfolio", get(portfolio::show))
@@ -48,6 +108,11 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/app/analytics/lease-up", get(analytics::lease_up))
         .route("/app/analytics/leads", get(analytics::leads))
         .route("/app/analytics/revpas", get(analytics::revpas))
+}
+
+/// Signing out (here or everywhere) and the API keys.
+fn account_routes() -> Router<AppState> {
+    Router::new()
         .route("/app/logout-everywhere", post(account::logout_everywhere))
         .route("/logout", post(account::logout))
         .route("/app/keys", get(keys::list).post(keys::create))
@@ -55,6 +120,11 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/app/keys/{id}/revoke",
             get(keys::confirm_revoke).post(keys::revoke),
         )
+}
+
+/// The facilities: their list and forms, and each one's pricing page with its actions.
+fn facility_routes() -> Router<AppState> {
+    Router::new()
         .route(
             "/app/facilities",
             get(facilities::list).post(facilities::create),
@@ -65,6 +135,26 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(facility::show).post(facilities::update),
         )
         .route("/app/facilities/{id}/run", post(facility::run_now))
+        .route("/app/facilities/{id}/decisions", post(facility::decide))
+        .route("/app/facilities/{id}/rates.csv", get(facility::rates_csv))
+        .route(
+            "/app/facilities/{id}/competitor-rates",
+            post(facility::add_rate),
+        )
+        .route(
+            "/app/facilities/{id}/settings",
+            post(facility::save_settings),
+        )
+        .route("/app/facilities/{id}/edit", get(facilities::edit_page))
+        .route(
+            "/app/facilities/{id}/delete",
+            get(facilities::confirm_delete).post(facilities::delete),
+        )
+}
+
+/// A facility's rent increases: its suggestions and its batches, from draft to letters.
+fn ecri_routes() -> Router<AppState> {
+    Router::new()
         .route("/app/facilities/{id}/ecri", get(ecri::show))
         .route("/app/facilities/{id}/ecri-batches", post(ecri::create))
         .route("/app/facilities/{id}/ecri-batches/{bid}", get(ecri::batch))
@@ -84,23 +174,18 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/app/facilities/{id}/ecri-batches/{bid}/letters.csv",
             get(ecri::letters),
         )
-        .route("/app/facilities/{id}/decisions", post(facility::decide))
-        .route("/app/facilities/{id}/rates.csv", get(facility::rates_csv))
-        .route(
-            "/app/facilities/{id}/competitor-rates",
-            post(facility::add_rate),
-        )
-        .route(
-            "/app/facilities/{id}/settings",
-            post(facility::save_settings),
-        )
-        .route("/app/facilities/{id}/edit", get(facilities::edit_page))
-        .route(
-            "/app/facilities/{id}/delete",
-            get(facilities::confirm_delete).post(facilities::delete),
-        )
+}
+
+/// The upload page and its templates.
+fn upload_routes() -> Router<AppState> {
+    Router::new()
         .route("/app/upload", get(upload::page).post(upload::submit))
         .route("/app/upload/templates/{kind}", get(upload::template))
+}
+
+/// The connections to other systems: webhooks out and data sources in.
+fn connection_routes() -> Router<AppState> {
+    Router::new()
         .route("/app/webhooks", get(webhooks::list).post(webhooks::create))
         .route("/app/webhooks/{id}/test", post(webhooks::test_ping))
         .route(
@@ -125,6 +210,11 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/app/data-sources/{id}/delete",
             get(data_sources::confirm_delete).post(data_sources::delete),
         )
+}
+
+/// The team (members and invitations) and the audit log with its retention.
+fn team_routes() -> Router<AppState> {
+    Router::new()
         .route("/app/team", get(team::show))
         .route("/app/team/invitations", post(team::invite))
         .route(
@@ -139,41 +229,6 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/app/audit", get(team::audit))
         .route("/app/audit.csv", get(team::audit_csv))
         .route("/app/audit/settings", post(team::save_retention))
-        // The role check runs inside the session check, which puts the session in place.
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            crate::access::authorize_page,
-        ))
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            session::require_session,
-        ))
-        // Uploads are multipart; the limit is the upload's own (see `routes::upload`).
-        .layer(DefaultBodyLimit::max(upload::MAX_FILE_BYTES + 64 * 1024));
-    Router::new()
-        .route("/", get(account::root))
-        .route("/login", get(account::login_page).post(account::login))
-        .route("/signup", get(account::signup_page).post(account::signup))
-        .route(
-            "/signup/confirm",
-            get(account::confirm_page).post(account::confirm),
-        )
-        .route(
-            "/forgot-password",
-            get(account::forgot_page).post(account::forgot),
-        )
-        .route(
-            "/reset-password",
-            get(account::reset_page).post(account::reset),
-        )
-        .route(
-            "/invitations/accept",
-            get(team::accept_page).post(team::accept),
-        )
-        .merge(app)
-        .route_layer(middleware::from_fn_with_state(state, session::same_site))
-        .route_layer(middleware::from_fn(security_headers))
-        .route("/assets/{name}", get(assets::serve))
 }
 
 /// Security headers of every dashboard answer (pages, redirects and errors alike).

@@ -10,9 +10,9 @@ use super::session::SignedIn;
 use crate::state::AppState;
 use axum::extract::State;
 use domain::analytics::AnalyticsSettings;
-use jobs::analytics::reports::portfolio::FacilityOut;
+use jobs::analytics::reports::portfolio::{FacilityOut, Report};
 use jobs::pricing::RunSummary;
-use maud::html;
+use maud::{html, Markup};
 use serde::Deserialize;
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -113,13 +113,35 @@ pub async fn show(
         .collect();
     sort_rows(&mut rows, sort, descending);
     let fig = Figures::new(s.currency);
+    let table = facilities_table(&fig, &rows);
+    let query = format!(
+        "sort={sort}&dir={}",
+        if descending { "desc" } else { "asc" }
+    );
+    if let Some(r) = super::chart::export(&[&table], q.csv.as_deref(), "portfolio") {
+        return Ok(r);
+    }
+    let body = html! {
+        (kpis(&fig, &report))
+        (facilities_section(&table, &rows, sort, descending, &query))
+    };
+    Ok(page::render(page::frame(
+        &s,
+        Nav::Portfolio,
+        "Portfolio",
+        &Messages::default(),
+        body,
+    )))
+}
 
+/// The facilities in their sorted order, with the figures of their row.
+fn facilities_table(fig: &Figures, rows: &[Row<'_>]) -> Table {
     let mut table = Table::new(
         "portfolio-facilities",
         "Every facility with its latest figures and latest recommendation run",
         &COLUMNS.map(|(_, h)| h),
     );
-    for r in &rows {
+    for r in rows {
         table.row(cells![
             r.f.facility_name.clone(),
             r.f.mode.replace('_', "-"),
@@ -133,16 +155,14 @@ pub async fn show(
             fig.count(r.run.map(|x| x.lower as f64)),
         ]);
     }
-    let query = format!(
-        "sort={sort}&dir={}",
-        if descending { "desc" } else { "asc" }
-    );
-    if let Some(r) = super::chart::export(&[&table], q.csv.as_deref(), "portfolio") {
-        return Ok(r);
-    }
+    table
+}
+
+/// The key figures of the company: a tile each, and the month's moves under them.
+fn kpis(fig: &Figures, report: &Report) -> Markup {
     let roll = &report.rollup;
     let flags: usize = report.facilities.iter().map(|f| f.flags.len()).sum();
-    let body = html! {
+    html! {
         section aria-labelledby="kpi-h" {
             h2 id="kpi-h" class="skip" { "Key figures" }
             div class="figures" id="kpis" {
@@ -172,6 +192,19 @@ pub async fn show(
                 ", net " (roll.net_absorption_mtd) "."
             }
         }
+    }
+}
+
+/// The facilities table, drawn here rather than by [`Table::render`]: its headings are the
+/// sort links (the current column marked) and each name links to the facility's page.
+fn facilities_section(
+    table: &Table,
+    rows: &[Row<'_>],
+    sort: &str,
+    descending: bool,
+    query: &str,
+) -> Markup {
+    html! {
         section aria-labelledby="fac-h" {
             h2 id="fac-h" { "Facilities" }
             p class="muted" { "Sort by a column's heading; the Raise / Hold / Lower columns count the sizes of the latest recommendation run." }
@@ -201,12 +234,5 @@ pub async fn show(
                 }
             }
         }
-    };
-    Ok(page::render(page::frame(
-        &s,
-        Nav::Portfolio,
-        "Portfolio",
-        &Messages::default(),
-        body,
-    )))
+    }
 }

@@ -167,6 +167,26 @@ async fn checked_token(req: Request, expected: &str) -> Option<Request> {
     same_token(&token, expected).then(|| Request::from_parts(parts, Body::from(bytes)))
 }
 
+/// Every `/app` request: the user's role must allow the page or form (a 403 page otherwise,
+/// before anything is read or written), and a facility outside their scope is answered as
+/// another company's (404). The permission table is `crate::access`'s, the API's too.
+pub async fn authorize(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let Some(session) = req.extensions().get::<Session>().cloned() else {
+        return Redirect::to("/login").into_response();
+    };
+    let method = req.method().clone();
+    let (req, call) = crate::access::call_of(&state, req).await;
+    let op = crate::access::page(&method, &call.route);
+    let access = session.access();
+    if !access.role.allows(op.permission) {
+        return error_page(StatusCode::FORBIDDEN, &crate::access::refusal(&access, op));
+    }
+    if call.outside(&access).is_some() {
+        return page::PageError(crate::error::ApiError::NotFound(String::new())).into_response();
+    }
+    next.run(req).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

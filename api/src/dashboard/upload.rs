@@ -13,6 +13,7 @@ use crate::state::AppState;
 use axum::extract::{Multipart, Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
+use domain::ids::FacilityId;
 use domain::upload::UploadKind;
 use jobs::facilities::{self, Facility};
 use jobs::sessions::Session;
@@ -260,34 +261,8 @@ pub async fn submit(
         )
         .await;
     }
-    let Ok(facility_id) = sent
-        .choice
-        .facility
-        .trim()
-        .parse::<domain::ids::FacilityId>()
-        .ok()
-        .filter(|id| s.scope.sees(id.uuid()))
-        .ok_or(())
-    else {
-        // A facility outside the member's scope is as unknown as another company's.
-        return Err(
-            ApiError::NotFound(format!("no facility with id {}", sent.choice.facility)).into(),
-        );
-    };
-    let is_json = sent.file_name.to_ascii_lowercase().ends_with(".json")
-        || sent.file.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-    let request = Request {
-        company_id: s.company_id,
-        facility_id,
-        kind: Some(sent.choice.kind.as_str()).filter(|k| !k.is_empty()),
-        date: Some(sent.choice.date.as_str()).filter(|d| !d.is_empty()),
-        content_type: if is_json {
-            "application/json"
-        } else {
-            "text/csv"
-        },
-        declared_length: Some(sent.file.len() as u64),
-    };
+    let facility_id = facility_in_scope(&s, &sent.choice)?;
+    let request = request_of(&s, facility_id, &sent.choice, &sent.file_name, &sent.file);
     let file = futures::stream::iter([Ok::<_, std::io::Error>(axum::body::Bytes::from(sent.file))]);
     let collected = match jobs::upload::collect(&state.db, &request, file)
         .await
@@ -316,44 +291,7 @@ pub async fn submit(
             rows(collected.rows)
         )
     } else {
-        let count = rows(collected.rows);
-        let stored = jobs::upload::store(
-            &state.db,
-            &acting.who,
-            facility_id,
-            collected,
-            chrono::Utc::now().date_naive(),
-        )
-        .await?;
-        let stored = state.finish(stored).await;
-        let roll = match &stored {
-            jobs::upload::Stored::Rolls { days, .. } => days
-                .iter()
-                .filter_map(|d| d.rent_roll.as_ref().map(|r| (d.date, r)))
-                .map(|(date, r)| {
-                    if r.applied {
-                        format!(
-                            " Roll of {date}: {} moved in, {} moved out, {} rent changes.",
-                            r.moved_in, r.moved_out, r.rent_changed
-                        )
-                    } else {
-                        format!(
-                            " Roll of {date}: older than the roll in force ({}), not applied.",
-                            r.roll_date.map(|d| d.to_string()).unwrap_or_default()
-                        )
-                    }
-                })
-                .collect::<String>(),
-            _ => String::new(),
-        };
-        format!(
-            "{count} uploaded from {}.{roll}",
-            if sent.file_name.is_empty() {
-                "the file"
-            } else {
-                &sent.file_name
-            }
-        )
+        store(&state, &acting.who, facility_id, collected, &sent.file_name).await?
     };
     let extra = html! {
         @for w in &warnings { p class="banner" { (w) } }
@@ -368,6 +306,97 @@ pub async fn submit(
         extra,
     )
     .await
+}
+
+/// The chosen facility, when the member's scope sees it: one outside it is as unknown as
+/// another company's.
+fn facility_in_scope(s: &Session, c: &Choice) -> Result<FacilityId, page::PageError> {
+    c.facility
+        .trim()
+        .parse::<FacilityId>()
+        .ok()
+        .filter(|id| s.scope.sees(id.uuid()))
+        .ok_or_else(|| ApiError::NotFound(format!("no facility with id {}", c.facility)).into())
+}
+
+/// The upload as the API route would take it: JSON when the file's name or its first
+/// character says so, else CSV.
+fn request_of<'a>(
+    s: &Session,
+    facility_id: FacilityId,
+    c: &'a Choice,
+    file_name: &str,
+    file: &[u8],
+) -> Request<'a> {
+    let is_json = file_name.to_ascii_lowercase().ends_with(".json")
+        || file.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    Request {
+        company_id: s.company_id,
+        facility_id,
+        kind: Some(c.kind.as_str()).filter(|k| !k.is_empty()),
+        date: Some(c.date.as_str()).filter(|d| !d.is_empty()),
+        content_type: if is_json {
+            "application/json"
+        } else {
+            "text/csv"
+        },
+        declared_length: Some(file.len() as u64),
+    }
+}
+
+/// Writes the checked rows; the notice of what was written: the rows, from which file, and
+/// what each rent roll changed.
+async fn store(
+    state: &AppState,
+    who: &jobs::door::Who,
+    facility_id: FacilityId,
+    collected: Collected,
+    file_name: &str,
+) -> Result<String, page::PageError> {
+    let count = rows(collected.rows);
+    let stored = jobs::upload::store(
+        &state.db,
+        who,
+        facility_id,
+        collected,
+        chrono::Utc::now().date_naive(),
+    )
+    .await?;
+    let stored = state.finish(stored).await;
+    Ok(format!(
+        "{count} uploaded from {}.{}",
+        if file_name.is_empty() {
+            "the file"
+        } else {
+            file_name
+        },
+        rolls_applied(&stored)
+    ))
+}
+
+/// Per rent roll stored, its moves and rent changes, or that it was older than the roll in
+/// force and so not applied (empty for other kinds).
+fn rolls_applied(stored: &jobs::upload::Stored) -> String {
+    match stored {
+        jobs::upload::Stored::Rolls { days, .. } => days
+            .iter()
+            .filter_map(|d| d.rent_roll.as_ref().map(|r| (d.date, r)))
+            .map(|(date, r)| {
+                if r.applied {
+                    format!(
+                        " Roll of {date}: {} moved in, {} moved out, {} rent changes.",
+                        r.moved_in, r.moved_out, r.rent_changed
+                    )
+                } else {
+                    format!(
+                        " Roll of {date}: older than the roll in force ({}), not applied.",
+                        r.roll_date.map(|d| d.to_string()).unwrap_or_default()
+                    )
+                }
+            })
+            .collect::<String>(),
+        _ => String::new(),
+    }
 }
 
 async fn reject(state: &AppState, s: &Session, c: &Choice, e: ApiError) -> PageResult {

@@ -4,21 +4,18 @@
 
 use crate::access::Acting;
 use crate::auth::Auth;
-use crate::csv_export;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{path_id, Json, Query};
+use crate::extract::{batch_ids, path_id, Json, Query};
 use crate::openapi::ErrorBody;
 use crate::requests::{ApproveEcriBatch, EcriBatchEdits, EcriBatchQuery, NewEcriBatch};
 use crate::state::AppState;
 use crate::views::ecri_batches::{EcriBatch, EcriBatchList, EcriBatchSummary};
 use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
-use axum::response::{IntoResponse, Response};
-use domain::ids::FacilityId;
+use axum::http::StatusCode;
+use axum::response::Response;
 use jobs::ecri_batches::{self as batches, Status};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use uuid::Uuid;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -33,11 +30,6 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub(crate) async fn answer(state: &AppState, batch: batches::Batch) -> ApiResult<EcriBatch> {
     let outcome = batches::outcome::outcome(&state.db, &batch).await?;
     Ok(EcriBatch::of(batch, outcome))
-}
-
-/// The facility's and the batch's ids of a batch's path (a malformed one is a 404).
-pub(crate) fn ids(id: &str, bid: &str) -> Result<(FacilityId, Uuid), ApiError> {
-    Ok((path_id(id, "facility")?, path_id(bid, "ECRI batch")?))
 }
 
 /// Creates a draft batch from the facility's current ECRI suggestions (`{}` for every one
@@ -107,7 +99,7 @@ async fn one(
     Auth(who): Auth,
     Path((id, bid)): Path<(String, String)>,
 ) -> ApiResult<axum::Json<EcriBatch>> {
-    let (facility_id, batch_id) = ids(&id, &bid)?;
+    let (facility_id, batch_id) = batch_ids(&id, &bid)?;
     let batch = batches::get(&state.db, who.company_id, facility_id, batch_id).await?;
     Ok(axum::Json(answer(&state, batch).await?))
 }
@@ -130,7 +122,7 @@ async fn edit(
     Path((id, bid)): Path<(String, String)>,
     Json(body): Json<EcriBatchEdits>,
 ) -> ApiResult<axum::Json<EcriBatch>> {
-    let (facility_id, batch_id) = ids(&id, &bid)?;
+    let (facility_id, batch_id) = batch_ids(&id, &bid)?;
     let edits: Vec<batches::LineEdit> = body.lines.into_iter().map(Into::into).collect();
     let done = batches::edit(&state.db, &acting.who, facility_id, batch_id, &edits).await?;
     let batch = state.finish(done).await;
@@ -155,7 +147,7 @@ async fn approve(
     Path((id, bid)): Path<(String, String)>,
     Json(body): Json<ApproveEcriBatch>,
 ) -> ApiResult<axum::Json<EcriBatch>> {
-    let (facility_id, batch_id) = ids(&id, &bid)?;
+    let (facility_id, batch_id) = batch_ids(&id, &bid)?;
     let notice = body.notice_date;
     let done = batches::approve(&state.db, &acting.who, facility_id, batch_id, notice).await?;
     let approved = state.finish(done).await;
@@ -176,68 +168,10 @@ async fn cancel(
     acting: Acting,
     Path((id, bid)): Path<(String, String)>,
 ) -> ApiResult<axum::Json<EcriBatch>> {
-    let (facility_id, batch_id) = ids(&id, &bid)?;
+    let (facility_id, batch_id) = batch_ids(&id, &bid)?;
     let done = batches::cancel(&state.db, &acting.who, facility_id, batch_id).await?;
     let batch = state.finish(done).await;
     Ok(axum::Json(answer(&state, batch).await?))
-}
-
-/// The header of the letters' CSV.
-pub(crate) const LETTER_COLUMNS: [&str; 14] = [
-    "tenant_id",
-    "customer_id",
-    "tenant_count",
-    "facility_name",
-    "facility_address",
-    "unit_size",
-    "currency",
-    "current_rent",
-    "new_rent",
-    "increase",
-    "increase_pct",
-    "notice_date",
-    "effective_date",
-    "batch_id",
-];
-
-/// The letters of an approved batch as CSV, for a mail merge.
-pub(crate) fn letters_csv(l: &batches::Letters) -> Vec<u8> {
-    let headers: Vec<String> = LETTER_COLUMNS.iter().map(|c| (*c).to_owned()).collect();
-    let date = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string()).unwrap_or_default();
-    let rows = l.letters.iter().map(|t| {
-        vec![
-            t.tenant_id.clone().unwrap_or_default(),
-            t.customer_id.clone().unwrap_or_default(),
-            t.tenant_count.to_string(),
-            l.batch.facility_name.clone(),
-            l.facility_address.clone().unwrap_or_default(),
-            t.size.clone(),
-            l.currency.clone(),
-            format!("{:.2}", t.current_rent),
-            format!("{:.2}", t.new_rent),
-            format!("{:.2}", t.increase),
-            format!("{:.2}", t.increase_pct),
-            date(l.batch.notice_date),
-            date(l.batch.effective_date),
-            l.batch.id.to_string(),
-        ]
-    });
-    csv_export::write(&headers, rows)
-}
-
-/// The CSV answer of a batch's letters.
-pub(crate) fn letters_response(l: &batches::Letters) -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
-            (
-                header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"ecri-letters-{}.csv\"", l.batch.id),
-            ),
-        ],
-        letters_csv(l),
-    )
-        .into_response()
 }
 
 /// One row per tenant of an approved batch for a mail merge: the tenant, the facility's name
@@ -256,7 +190,7 @@ async fn letters(
     Auth(who): Auth,
     Path((id, bid)): Path<(String, String)>,
 ) -> ApiResult<Response> {
-    let (facility_id, batch_id) = ids(&id, &bid)?;
+    let (facility_id, batch_id) = batch_ids(&id, &bid)?;
     let l = batches::letters(&state.db, who.company_id, facility_id, batch_id).await?;
-    Ok(letters_response(&l))
+    Ok(crate::exports::letters(&l))
 }

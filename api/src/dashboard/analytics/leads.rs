@@ -1,6 +1,8 @@
 //! The lead funnel page: leads by channel over 30 or 90 days, dead channels flagged.
 
 use super::*;
+use domain::analytics::leads::Channel;
+use jobs::analytics::reports::leads::Report;
 
 pub async fn leads(
     State(state): State<AppState>,
@@ -8,21 +10,57 @@ pub async fn leads(
     Query(p): Query<Params>,
 ) -> PageResult {
     let facility = p.facility()?;
-    let (days, period) = match p.period.as_deref() {
-        None | Some("" | "30d") => (30, "30d"),
-        Some("90d") => (90, "90d"),
-        Some(other) => {
-            let shown: String = other.chars().take(30).collect();
-            return Err(ApiError::Invalid(format!(
-                "query parameter period: must be 30d or 90d, got '{shown}'"
-            ))
-            .into());
-        }
-    };
+    let (days, period) = period_of(p.period.as_deref())?;
     let report = reports::leads::report(&state.db, s.company_id, facility, &s.scope, days).await?;
     let fig = Figures::new(s.currency);
+    let table = channels_table(&fig, &report, days);
+    let chart = channels_chart(fig, &report.funnel.channels, days);
+    // The table below is the chart's table view (the same figures).
+    if let Some(r) = chart::export(&[&table], p.csv.as_deref(), "leads") {
+        return Ok(r);
+    }
+    let q = p.query();
+    let form = scope_form(&state, &s, PAGES[3].0, facility, period_field(period)).await?;
+    let body = html! {
+        (form)
+        (summary(&fig, &report, days))
+        (chart.svg())
+        (table.render(&q))
+    };
+    frame(&s, "Lead funnel", PAGES[3].0, body)
+}
+
+/// The period asked for: its days and its name (30 days when none is given).
+fn period_of(asked: Option<&str>) -> Result<(i64, &'static str), ApiError> {
+    match asked {
+        None | Some("" | "30d") => Ok((30, "30d")),
+        Some("90d") => Ok((90, "90d")),
+        Some(other) => {
+            let shown: String = other.chars().take(30).collect();
+            Err(ApiError::Invalid(format!(
+                "query parameter period: must be 30d or 90d, got '{shown}'"
+            )))
+        }
+    }
+}
+
+/// The scope form's own field: the period, the current one chosen.
+fn period_field(period: &str) -> Markup {
+    html! {
+        label { "Period"
+            select name="period" {
+                @for v in ["30d", "90d"] {
+                    @if v == period { option value=(v) selected { (v) } } @else { option value=(v) { (v) } }
+                }
+            }
+        }
+    }
+}
+
+/// Leads per channel against the period before, which is named for the days it covers when
+/// it began before the data did.
+fn channels_table(fig: &Figures, report: &Report, days: i64) -> Table {
     let previous_days = report.previous_period_days_covered;
-    // A previous period that began before the data did is named for what it covers.
     let previous = if previous_days < days {
         format!("the {days} days before (data for {previous_days} of them)")
     } else {
@@ -50,60 +88,42 @@ pub async fn leads(
             c.conversion.replace('_', " "),
         ]);
     }
-    let chart = Chart {
+    table
+}
+
+/// The chart of each channel's leads in this period and the one before.
+fn channels_chart(fig: Figures, channels: &[Channel], days: i64) -> Chart {
+    Chart {
         id: "chart-leads".into(),
         title: format!("Leads per channel, last {days} days and the period before"),
         unit: "leads".into(),
         measure: Measure::Count,
         figures: fig,
-        labels: report
-            .funnel
-            .channels
-            .iter()
-            .map(|c| c.channel.clone())
-            .collect(),
+        labels: channels.iter().map(|c| c.channel.clone()).collect(),
         series: vec![
             Series::new(
                 "This period",
                 Kind::Bar,
-                report
-                    .funnel
-                    .channels
-                    .iter()
-                    .map(|c| Some(c.leads as f64))
-                    .collect(),
+                channels.iter().map(|c| Some(c.leads as f64)).collect(),
             ),
             Series::new(
                 "Previous period",
                 Kind::Bar,
-                report
-                    .funnel
-                    .channels
+                channels
                     .iter()
                     .map(|c| Some(c.previous_period_leads as f64))
                     .collect(),
             ),
         ],
         from_zero: true,
-    };
-    // The table below is the chart's table view (the same figures).
-    if let Some(r) = chart::export(&[&table], p.csv.as_deref(), "leads") {
-        return Ok(r);
     }
-    let q = p.query();
-    let extra = html! {
-        label { "Period"
-            select name="period" {
-                @for v in ["30d", "90d"] {
-                    @if v == period { option value=(v) selected { (v) } } @else { option value=(v) { (v) } }
-                }
-            }
-        }
-    };
-    let form = scope_form(&state, &s, PAGES[3].0, facility, extra).await?;
+}
+
+/// The funnel's tiles, and the banners and notes on what its figures cover.
+fn summary(fig: &Figures, report: &Report, days: i64) -> Markup {
     let f = &report.funnel;
-    let body = html! {
-        (form)
+    let previous_days = report.previous_period_days_covered;
+    html! {
         div class="figures" {
             div { "Leads" b id="leads-total" { (fig.count(f.total_leads as f64)) } }
             div { "Move-ins" b id="leads-move-ins" { (fig.count(f.move_ins as f64)) } }
@@ -128,8 +148,5 @@ pub async fn leads(
             }
         }
         @if let Some(reason) = &report.reason { p class="muted" { (reason) } }
-        (chart.svg())
-        (table.render(&q))
-    };
-    frame(&s, "Lead funnel", PAGES[3].0, body)
+    }
 }

@@ -1,6 +1,7 @@
 //! The lease-up page: each facility's mode, its event history and fill suggestions.
 
 use super::*;
+use jobs::analytics::reports::lease_up::Report;
 
 pub async fn lease_up(
     State(state): State<AppState>,
@@ -10,6 +11,39 @@ pub async fn lease_up(
     let facility = p.facility()?;
     let report = reports::lease_up::report(&state.db, s.company_id, facility, &s.scope).await?;
     let fig = Figures::new(s.currency);
+    let [status, events, fills] = tables(&fig, &report);
+    let chart = occupancy_chart(fig, &report);
+    let chart_table = chart.table("chart-lease-up-table");
+    if let Some(r) = chart::export(
+        &[&status, &events, &fills, &chart_table],
+        p.csv.as_deref(),
+        "lease-up",
+    ) {
+        return Ok(r);
+    }
+    let q = p.query();
+    let form = scope_form(&state, &s, PAGES[2].0, facility, html! {}).await?;
+    let body = html! {
+        (form)
+        div class="figures" {
+            div { "Facilities in lease-up" b id="lease-up-count" { (fig.count(report.facilities_in_lease_up as f64)) } }
+            div { "Enter below" b { (fig.pct(report.thresholds.enter_below_pct)) } }
+            div { "Leave at or above" b { (fig.pct(report.thresholds.leave_at_or_above_pct)) } }
+        }
+        (chart::with_table(&chart, &chart_table, &q))
+        h2 { "Mode per facility" }
+        (status.render(&q))
+        h2 { "Fill suggestions" }
+        (fills.render(&q))
+        h2 { "Event history" }
+        (events.render(&q))
+    };
+    frame(&s, "Lease-up", PAGES[2].0, body)
+}
+
+/// The page's tables: each facility's mode, the mode events, and the aggressive-fill
+/// suggestions.
+fn tables(fig: &Figures, report: &Report) -> [Table; 3] {
     let mut status = Table::new(
         "lease-up-facilities",
         "Mode per facility",
@@ -78,7 +112,12 @@ pub async fn lease_up(
             ]);
         }
     }
-    // The lowest occupancies first: those nearest to (or in) lease-up.
+    [status, events, fills]
+}
+
+/// The chart of occupancy against the thresholds of entering and leaving lease-up, for the
+/// lowest occupancies first: those nearest to (or in) lease-up.
+fn occupancy_chart(fig: Figures, report: &Report) -> Chart {
     let mut shown: Vec<_> = report.facilities.iter().collect();
     shown.sort_by(|a, b| {
         a.occupancy_pct
@@ -87,7 +126,7 @@ pub async fn lease_up(
     });
     shown.truncate(MAX_BARS);
     let n = shown.len();
-    let chart = Chart {
+    Chart {
         id: "chart-lease-up".into(),
         title: format!(
             "Occupancy against the lease-up thresholds ({n} lowest-occupancy facilities)"
@@ -114,31 +153,5 @@ pub async fn lease_up(
             ),
         ],
         from_zero: true,
-    };
-    let chart_table = chart.table("chart-lease-up-table");
-    if let Some(r) = chart::export(
-        &[&status, &events, &fills, &chart_table],
-        p.csv.as_deref(),
-        "lease-up",
-    ) {
-        return Ok(r);
     }
-    let q = p.query();
-    let form = scope_form(&state, &s, PAGES[2].0, facility, html! {}).await?;
-    let body = html! {
-        (form)
-        div class="figures" {
-            div { "Facilities in lease-up" b id="lease-up-count" { (fig.count(report.facilities_in_lease_up as f64)) } }
-            div { "Enter below" b { (fig.pct(report.thresholds.enter_below_pct)) } }
-            div { "Leave at or above" b { (fig.pct(report.thresholds.leave_at_or_above_pct)) } }
-        }
-        (chart::with_table(&chart, &chart_table, &q))
-        h2 { "Mode per facility" }
-        (status.render(&q))
-        h2 { "Fill suggestions" }
-        (fills.render(&q))
-        h2 { "Event history" }
-        (events.render(&q))
-    };
-    frame(&s, "Lease-up", PAGES[2].0, body)
 }

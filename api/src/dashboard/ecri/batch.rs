@@ -1,0 +1,274 @@
+//! One ECRI batch's page: its totals and dates, its lines (a form while it is a draft), and
+//! its outcome once approved.
+
+use super::{batch_href, href, notice_text, respond, PageQuery};
+use crate::dashboard::chart::{self, Chart, Kind, Series, Table};
+use crate::dashboard::extract::Query;
+use crate::dashboard::figures::{cells, Figures, Measure};
+use crate::dashboard::page::{self, PageResult};
+use crate::dashboard::session::SignedIn;
+use crate::extract::path_id;
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use domain::ids::FacilityId;
+use jobs::ecri_batches::{self as batches, Status};
+use jobs::sessions::Session;
+use maud::html;
+use uuid::Uuid;
+
+/// One batch's page.
+pub async fn batch(
+    State(state): State<AppState>,
+    SignedIn(s): SignedIn,
+    Path((id, bid)): Path<(String, String)>,
+    Query(q): Query<PageQuery>,
+) -> PageResult {
+    let id: FacilityId = path_id(&id, "facility")?;
+    let bid: Uuid = path_id(&bid, "ECRI batch")?;
+    batch_page(
+        &state,
+        &s,
+        id,
+        bid,
+        q.csv.as_deref(),
+        notice_text(q.notice.as_deref()),
+        None,
+    )
+    .await
+}
+
+pub(super) async fn batch_page(
+    state: &AppState,
+    s: &Session,
+    id: FacilityId,
+    bid: Uuid,
+    csv: Option<&str>,
+    notice: Option<&'static str>,
+    error: Option<String>,
+) -> PageResult {
+    let b = batches::get(&state.db, s.company_id, id, bid).await?;
+    let outcome = batches::outcome::outcome(&state.db, &b).await?;
+    let fig = Figures::new(s.currency);
+    let t = b.totals();
+    let lines = lines_table(&fig, &b);
+    let (checkpoints, outcome_chart) = outcome_figures(&fig, outcome.as_ref());
+    let outcome_table = outcome_chart.table("chart-ecri-outcome-table");
+    if let Some(r) = chart::export(
+        &[&lines, &checkpoints, &outcome_table],
+        csv,
+        &format!("ecri-batch-{bid}"),
+    ) {
+        return Ok(r);
+    }
+    let base = batch_href(id.uuid(), bid);
+    let draft = b.status == Status::Draft;
+    let body = html! {
+        p class="muted" {
+            a href=(href(id.uuid())) { "All batches of " (b.facility_name) }
+            " · drawn from the " (if b.basis == jobs::ecri::Basis::RentRoll { "rent roll" } else { "cohorts of the snapshot" }) " of " (b.as_of)
+            " · created " (b.created_at.format("%Y-%m-%d %H:%M UTC")) " by " (b.created_by.label())
+        }
+        div class="figures" id="batch-totals" {
+            div { "Status" b id="batch-status" { (b.status.as_str()) } }
+            div { "Lines" b id="batch-lines" { (fig.count(f64::from(t.lines))) } }
+            div { "Tenants" b { (fig.count(t.tenants as f64)) } }
+            div { "Monthly uplift" b id="batch-uplift" { (fig.amount(t.monthly_uplift)) } }
+            div { "Expected gain" b { (fig.amount(t.expected_gain)) } }
+            @if b.held_out > 0 { div { "Held out" b { (fig.count(b.held_out as f64)) } } }
+        }
+        @if let (Some(n), Some(e)) = (b.notice_date, b.effective_date) {
+            p id="batch-dates" {
+                "Approved by " (b.approved_by.as_ref().map(|a| a.label()).unwrap_or_default())
+                ": notices go out " (n) ", new rents in force " (e) ". "
+                a id="letters" href={(base) "/letters.csv"} download { "Download the letters (CSV)" }
+            }
+        }
+        @if let Some(c) = &b.cancelled_by { p class="muted" { "Cancelled by " (c.label()) "." } }
+        section aria-labelledby="lines-h" {
+            h2 id="lines-h" { "Lines" }
+            @if draft {
+                (draft_forms(s, &fig, &b, &base))
+            } @else {
+                (lines.render(""))
+            }
+        }
+        @if let Some(o) = &outcome {
+            (outcome_section(&fig, o, &outcome_chart, &outcome_table, &checkpoints))
+        }
+    };
+    respond(
+        s,
+        &format!("ECRI batch: {}", b.facility_name),
+        notice,
+        error,
+        body,
+    )
+}
+
+/// The batch's lines as a table (an approved or cancelled batch's; a draft's are a form).
+fn lines_table(fig: &Figures, b: &batches::Batch) -> Table {
+    let mut lines = Table::new(
+        "ecri-batch-lines",
+        "The batch's lines",
+        &[
+            "Line",
+            "Tenant",
+            "Size",
+            "Tenants",
+            "Months unchanged",
+            "Rent",
+            "Suggested",
+            "New rent",
+            "Increase",
+            "Increase (%)",
+            "Stays 90 days",
+            "Expected gain",
+            "Edited",
+            "Left out",
+        ],
+    );
+    for l in &b.lines {
+        lines.row(cells![
+            l.line.to_string(),
+            l.tenant_id.clone().unwrap_or_else(|| "(cohort)".to_owned()),
+            l.size.clone(),
+            fig.count(f64::from(l.tenant_count)),
+            fig.count(l.months_since_last_increase),
+            fig.rate(l.current_rent),
+            fig.rate(l.suggested_rent),
+            fig.rate(l.new_rent),
+            fig.rate(l.increase()),
+            fig.pct(l.increase_pct()),
+            fig.pct(l.stay_probability * 100.0),
+            fig.amount(l.expected_gain),
+            if l.edited { "yes" } else { "" }.to_owned(),
+            if l.excluded { "yes" } else { "" }.to_owned(),
+        ]);
+    }
+    lines
+}
+
+/// The outcome's checkpoints as a table and the stay of the batch's tenants against those not
+/// increased as a chart.
+fn outcome_figures(fig: &Figures, outcome: Option<&batches::outcome::Outcome>) -> (Table, Chart) {
+    let mut checkpoints = Table::new(
+        "ecri-outcome",
+        "Tenants in place after the effective date: the batch's against those of the same sizes not increased",
+        &[
+            "Day", "Date", "Batch tenants", "In place", "Stay (%)", "Not increased", "In place",
+            "Stay (%)",
+        ],
+    );
+    let mut chart_labels = Vec::new();
+    let (mut inc_series, mut base_series) = (Vec::new(), Vec::new());
+    if let Some(o) = outcome {
+        for c in &o.checkpoints {
+            let label = format!("+{} days", c.days);
+            checkpoints.row(cells![
+                label.clone(),
+                c.date.to_string(),
+                fig.count(c.increased.map(|g| g.tenants as f64)),
+                fig.count(c.increased.map(|g| g.in_place as f64)),
+                fig.pct(c.increased.and_then(|g| g.stay_pct())),
+                fig.count(c.not_increased.map(|g| g.tenants as f64)),
+                fig.count(c.not_increased.map(|g| g.in_place as f64)),
+                fig.pct(c.not_increased.and_then(|g| g.stay_pct())),
+            ]);
+            chart_labels.push(label);
+            inc_series.push(c.increased.and_then(|g| g.stay_pct()));
+            base_series.push(c.not_increased.and_then(|g| g.stay_pct()));
+        }
+    }
+    let outcome_chart = Chart {
+        id: "chart-ecri-outcome".into(),
+        title: "Share still in place after the effective date".into(),
+        unit: "%".into(),
+        measure: Measure::Pct,
+        figures: *fig,
+        labels: chart_labels,
+        series: vec![
+            Series::new("Increased", Kind::Line, inc_series),
+            Series::new("Not increased", Kind::Line, base_series),
+        ],
+        from_zero: false,
+    };
+    (checkpoints, outcome_chart)
+}
+
+/// A draft's forms: its lines (a rent to change, a line to keep or leave out), approval with
+/// a notice date, and cancelling it.
+fn draft_forms(s: &Session, fig: &Figures, b: &batches::Batch, base: &str) -> maud::Markup {
+    html! {
+        form method="post" action={(base) "/edit"} id="edit-lines" {
+            (page::csrf(s))
+            div class="table-wrap" {
+                table id="edit-lines-table" {
+                    thead { tr {
+                        th { "Line" } th { "Tenant" } th { "Size" } th { "Rent" } th { "Suggested" }
+                        th { "New rent" } th { "Stays 90 days" } th { "Expected gain" } th { "Keep" }
+                    } }
+                    tbody {
+                        @for l in &b.lines {
+                            tr {
+                                td { (l.line) }
+                                td { (l.tenant_id.clone().unwrap_or_else(|| "(cohort)".to_owned())) }
+                                td { (l.size) }
+                                td class="num" { (fig.rate(l.current_rent)) }
+                                td class="num" { (fig.rate(l.suggested_rent)) }
+                                td { input type="text" inputmode="decimal" name={"rent_" (l.line)}
+                                        value=(format!("{:.2}", l.new_rent))
+                                        aria-label={"New rent of line " (l.line)}; }
+                                td class="num" { (fig.pct(l.stay_probability * 100.0)) }
+                                td class="num" { (fig.amount(l.expected_gain)) }
+                                td { @if l.excluded { input type="checkbox" name={"keep_" (l.line)} value="1" aria-label={"Keep line " (l.line)}; }
+                                     @else { input type="checkbox" name={"keep_" (l.line)} value="1" checked aria-label={"Keep line " (l.line)}; } }
+                            }
+                        }
+                    }
+                }
+            }
+            div class="actions" { button type="submit" id="save-lines" { "Save the lines" } }
+        }
+        div class="actions" {
+            form method="post" action={(base) "/approve"} id="approve" {
+                (page::csrf(s))
+                label { "Notice date (default today)" input type="date" name="notice_date"; }
+                button type="submit" id="approve-batch" { "Approve" }
+            }
+            form method="post" action={(base) "/cancel"} id="cancel" {
+                (page::csrf(s))
+                button class="secondary" type="submit" id="cancel-batch" { "Cancel the batch" }
+            }
+        }
+    }
+}
+
+/// What an approved batch did: predicted against realized stay, the uplift, the lift against
+/// the held-out tenants, and the checkpoints.
+fn outcome_section(
+    fig: &Figures,
+    o: &batches::outcome::Outcome,
+    chart: &Chart,
+    table: &Table,
+    checkpoints: &Table,
+) -> maud::Markup {
+    html! {
+        section aria-labelledby="outcome-h" id="outcome" {
+            h2 id="outcome-h" { "Outcome" }
+            @if let Some(n) = &o.note { p class="muted" id="outcome-note" { (n) } }
+            div class="figures" {
+                div { "Predicted stay at " (o.stay_date) b id="outcome-predicted" { (fig.pct(o.predicted_stay_pct)) } }
+                div { "Realized" b id="outcome-realized" { (fig.pct(o.realized_stay_pct)) } }
+                div { "Realized monthly uplift" b id="outcome-uplift" { (fig.amount(o.realized_monthly_uplift)) } }
+                div { "Rents applied" b { (fig.count(o.applied_tenants.map(|n| n as f64))) } }
+            }
+            @if let Some(l) = &o.lift {
+                p id="outcome-lift" { "Against the held-out tenants: " (l.note) "." }
+            }
+            @if o.checkpoints.iter().any(|c| c.known) {
+                (chart::with_table(chart, table, ""))
+            }
+            (checkpoints.render(""))
+        }
+    }
+}
