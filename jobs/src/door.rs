@@ -68,10 +68,6 @@ impl Jobs {
         self.0.push((kind, id));
     }
 
-    pub fn extend(&mut self, other: Jobs) {
-        self.0.extend(other.0);
-    }
-
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -123,10 +119,6 @@ impl<T> Committed<T> {
         (self.value, self.jobs)
     }
 
-    pub fn value(&self) -> &T {
-        &self.value
-    }
-
     /// The value with its jobs left behind, for a caller that has none to push (a test, the
     /// demo seed: the sweeper or the caller's own drain runs them).
     pub fn into_value(self) -> T {
@@ -163,7 +155,7 @@ mod tests {
         let (a, b, c) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
         let mut jobs = Jobs::one(Kind::WebhookDelivery, a);
         jobs.add(Kind::Ingest, b);
-        jobs.extend(Jobs::of(Kind::WebhookDelivery, [c]));
+        jobs.add(Kind::WebhookDelivery, c);
         assert_eq!(
             jobs.grouped(),
             vec![(Kind::WebhookDelivery, vec![a, c]), (Kind::Ingest, vec![b])]

@@ -297,12 +297,19 @@ pub struct CompanyInfo {
 }
 
 pub async fn company(pool: &PgPool, company_id: CompanyId) -> Result<CompanyInfo> {
+    fetch_company(pool, company_id).await
+}
+
+async fn fetch_company<'e>(
+    conn: impl sqlx::PgExecutor<'e>,
+    company_id: CompanyId,
+) -> Result<CompanyInfo> {
     sqlx::query_as!(
         CompanyInfo,
         "SELECT id, name, plan, subscription_state, trial_ends_at, time_zone, currency, created_at FROM companies WHERE id = $1",
         company_id.uuid()
     )
-    .fetch_optional(pool)
+    .fetch_optional(conn)
     .await?
     .ok_or_else(|| Error::not_found(format!("no company with id {company_id}")))
 }
@@ -350,14 +357,7 @@ pub async fn update_company(
         .execute(&mut *tx)
         .await?;
     }
-    let after = sqlx::query_as!(
-        CompanyInfo,
-        "SELECT id, name, plan, subscription_state, trial_ends_at, time_zone, currency, created_at
-         FROM companies WHERE id = $1",
-        who.company.uuid()
-    )
-    .fetch_one(&mut *tx)
-    .await?;
+    let after = fetch_company(&mut *tx, who.company).await?;
     let change = crate::audit::Change::new("company.update").values(
         Some(serde_json::json!({ "currency": before })),
         Some(serde_json::json!({ "currency": after.currency })),

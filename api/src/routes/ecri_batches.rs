@@ -151,7 +151,7 @@ async fn approve(
     let notice = body.notice_date;
     let done = batches::approve(&state.db, &acting.who, facility_id, batch_id, notice).await?;
     let approved = state.finish(done).await;
-    Ok(axum::Json(answer(&state, approved.batch).await?))
+    Ok(axum::Json(answer(&state, approved).await?))
 }
 
 /// Cancels a draft.

@@ -14,12 +14,6 @@ use sqlx::{PgConnection, PgPool};
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-/// What an approval answers: the batch and the webhook deliveries to push after commit.
-pub struct Approved {
-    pub batch: Batch,
-    pub delivery_jobs: Vec<Uuid>,
-}
-
 /// What an approval sets, as its log entry and its event tell it.
 struct Approval<'a> {
     batch: &'a Batch,
@@ -38,7 +32,7 @@ pub async fn approve(
     facility_id: FacilityId,
     id: Uuid,
     notice_date: Option<NaiveDate>,
-) -> Result<Committed<Approved>> {
+) -> Result<Committed<Batch>> {
     let (company_id, actor) = (who.company, &who.actor);
     let (settings, _) = ecri::settings(pool, company_id, facility_id).await?;
     let mut tx = pool.begin().await?;
@@ -89,13 +83,10 @@ pub async fn approve(
                 "notice_date": notice, "effective_date": effective,
             })),
         );
-    let jobs = Jobs::of(Kind::WebhookDelivery, delivery_jobs.iter().copied());
+    let jobs = Jobs::of(Kind::WebhookDelivery, delivery_jobs);
     let done = door::commit(tx, who, change, (), jobs).await?;
     let batch = get(pool, company_id, facility_id, id).await?;
-    Ok(done.map(|()| Approved {
-        batch,
-        delivery_jobs,
-    }))
+    Ok(done.map(|()| batch))
 }
 
 /// Today in the company's time zone.

@@ -31,7 +31,7 @@ mod letters;
 pub mod outcome;
 mod read;
 
-pub use approve::{approve, Approved};
+pub use approve::approve;
 pub use cancel::cancel;
 pub use create::create;
 pub use edit::edit;

@@ -171,7 +171,7 @@ async fn store_all(
     parsed: &[(Parsed, String)],
 ) -> Result<Result<Stored, PullError>, JobError> {
     let mut s = Stored {
-        follow_ups: Vec::with_capacity(parsed.len()),
+        follow_ups: FollowUps::none(),
         created: 0,
         updated: 0,
         facilities_created: HashSet::new(),
@@ -180,7 +180,7 @@ async fn store_all(
     for (index, (p, raw)) in parsed.iter().enumerate() {
         match sync::store(&mut *conn, company_id, &p.payload, raw, Source::Crm).await {
             Ok(outcome) => {
-                s.follow_ups.push((Kind::Ingest, outcome.job_id));
+                s.follow_ups.add(Kind::Ingest, outcome.job_id);
                 if outcome.idempotent == "created" {
                     s.created += 1;
                 } else {
@@ -307,5 +307,5 @@ async fn skip(
         pulls::skipped(&mut tx, pull_id, why).await?;
     }
     super::commit_success(tx, job, &json!({ "skipped": why })).await?;
-    Ok(vec![])
+    Ok(FollowUps::none())
 }

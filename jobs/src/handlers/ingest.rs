@@ -24,14 +24,14 @@ pub async fn run(
             &json!({ "skipped": "the sync record no longer exists" }),
         )
         .await?;
-        return Ok(vec![]);
+        return Ok(FollowUps::none());
     };
     // One ingest at a time per facility, so mode histories are computed over a stable set.
     crate::facilities::lock(&mut tx, facility_id).await?;
     let recorded = crate::lease_up::record(&mut tx, company_id, facility_id).await?;
     // Request a pricing run unless one is already waiting for this facility.
     let waiting = runs::waiting_pricing_run(&mut tx, company_id, facility_id).await?;
-    let mut follow_ups = Vec::new();
+    let mut follow_ups = FollowUps::none();
     let pricing_run = match waiting {
         Some(id) => id,
         None => {
@@ -47,7 +47,7 @@ pub async fn run(
             )
             .await?
             .ok_or_else(|| JobError::Permanent("pricing run could not be recorded".to_owned()))?;
-            follow_ups.push((Kind::PricingRun, id));
+            follow_ups.add(Kind::PricingRun, id);
             id
         }
     };

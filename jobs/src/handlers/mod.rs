@@ -10,7 +10,7 @@ pub mod webhook_delivery;
 
 use crate::config::{JobSettings, MasterKey};
 use crate::payload::Payload;
-use crate::queue::{Kind, Queues};
+use crate::queue::Queues;
 use crate::runs::{self, Claimed, Failure};
 use sqlx::PgPool;
 use std::sync::Arc;
@@ -65,8 +65,9 @@ impl From<sqlx::Error> for JobError {
     }
 }
 
-/// Work a handler created, to push once its transaction has committed.
-pub type FollowUps = Vec<(Kind, Uuid)>;
+/// Work a handler created, to push once its transaction has committed: the same jobs a use
+/// case's `Committed` carries.
+pub type FollowUps = crate::door::Jobs;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -127,12 +128,12 @@ pub async fn execute(ctx: &JobContext, id: Uuid) -> crate::Result<Outcome> {
     let span = tracing::info_span!("job", job_id = %job.id, kind = job.kind.as_str(), attempt = job.attempts);
     match dispatch(ctx, &job).instrument(span.clone()).await {
         Ok(follow_ups) => {
-            for (kind, ids) in group(follow_ups) {
-                // A failed push is repaired by the sweeper; the rows are committed.
-                if let Err(e) = ctx.queues.push(kind, &ids).await {
-                    tracing::warn!(parent: &span, error = %e, "follow-up push failed; the sweeper will push it");
-                }
-            }
+            // A failed push is logged in the job's span and repaired by the sweeper; the rows
+            // are committed.
+            ctx.queues
+                .push_jobs(&follow_ups)
+                .instrument(span.clone())
+                .await;
             tracing::info!(parent: &span, "job succeeded");
             Ok(Outcome::Succeeded)
         }
@@ -190,17 +191,6 @@ pub async fn run_due(ctx: &JobContext, max_runs: usize) -> crate::Result<usize> 
             runs += 1;
         }
     }
-}
-
-fn group(follow_ups: FollowUps) -> Vec<(Kind, Vec<Uuid>)> {
-    let mut out: Vec<(Kind, Vec<Uuid>)> = Vec::new();
-    for (kind, id) in follow_ups {
-        match out.iter_mut().find(|(k, _)| *k == kind) {
-            Some((_, ids)) => ids.push(id),
-            None => out.push((kind, vec![id])),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -36,9 +36,5 @@ pub async fn run(
         "webhook_deliveries": stored.delivery_jobs.len(),
     });
     super::commit_success(tx, job, &result).await?;
-    Ok(stored
-        .delivery_jobs
-        .into_iter()
-        .map(|id| (Kind::WebhookDelivery, id))
-        .collect())
+    Ok(FollowUps::of(Kind::WebhookDelivery, stored.delivery_jobs))
 }

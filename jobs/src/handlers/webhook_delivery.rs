@@ -203,7 +203,7 @@ async fn conclude(
         });
         super::commit_success(tx, job, &outcome).await?;
         tracing::info!(parent: &span, delivery_id = %attempt.delivery_id, attempt = attempt.number, http_status, "webhook delivered");
-        return Ok(vec![]);
+        return Ok(FollowUps::none());
     }
     let error = error
         .clone()
@@ -225,7 +225,7 @@ async fn conclude(
                 // Closed meanwhile (its subscription was deleted): nothing more to send.
                 let outcome = json!({ "skipped": "the delivery was closed during the attempt" });
                 super::commit_success(tx, job, &outcome).await?;
-                return Ok(vec![]);
+                return Ok(FollowUps::none());
             };
             if !runs::reschedule(&mut tx, job, next, &error).await? {
                 return Err(JobError::ClaimLost);
@@ -266,11 +266,11 @@ async fn close(
     let mut tx = ctx.db.begin().await?;
     attempts::close(&mut tx, delivery_id, why).await?;
     super::commit_success(tx, job, &json!({ "skipped": why })).await?;
-    Ok(vec![])
+    Ok(FollowUps::none())
 }
 
 async fn finish(ctx: &JobContext, job: &Claimed, result: Value) -> Result<FollowUps, JobError> {
     let tx = ctx.db.begin().await?;
     super::commit_success(tx, job, &result).await?;
-    Ok(vec![])
+    Ok(FollowUps::none())
 }

@@ -57,6 +57,26 @@ pub async fn create(
     }
 }
 
+/// The end of a form that changes a batch: its jobs pushed and the batch's page with `notice`,
+/// or the page again with the refusal.
+async fn finished<T>(
+    state: &AppState,
+    s: &Session,
+    id: FacilityId,
+    bid: Uuid,
+    done: jobs::Result<jobs::door::Committed<T>>,
+    notice: &str,
+) -> PageResult {
+    match done {
+        Ok(done) => {
+            state.finish(done).await;
+            let to = format!("{}?notice={notice}", batch_href(id.uuid(), bid));
+            Ok(Redirect::to(&to).into_response())
+        }
+        Err(e) => refused(state, s, id, bid, e).await,
+    }
+}
+
 /// The page again with the refusal, or the refusal itself when it is not the form's.
 async fn refused(
     state: &AppState,
@@ -120,16 +140,8 @@ pub async fn edit(
     if edits.is_empty() {
         return Ok(Redirect::to(&batch_href(id.uuid(), bid)).into_response());
     }
-    match batches::edit(&state.db, &acting.who, id, bid, &edits).await {
-        Ok(done) => {
-            state.finish(done).await;
-            Ok(
-                Redirect::to(&format!("{}?notice=edited", batch_href(id.uuid(), bid)))
-                    .into_response(),
-            )
-        }
-        Err(e) => refused(&state, &s, id, bid, e).await,
-    }
+    let done = batches::edit(&state.db, &acting.who, id, bid, &edits).await;
+    finished(&state, &s, id, bid, done, "edited").await
 }
 
 /// Approves with the form's notice date (today when empty).
@@ -152,16 +164,8 @@ pub async fn approve(
             }
         },
     };
-    match batches::approve(&state.db, &acting.who, id, bid, notice).await {
-        Ok(done) => {
-            state.finish(done).await;
-            Ok(
-                Redirect::to(&format!("{}?notice=approved", batch_href(id.uuid(), bid)))
-                    .into_response(),
-            )
-        }
-        Err(e) => refused(&state, &s, id, bid, e).await,
-    }
+    let done = batches::approve(&state.db, &acting.who, id, bid, notice).await;
+    finished(&state, &s, id, bid, done, "approved").await
 }
 
 pub async fn cancel(
@@ -172,16 +176,8 @@ pub async fn cancel(
 ) -> PageResult {
     let (id, bid) = ids(&id, &bid)?;
     require_access(&s)?;
-    match batches::cancel(&state.db, &acting.who, id, bid).await {
-        Ok(done) => {
-            state.finish(done).await;
-            Ok(
-                Redirect::to(&format!("{}?notice=cancelled", batch_href(id.uuid(), bid)))
-                    .into_response(),
-            )
-        }
-        Err(e) => refused(&state, &s, id, bid, e).await,
-    }
+    let done = batches::cancel(&state.db, &acting.who, id, bid).await;
+    finished(&state, &s, id, bid, done, "cancelled").await
 }
 
 /// The letters' CSV, the same file as the API's.
