@@ -60,6 +60,12 @@ pub(crate) fn letters(l: &batches::Letters) -> Response {
                 header::CONTENT_DISPOSITION,
                 format!("attachment; filename=\"ecri-letters-{}.csv\"", l.batch.id),
             ),
+            // Lines whose letter is withheld because they would not pass now (the tenant left,
+            // was flagged, or its rent changed): how many, and each with its reason.
+            (
+                header::HeaderName::from_static("x-letters-withheld"),
+                l.withheld.len().to_string(),
+            ),
         ],
         letters_csv(l),
     )

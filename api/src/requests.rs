@@ -286,6 +286,13 @@ pub struct ApproveEcriBatch {
     /// The day the notices go out: today (in the company's time zone) when absent; not before
     /// today, at most 90 days ahead.
     pub notice_date: Option<NaiveDate>,
+    /// Every line is checked again when the batch is approved (the roll, flags and settings of
+    /// now, the stop-loss, other batches' increases and control groups). False (the default):
+    /// a line that no longer passes refuses the approval (409 naming each line and the
+    /// guardrail it breaks). True: such lines are left out, each with its reason, and the rest
+    /// approved.
+    #[serde(default)]
+    pub drop_failing: bool,
 }
 
 /// Filters of the batch list.

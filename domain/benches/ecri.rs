@@ -37,6 +37,11 @@ fn roll() -> Vec<TenantInput> {
                     Vec::new()
                 },
                 tenant_count: 1,
+                tier: None,
+                pending_increase: None,
+                past_increases: 0,
+                rent_12_months_ago: None,
+                rent_at_cap_base: None,
             }
         })
         .collect()
@@ -51,6 +56,7 @@ fn markets() -> BTreeMap<String, SizeMarket> {
                 (*size).to_owned(),
                 SizeMarket {
                     street_rate: *street,
+                    of_tier: false,
                     competitor_low: Some(street * 0.88),
                     competitor_median: Some(*street),
                     competitor_high: Some(street * 1.12),
@@ -76,12 +82,14 @@ fn bench(c: &mut Criterion) {
             premium_pct: 5.0,
             tenants: 200,
             moved_out: 40,
+            ..Outcome::default()
         },
         Outcome {
             increase_pct: 0.0,
             premium_pct: 0.0,
             tenants: 1_000,
             moved_out: 100,
+            ..Outcome::default()
         },
     ];
     c.bench_function("ecri decide: 5,000 tenants", |b| {

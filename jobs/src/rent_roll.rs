@@ -232,6 +232,9 @@ fn compare(
                 out.moved_in += 1;
             }
             Some(old) if old.moved_out_on.is_none() => {
+                // What is known of the last increase is kept when a feed omits it.
+                let mut new = new;
+                new.last_increase_date = new.last_increase_date.max(old.last_increase_date);
                 if (old.rent - new.rent).abs() > RENT_EPSILON {
                     let on = match new.last_increase_date {
                         Some(d) if Some(d) != old.last_increase_date => d,
@@ -290,7 +293,13 @@ async fn write(
                ON CONFLICT (facility_id, tenant_id) DO UPDATE SET
                    size = EXCLUDED.size, tier = EXCLUDED.tier, rent = EXCLUDED.rent,
                    move_in_date = EXCLUDED.move_in_date,
-                   last_increase_date = EXCLUDED.last_increase_date,
+                   -- A feed that omits the date (or sends an older one) never erases what is
+                   -- known of the same tenancy; a new tenancy under the id starts afresh.
+                   last_increase_date = CASE
+                       WHEN rent_roll_tenants.moved_out_on IS NULL
+                            AND rent_roll_tenants.move_in_date = EXCLUDED.move_in_date
+                       THEN GREATEST(rent_roll_tenants.last_increase_date, EXCLUDED.last_increase_date)
+                       ELSE EXCLUDED.last_increase_date END,
                    customer_id = EXCLUDED.customer_id, flags = EXCLUDED.flags,
                    first_seen_on = CASE WHEN rent_roll_tenants.moved_out_on IS NULL
                                         THEN rent_roll_tenants.first_seen_on ELSE EXCLUDED.first_seen_on END,

@@ -3,6 +3,7 @@
 //! decimals, as the reports do). Parameters are the endpoint's: `facility_id`, `size`
 //! (seasonality) and `period` (leads).
 
+mod calibration;
 mod ecri;
 mod leads;
 mod lease_up;

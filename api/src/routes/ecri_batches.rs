@@ -129,8 +129,11 @@ async fn edit(
     Ok(axum::Json(answer(&state, batch).await?))
 }
 
-/// Approves a draft: the notice date (today unless given), the effective date (notice date +
-/// the facility's notice days), and an `ecri.approved` webhook event.
+/// Approves a draft as a fresh decision: every line is checked again (the roll, flags and
+/// settings of now, the stop-loss, other batches' increases within the cooldown and control
+/// groups) under a lock on the facility; then the holdout is drawn, the notice date (today
+/// unless given) and the effective date (notice date + the facility's notice days) are set, and
+/// an `ecri.approved` webhook event recorded.
 #[utoipa::path(post, path = "/api/v1/facilities/{id}/ecri-batches/{batch_id}/approve", tag = "ecri",
     params(("id" = Uuid, Path, description = "Id of the facility."),
            ("batch_id" = Uuid, Path, description = "Id of the batch.")),
@@ -138,7 +141,7 @@ async fn edit(
     responses(
         (status = 200, description = "The approved batch.", body = EcriBatch),
         (status = 404, description = "No such batch.", body = ErrorBody),
-        (status = 409, description = "The batch is not a draft, every line is left out, or a tenant has another approved increase not yet in force.", body = ErrorBody),
+        (status = 409, description = "The batch is not a draft, every line is left out, or lines no longer pass (each named with the guardrail it breaks; send drop_failing to leave them out).", body = ErrorBody),
         (status = 422, description = "A notice date in the past or over 90 days ahead.", body = ErrorBody),
     ))]
 async fn approve(
@@ -148,8 +151,11 @@ async fn approve(
     Json(body): Json<ApproveEcriBatch>,
 ) -> ApiResult<axum::Json<EcriBatch>> {
     let (facility_id, batch_id) = batch_ids(&id, &bid)?;
-    let notice = body.notice_date;
-    let done = batches::approve(&state.db, &acting.who, facility_id, batch_id, notice).await?;
+    let request = batches::Approve {
+        notice_date: body.notice_date,
+        drop_failing: body.drop_failing,
+    };
+    let done = batches::approve(&state.db, &acting.who, facility_id, batch_id, &request).await?;
     let approved = state.finish(done).await;
     Ok(axum::Json(answer(&state, approved).await?))
 }

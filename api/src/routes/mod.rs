@@ -8,6 +8,7 @@ pub(crate) mod audit;
 mod data_sources;
 mod ecri;
 pub(crate) mod ecri_batches;
+mod ecri_calibration;
 mod facilities;
 mod job_status;
 mod password;
@@ -44,6 +45,7 @@ fn protected() -> OpenApiRouter<AppState> {
         .merge(facilities::router())
         .merge(ecri::router())
         .merge(ecri_batches::router())
+        .merge(ecri_calibration::router())
         .merge(api_keys::router())
         .merge(data_sources::router())
         .merge(status::router())

@@ -52,8 +52,14 @@ pub(crate) struct EcriBatchSummary {
     pub notice_days: i32,
     /// The share (%) of eligible tenants held out as a control group.
     pub holdout_pct: f64,
-    /// Tenants held out.
+    /// Tenants held out (drawn when the batch is approved).
     pub held_out_tenants: i64,
+    /// The seed the holdout was drawn with: the same seed over the same lines draws the same
+    /// control group. Null before approval or with no holdout.
+    pub holdout_seed: Option<i64>,
+    /// Per stratum (size and rent-to-street band): the tenants eligible and held out.
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub holdout_strata: Option<serde_json::Value>,
     /// Sums over the lines not left out.
     pub totals: EcriBatchTotals,
 }
@@ -110,9 +116,23 @@ pub(crate) struct EcriBatchLine {
     pub edited: bool,
     /// The line is left out of the batch.
     pub excluded: bool,
+    /// Why the service left the line out (an approval's re-check: the guardrail it broke;
+    /// `holdout`: drawn into the control group); null when kept or left out by hand.
+    pub dropped: Option<EcriDroppedLine>,
     /// The figures the rent rests on, each with what it means.
     #[schema(value_type = Vec<Object>)]
     pub reasons: serde_json::Value,
+}
+
+/// Why the service left a line out.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct EcriDroppedLine {
+    /// The guardrail the line broke when it was checked again (`excluded_flag`,
+    /// `months_since_increase`, `rent_changed`, `not_in_roll`, `holdout_control`, ...), or
+    /// `holdout`.
+    pub guardrail: String,
+    /// The same in a sentence.
+    pub reason: String,
 }
 
 impl From<b::Line> for EcriBatchLine {
@@ -134,6 +154,10 @@ impl From<b::Line> for EcriBatchLine {
             edited: l.edited,
             excluded: l.excluded,
             reasons: l.reasons,
+            dropped: l.dropped.map(|d| EcriDroppedLine {
+                guardrail: d.guardrail,
+                reason: d.reason,
+            }),
         }
     }
 }
@@ -174,6 +198,8 @@ impl EcriBatchSummary {
             notice_days: batch.notice_days,
             holdout_pct: batch.holdout_pct,
             held_out_tenants: batch.held_out,
+            holdout_seed: batch.holdout_seed,
+            holdout_strata: batch.holdout_strata.clone(),
             totals: totals.into(),
         }
     }
@@ -251,8 +277,16 @@ pub(crate) struct EcriLift {
     pub increased_tenants: usize,
     /// Held-out tenants counted.
     pub control_tenants: usize,
-    /// Days counted from the effective date (at most 90).
+    /// Customers of the increased tenants (a tenant without a customer id is one): a
+    /// customer's units are one observation of the interval.
+    pub increased_clusters: usize,
+    /// Customers of the held-out tenants.
+    pub control_clusters: usize,
+    /// Days counted from the effective date (at most 91: the effective date and 90 after).
     pub window_days: i64,
+    /// Whether the rent roll reaches the window's last day; until then the verdict is
+    /// `too_early`.
+    pub window_complete: bool,
     /// Revenue per increased tenant over the window (rent for the days each stayed).
     pub increased_revenue_per_tenant: f64,
     /// Revenue per held-out tenant over the window.
@@ -261,12 +295,18 @@ pub(crate) struct EcriLift {
     pub lift_per_tenant: f64,
     /// The difference in % of the held-out tenants' revenue.
     pub lift_pct: Option<f64>,
-    /// Low end of the 95 % confidence interval of the difference per tenant (Welch).
-    pub ci_low: f64,
+    /// Low end of the 95 % confidence interval of the difference per tenant (Welch's t with
+    /// customers as clusters); null with under two customers in a group.
+    pub ci_low: Option<f64>,
     /// High end of that interval.
-    pub ci_high: f64,
-    /// `too_small` (under 10 tenants in a group), `inconclusive`, `positive` or `negative`.
-    #[schema(pattern = "^(too_small|inconclusive|positive|negative)$")]
+    pub ci_high: Option<f64>,
+    /// The interval's Welch-Satterthwaite degrees of freedom (customers as the sample).
+    pub degrees_of_freedom: Option<f64>,
+    /// Student's t quantile (97.5 %) the interval is drawn with.
+    pub t_quantile: Option<f64>,
+    /// `too_small` (under 10 customers in a group), `too_early` (the window is not complete),
+    /// `inconclusive`, `positive` or `negative`.
+    #[schema(pattern = "^(too_small|too_early|inconclusive|positive|negative)$")]
     pub verdict: &'static str,
     /// The verdict in words.
     pub note: String,
@@ -307,13 +347,18 @@ impl From<b::Outcome> for EcriOutcome {
             lift: o.lift.map(|l| EcriLift {
                 increased_tenants: l.increased_tenants,
                 control_tenants: l.control_tenants,
+                increased_clusters: l.increased_clusters,
+                control_clusters: l.control_clusters,
                 window_days: l.window_days,
+                window_complete: l.window_complete,
                 increased_revenue_per_tenant: l.increased_revenue_per_tenant,
                 control_revenue_per_tenant: l.control_revenue_per_tenant,
                 lift_per_tenant: l.lift_per_tenant,
                 lift_pct: l.lift_pct,
                 ci_low: l.ci_low,
                 ci_high: l.ci_high,
+                degrees_of_freedom: l.degrees_of_freedom,
+                t_quantile: l.t_quantile,
                 verdict: l.verdict,
                 note: l.note,
             }),

@@ -6,13 +6,12 @@
 //! - staying, the tenant pays the increase from the end of the notice: a = inc x (A(H) - A(n));
 //! - a move-out the increase causes happens when it takes effect and costs
 //!   c = max(0, rent x (A(H) - A(n)) - street x (A(H) - A(min(H, n + D)))): the rent that stops,
-//!   less what the unit earns once re-let at street after D months empty. D, the expected
-//!   months empty ([`SizeMarket::expected_vacant_months`]), at most H: move-ins do not come
-//!   because a unit is free, so a vacancy is made up only once the size fills to capacity: at
-//!   the size's net fill pace (move-ins less move-outs per month) after the vacancies already
-//!   there, (vacant + 1) / net pace; never while the size is not filling; within one move-in
-//!   when the size is full (demand is being turned away). A move-out is never counted as a gain, even where the
-//!   street rate is above the rent (an increase is not a tool to push a tenant out);
+//!   less what the unit earns once re-let at the street rate of its tier after D months empty.
+//!   D ([`SizeMarket::expected_vacant_months`]), at most H, is how long a vacant unit of the
+//!   size and tier takes to re-let: its vacant units over its gross move-ins a month, shrunk
+//!   toward a prior of [`RELET_PRIOR_MONTHS`] weighing [`RELET_PRIOR_WEIGHT_MONTHS`] months of
+//!   evidence. A move-out is never counted as a gain, even where the street rate is above the
+//!   rent (an increase is not a tool to push a tenant out);
 //! - expected gain = (1 - extra) x a - extra x c, extra the stay model's extra move-out.
 //!
 //! The new rent is searched over whole currency amounts within every guardrail; the one with
@@ -25,30 +24,67 @@
 use super::settings::EcriEngineSettings;
 use super::stay::StayModel;
 use crate::values::round2;
+use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 mod edit;
 mod explain;
 mod facility;
 mod plan;
 mod search;
+#[cfg(test)]
+mod tests;
 pub use edit::{reprice, Refused};
 pub use facility::{decide_facility, stop_loss};
 
 /// Days in an average month.
 const MONTH_DAYS: f64 = 365.25 / 12.0;
 
+/// The months a vacant unit takes to re-let before a size's own figures speak: about 1.5 (an
+/// industry figure: 40 move-ins a month against 60 vacant units re-let each in about 1.5
+/// months).
+pub const RELET_PRIOR_MONTHS: f64 = 1.5;
+
+/// How much the prior weighs, in months of the size's own move-ins: one month against the
+/// three of the pace's window, so the size's own figures carry three quarters of the estimate.
+pub const RELET_PRIOR_WEIGHT_MONTHS: f64 = 1.0;
+
+/// The months the move-in pace is counted over (the 90 days before the roll's date).
+pub const PACE_MONTHS: f64 = 90.0 / MONTH_DAYS;
+
 /// One tenant of the rent roll, or a cohort of tenants who share a rent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TenantInput {
     pub tenant_id: String,
     pub size: String,
+    /// The unit's tier (`climate`, `drive-up`, ...), where known: its market is the tier's
+    /// ([`market_for`]).
+    #[serde(default)]
+    pub tier: Option<String>,
     /// Monthly rent paid now.
     pub rent: f64,
     /// None when unknown.
     pub months_since_move_in: Option<f64>,
+    /// Months since the latest increase in force, whichever record knows of it (the CRM's
+    /// last increase date, the roll's own upward rent changes, the approved notices in force);
     /// None when never increased.
     pub months_since_last_increase: Option<f64>,
+    /// The effective date of an approved increase not yet in force: the tenant is held
+    /// (`months_since_increase`) until it is.
+    #[serde(default)]
+    pub pending_increase: Option<NaiveDate>,
+    /// How many increases of the tenant are known (in force).
+    #[serde(default)]
+    pub past_increases: u32,
+    /// The rent in force 12 months before (at move-in when the tenant came since); None when
+    /// unknown, taken as the rent now. Guardrail `twelve_month_cap`.
+    #[serde(default)]
+    pub rent_12_months_ago: Option<f64>,
+    /// The rent in force on the settings' `cap_base_date` (at move-in when the tenant came
+    /// since); None when unknown, taken as the rent now. Guardrail `emergency_cap`.
+    #[serde(default)]
+    pub rent_at_cap_base: Option<f64>,
     /// The customer renting the unit, where one customer rents several.
     pub customer_id: Option<String>,
     /// Staff and system flags (`business`, `delinquent`, `do_not_increase`, ...).
@@ -57,11 +93,14 @@ pub struct TenantInput {
     pub tenant_count: u32,
 }
 
-/// What the engine knows of a size's market.
+/// What the engine knows of a size's market, or of one tier of the size.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SizeMarket {
     /// Today's street rate (what a vacated unit re-lets at).
     pub street_rate: f64,
+    /// Whether these are one tier's figures (else the size's, all tiers together).
+    #[serde(default)]
+    pub of_tier: bool,
     pub competitor_low: Option<f64>,
     pub competitor_median: Option<f64>,
     pub competitor_high: Option<f64>,
@@ -69,10 +108,29 @@ pub struct SizeMarket {
     pub units: u32,
     /// Occupied share of the units (%).
     pub occupancy_pct: f64,
-    /// Move-ins per month lately.
+    /// Gross move-ins per month lately (over [`PACE_MONTHS`]).
     pub move_ins_per_month: f64,
-    /// Move-outs per month lately, where known.
+    /// Move-outs per month lately, where known (shown, not weighed: a vacancy re-lets at the
+    /// gross move-in pace whatever the net).
     pub move_outs_per_month: Option<f64>,
+}
+
+/// The key of a tier's market in the map [`decide_facility`] takes: `size/tier` (the tier
+/// lower-cased and trimmed); the size's own market is keyed by the size alone.
+pub fn market_key(size: &str, tier: &str) -> String {
+    format!("{size}/{}", tier.trim().to_lowercase())
+}
+
+/// The market a tenant is weighed against: its size and tier's when known, else its size's.
+pub fn market_for<'a>(
+    markets: &'a BTreeMap<String, SizeMarket>,
+    t: &TenantInput,
+) -> Option<&'a SizeMarket> {
+    t.tier
+        .as_deref()
+        .filter(|tier| !tier.trim().is_empty())
+        .and_then(|tier| markets.get(&market_key(&t.size, tier)))
+        .or_else(|| markets.get(&t.size))
 }
 
 impl SizeMarket {
@@ -83,18 +141,18 @@ impl SizeMarket {
             .unwrap_or(self.street_rate)
     }
 
-    /// Months a unit vacated today is expected to stay empty, at most `horizon`: 1 / move-ins
-    /// per month when the size is full (under one unit vacant); (vacant + 1) / (move-ins -
-    /// move-outs per month) while it fills (move-outs taken as 0 when unknown); the horizon when
-    /// it is not filling.
+    /// Months a unit vacated today is expected to stay empty, at most `horizon`: how long a
+    /// vacant unit takes to re-let, V / I for V vacant units (at least the one vacated) and I
+    /// gross move-ins a month, as the posterior of a re-let rate per vacant unit with the prior
+    /// 1 / [`RELET_PRIOR_MONTHS`] weighing [`RELET_PRIOR_WEIGHT_MONTHS`] months against the
+    /// [`PACE_MONTHS`] of the pace: D = V (T + W) / (I T + W V / D0).
     pub fn expected_vacant_months(&self, horizon: f64) -> f64 {
-        let vacant = (f64::from(self.units) * (1.0 - self.occupancy_pct / 100.0)).max(0.0);
-        let outs = self.move_outs_per_month.unwrap_or(0.0);
-        let net = self.move_ins_per_month - outs;
-        if vacant < 1.0 && self.move_ins_per_month > 0.0 {
-            (1.0 / self.move_ins_per_month).min(horizon)
-        } else if net > 0.0 {
-            ((vacant + 1.0) / net).min(horizon)
+        let vacant = (f64::from(self.units) * (1.0 - self.occupancy_pct / 100.0)).max(1.0);
+        let ins = self.move_ins_per_month.max(0.0);
+        let (t, w) = (PACE_MONTHS, RELET_PRIOR_WEIGHT_MONTHS);
+        let months = vacant * (t + w) / (ins * t + w * vacant / RELET_PRIOR_MONTHS);
+        if months.is_finite() {
+            months.min(horizon)
         } else {
             horizon
         }
@@ -113,6 +171,10 @@ pub enum Guardrail {
     StopLoss,
     MaxStep,
     JurisdictionCap,
+    /// The jurisdiction's cap over the rent in force on `cap_base_date` (before an emergency).
+    EmergencyCap,
+    /// The new rent at most the rent of 12 months before x (1 + `cap_12_months_pct`).
+    TwelveMonthCap,
     MaxPremiumOverStreet,
     MinimumIncrease,
     CustomerUnits,
@@ -128,6 +190,8 @@ impl Guardrail {
             Self::StopLoss => "stop_loss",
             Self::MaxStep => "max_step",
             Self::JurisdictionCap => "jurisdiction_cap",
+            Self::EmergencyCap => "emergency_cap",
+            Self::TwelveMonthCap => "twelve_month_cap",
             Self::MaxPremiumOverStreet => "max_premium_over_street",
             Self::MinimumIncrease => "minimum_increase",
             Self::CustomerUnits => "customer_units",

@@ -13,6 +13,8 @@
 
 pub mod backtest;
 pub mod decide;
+pub mod evidence;
+pub mod lift;
 pub mod settings;
 pub mod stay;
 

@@ -4,10 +4,17 @@
 
 use super::stay::StayPrior;
 use crate::validation::ValidationError;
+use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub mod flags;
 
 /// The flag that always excludes a tenant, whatever `excluded_flags` holds.
 pub const DO_NOT_INCREASE: &str = "do_not_increase";
+
+/// The most operator synonyms a facility keeps.
+pub const MAX_FLAG_SYNONYMS: usize = 200;
 
 /// The engine's settings. Percentages are in percent (10.0 means 10 %).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -37,12 +44,28 @@ pub struct EcriEngineSettings {
     /// Guardrail `jurisdiction_cap`: the legal cap on one increase (%), where one applies
     /// (e.g. 10 after a declared emergency in California). Default none.
     pub jurisdiction_cap_pct: Option<f64>,
-    /// Days of written notice the jurisdiction requires before an increase takes effect.
-    /// Default 30 (California).
+    /// Guardrail `emergency_cap`: with a jurisdiction cap, the date the emergency began: the
+    /// cap then applies to the rent in force on that date (at move-in for a tenant who came
+    /// since), not to the rent now, so notices during the emergency cannot add up past it.
+    /// Default none (the cap applies to the rent now).
+    pub cap_base_date: Option<NaiveDate>,
+    /// Guardrail `twelve_month_cap`: the new rent is at most the rent in force 12 months
+    /// before (at move-in for a tenant who came since) x (1 + this / 100), whatever the
+    /// notices between. Default none.
+    pub cap_12_months_pct: Option<f64>,
+    /// Days of written notice the jurisdiction requires before an increase takes effect, per
+    /// facility. Default 30 (California).
     pub notice_days: u32,
-    /// Guardrail `excluded_flag`: tenants carrying any of these flags (case-insensitive) are
-    /// never increased. Default `business` and `delinquent`; `do_not_increase` always excludes.
+    /// Guardrail `excluded_flag`: tenants carrying any of these flags are never increased,
+    /// matched by canonical flag (case, spaces, hyphens and underscores folded, then the
+    /// synonyms of [`flags::SYNONYMS`] and `flag_synonyms`: `SCRA` is `military`, `DNI` is
+    /// `do_not_increase`). Default `business`, `delinquent`, `military` (servicemembers'
+    /// protections), `lien` (in lien or auction) and `bankruptcy` (the automatic stay);
+    /// `do_not_increase` always excludes.
     pub excluded_flags: Vec<String>,
+    /// The operator's own flags and the canonical flag each means (`{"no bump": "do not
+    /// increase"}`), read before the built-in synonyms. Default none.
+    pub flag_synonyms: BTreeMap<String, String>,
     /// Guardrail `customer_units`: all units of one customer go up by the same percent, or none
     /// does. Default true.
     pub raise_customer_units_together: bool,
@@ -71,8 +94,13 @@ impl Default for EcriEngineSettings {
             min_increase_pct: 3.0,
             min_increase_amount: 5.0,
             jurisdiction_cap_pct: None,
+            cap_base_date: None,
+            cap_12_months_pct: None,
             notice_days: 30,
-            excluded_flags: vec!["business".to_owned(), "delinquent".to_owned()],
+            excluded_flags: ["business", "delinquent", "military", "lien", "bankruptcy"]
+                .map(str::to_owned)
+                .to_vec(),
+            flag_synonyms: BTreeMap::new(),
             raise_customer_units_together: true,
             stop_loss_excess_move_out_pts: 15.0,
             stop_loss_min_outcomes: 20,
@@ -95,18 +123,25 @@ pub(super) fn in_range(path: &str, v: f64, min: f64, max: f64) -> Result<(), Val
 }
 
 impl EcriEngineSettings {
-    /// Whether a tenant with these flags is excluded (`do_not_increase` always is).
+    /// The first of these flags that excludes a tenant (`do_not_increase` always does), as
+    /// written, followed by its canonical flag when that reads otherwise (`DNI
+    /// (do_not_increase)`).
     pub fn excludes(&self, flags: &[String]) -> Option<String> {
-        flags
+        let excluded: Vec<String> = self
+            .excluded_flags
             .iter()
-            .find(|f| {
-                f.eq_ignore_ascii_case(DO_NOT_INCREASE)
-                    || self
-                        .excluded_flags
-                        .iter()
-                        .any(|e| e.eq_ignore_ascii_case(f))
+            .map(|e| flags::canonical(e, &self.flag_synonyms))
+            .collect();
+        flags.iter().find_map(|f| {
+            let c = flags::canonical(f, &self.flag_synonyms);
+            (c == DO_NOT_INCREASE || excluded.contains(&c)).then(|| {
+                if f.trim() == c {
+                    c
+                } else {
+                    format!("{} ({c})", f.trim())
+                }
             })
-            .cloned()
+        })
     }
 
     /// The defaults with a facility's stored overrides put over them (`stay_prior` field by
@@ -128,7 +163,8 @@ impl EcriEngineSettings {
                 ));
             };
             match (current.as_object_mut(), v.as_object()) {
-                (Some(inner), Some(over)) => {
+                // A map of the operator's own (its keys are not settings) is replaced whole.
+                (Some(inner), Some(over)) if k != "flag_synonyms" => {
                     for (ik, iv) in over {
                         if !inner.contains_key(ik) {
                             return Err(ValidationError::new(
@@ -187,6 +223,7 @@ impl EcriEngineSettings {
         if let Some(cap) = self.jurisdiction_cap_pct {
             range("jurisdiction_cap_pct", cap, 0.0, 100.0)?;
         }
+        self.check_compliance()?;
         range("notice_days", f64::from(self.notice_days), 0.0, 365.0)?;
         if self.excluded_flags.len() > crate::sync::payload::MAX_FLAGS * 2 {
             return Err(ValidationError::new(
@@ -228,5 +265,51 @@ impl EcriEngineSettings {
         )?;
         range("holdout_pct", self.holdout_pct, 0.0, 50.0)?;
         self.stay_prior.validate()
+    }
+
+    /// The caps over time and the flag synonyms: a 12-month cap from 0 to 100 %, a cap base
+    /// date only with a jurisdiction cap (from 2000 to 2100), synonyms of 1 to 40 characters.
+    fn check_compliance(&self) -> Result<(), ValidationError> {
+        if let Some(cap) = self.cap_12_months_pct {
+            in_range("ecri_settings.cap_12_months_pct", cap, 0.0, 100.0)?;
+        }
+        if let Some(d) = self.cap_base_date {
+            if self.jurisdiction_cap_pct.is_none() {
+                return Err(ValidationError::new(
+                    "ecri_settings.cap_base_date",
+                    "applies the jurisdiction cap from that date: set jurisdiction_cap_pct too",
+                ));
+            }
+            let (from, to) = (
+                NaiveDate::from_ymd_opt(2000, 1, 1),
+                NaiveDate::from_ymd_opt(2100, 12, 31),
+            );
+            if from.is_some_and(|f| d < f) || to.is_some_and(|t| d > t) {
+                return Err(ValidationError::new(
+                    "ecri_settings.cap_base_date",
+                    "must be a date from 2000-01-01 to 2100-12-31",
+                ));
+            }
+        }
+        if self.flag_synonyms.len() > MAX_FLAG_SYNONYMS {
+            return Err(ValidationError::new(
+                "ecri_settings.flag_synonyms",
+                format!(
+                    "at most {MAX_FLAG_SYNONYMS} synonyms, got {}",
+                    self.flag_synonyms.len()
+                ),
+            ));
+        }
+        for (k, v) in &self.flag_synonyms {
+            for text in [k, v] {
+                if flags::fold(text).is_empty() || text.chars().count() > 40 {
+                    return Err(ValidationError::new(
+                        format!("ecri_settings.flag_synonyms.{k}"),
+                        "a flag and its canonical flag must each be 1 to 40 characters",
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 }

@@ -12,6 +12,11 @@
 //!
 //! A tenant stays 90 days with probability `(1 - baseline) x (1 - extra)`.
 //!
+//! Per tenant ([`StayModel::for_tenant`]): the baseline falls with tenure, its 90-day hazard
+//! `-ln(1 - baseline)` scaled by `((1 + t) / (1 + t_ref))^(-β)`, t the months since move-in and
+//! t_ref the facility's typical tenure; a tenant raised before has the increase sensitivity
+//! times ρ (`raised_before_sensitivity`). β and ρ are learned like the sensitivities.
+//!
 //! Learning: `ln s` is estimated by maximum a posteriori. The company's estimate (from the other
 //! facilities' outcomes) has a normal prior at `ln 1 = 0`; a facility's has a normal prior at the
 //! company's estimate; both with precision `sensitivity_strength`. So while a facility's evidence
@@ -19,9 +24,17 @@
 //! share of the facility's own evidence is `I / (I + strength)`, I the Fisher information of its
 //! outcomes. The baseline is shrunk the same way, as a Beta mean: the company's is
 //! `(left + k x prior) / (windows + k)`, a facility's `(left + k x company) / (windows + k)`.
+//! The fit itself is in `fit`.
 
 use crate::validation::ValidationError;
 use serde::{Deserialize, Serialize};
+
+mod fit;
+pub use fit::learn;
+
+/// The tenure (months since move-in) whose 90-day move-out rate is the facility's baseline
+/// before any tenure is known.
+pub const DEFAULT_REFERENCE_MONTHS: f64 = 24.0;
 
 /// The prior curve and how strongly it holds. Defaults from public figures: one operator saw 7 %
 /// of 427 increased tenants leave within about 3 months; large increases (10-25 %) cost 3-10
@@ -50,6 +63,19 @@ pub struct StayPrior {
     pub sensitivity_strength: f64,
     /// Weight of the prior baseline, in 90-day windows of tenants not increased. Default 50.
     pub baseline_strength: f64,
+    /// β, how fast the baseline hazard falls with tenure: a tenant `t` months in has the
+    /// facility's 90-day hazard times `((1 + t) / (1 + t_ref))^(-β)`. Default 0.4 (a tenant 3
+    /// months in leaves about twice as often as one 2 years in).
+    pub tenure_elasticity: f64,
+    /// Precision of the normal prior on β, at the company's and each facility's level. Default
+    /// 25 (a standard deviation of 0.2).
+    pub tenure_strength: f64,
+    /// ρ, the multiplier of the increase sensitivity for tenants increased before. Default 1
+    /// (no difference until the outcomes show one).
+    pub raised_before_sensitivity: f64,
+    /// Precision of the normal prior on ln ρ, at both levels. Default 4 (like the
+    /// sensitivities').
+    pub raised_before_strength: f64,
 }
 
 impl Default for StayPrior {
@@ -62,6 +88,10 @@ impl Default for StayPrior {
             moving_cost_pct: 20.0,
             sensitivity_strength: 4.0,
             baseline_strength: 50.0,
+            tenure_elasticity: 0.4,
+            tenure_strength: 25.0,
+            raised_before_sensitivity: 1.0,
+            raised_before_strength: 4.0,
         }
     }
 }
@@ -87,13 +117,28 @@ impl StayPrior {
             0.01,
             1000.0,
         )?;
-        range("baseline_strength", self.baseline_strength, 0.0, 100_000.0)
+        range("baseline_strength", self.baseline_strength, 0.0, 100_000.0)?;
+        range("tenure_elasticity", self.tenure_elasticity, 0.0, 2.0)?;
+        range("tenure_strength", self.tenure_strength, 0.01, 100_000.0)?;
+        range(
+            "raised_before_sensitivity",
+            self.raised_before_sensitivity,
+            0.2,
+            5.0,
+        )?;
+        range(
+            "raised_before_strength",
+            self.raised_before_strength,
+            0.01,
+            1000.0,
+        )
     }
 }
 
 /// What happened to tenants over the 90 days after a notice (or, for tenants not increased,
-/// after the day they could have had one). One tenant, or a cohort.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// after the day they could have had one). One tenant, or a cohort of alike tenants.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Outcome {
     /// The increase given, % of the old rent; 0 for tenants not increased.
     pub increase_pct: f64,
@@ -103,6 +148,11 @@ pub struct Outcome {
     pub tenants: u32,
     /// Of those, moved out within the 90 days.
     pub moved_out: u32,
+    /// Months since move-in when the window started (`evidence` gives the middle of the
+    /// tenure band); None when unknown.
+    pub months_since_move_in: Option<f64>,
+    /// Increases the tenants had before this one (0 for tenants not increased).
+    pub past_increases: u32,
 }
 
 impl Outcome {
@@ -130,6 +180,31 @@ pub struct StayModel {
     /// Increased tenants and those not increased whose 90-day outcomes the fit used.
     pub increased_tenants: u32,
     pub baseline_tenants: u32,
+    /// β, how fast the baseline hazard falls with tenure (see [`StayPrior::tenure_elasticity`]),
+    /// the company's it is shrunk toward, and the share that rests on the facility's own
+    /// tenants not increased whose tenure is known (`tenure_tenants`).
+    pub tenure_elasticity: f64,
+    pub company_tenure_elasticity: f64,
+    pub tenure_evidence_weight: f64,
+    pub tenure_tenants: u32,
+    /// t_ref, the tenure (months) whose 90-day move-out rate is `baseline`: the facility's
+    /// tenants not increased, their log-mean of (1 + months) less 1.
+    pub reference_months: f64,
+    /// ρ, the increase sensitivity of tenants raised before against the others', the company's,
+    /// and the share that rests on the facility's own increased tenants raised before
+    /// (`raised_before_tenants`).
+    pub raised_before_sensitivity: f64,
+    pub company_raised_before_sensitivity: f64,
+    pub raised_before_evidence_weight: f64,
+    pub raised_before_tenants: u32,
+}
+
+/// The 90-day move-out rate at tenure `months` of a facility whose rate at `reference_months`
+/// is `baseline`, the hazard scaled by `((1 + months) / (1 + reference_months))^(-elasticity)`.
+pub fn tenure_baseline(baseline: f64, elasticity: f64, reference_months: f64, months: f64) -> f64 {
+    let hazard = -(1.0 - baseline.clamp(0.0, 0.99)).ln();
+    let scale = ((1.0 + months.max(0.0)) / (1.0 + reference_months.max(0.0))).powf(-elasticity);
+    (1.0 - (-hazard * scale).exp()).clamp(0.0, 0.99)
 }
 
 fn sigmoid(z: f64) -> f64 {
@@ -138,7 +213,7 @@ fn sigmoid(z: f64) -> f64 {
 
 /// The extra move-out share of the curve at sensitivities `s` (to the increase, to the
 /// premium).
-fn extra(prior: &StayPrior, s: [f64; 2], increase_pct: f64, premium_pct: f64) -> f64 {
+fn extra_at(prior: &StayPrior, s: [f64; 2], increase_pct: f64, premium_pct: f64) -> f64 {
     if increase_pct <= 0.0 {
         return 0.0;
     }
@@ -161,7 +236,37 @@ impl StayModel {
             evidence_weight: 0.0,
             increased_tenants: 0,
             baseline_tenants: 0,
+            tenure_elasticity: prior.tenure_elasticity,
+            company_tenure_elasticity: prior.tenure_elasticity,
+            tenure_evidence_weight: 0.0,
+            tenure_tenants: 0,
+            reference_months: DEFAULT_REFERENCE_MONTHS,
+            raised_before_sensitivity: prior.raised_before_sensitivity,
+            company_raised_before_sensitivity: prior.raised_before_sensitivity,
+            raised_before_evidence_weight: 0.0,
+            raised_before_tenants: 0,
         }
+    }
+
+    /// The model for one tenant: the baseline at its tenure (unchanged when unknown), and the
+    /// increase sensitivity times ρ when it was increased before. The adjustments are applied
+    /// once: the model returned has β = 0 and ρ = 1, so adjusting it again changes nothing.
+    pub fn for_tenant(&self, months_since_move_in: Option<f64>, past_increases: u32) -> StayModel {
+        let mut m = *self;
+        if let Some(t) = months_since_move_in.filter(|t| t.is_finite() && *t >= 0.0) {
+            m.baseline = tenure_baseline(
+                self.baseline,
+                self.tenure_elasticity,
+                self.reference_months,
+                t,
+            );
+            m.tenure_elasticity = 0.0;
+        }
+        if past_increases > 0 {
+            m.sensitivity = self.sensitivity * self.raised_before_sensitivity;
+            m.raised_before_sensitivity = 1.0;
+        }
+        m
     }
 
     /// The same model with both sensitivities at `sensitivity`.
@@ -176,7 +281,7 @@ impl StayModel {
     /// Share (0..1) of tenants who move out within 90 days because of this increase, beyond
     /// the baseline.
     pub fn extra_move_out(&self, increase_pct: f64, premium_pct: f64) -> f64 {
-        extra(
+        extra_at(
             &self.prior,
             [self.sensitivity, self.premium_sensitivity],
             increase_pct,
@@ -188,146 +293,5 @@ impl StayModel {
     /// no notice when the increase is 0).
     pub fn stay_probability(&self, increase_pct: f64, premium_pct: f64) -> f64 {
         (1.0 - self.baseline) * (1.0 - self.extra_move_out(increase_pct, premium_pct))
-    }
-}
-
-/// Log-likelihood of the increased outcomes at ln(sensitivities) `theta`.
-fn log_likelihood(prior: &StayPrior, baseline: f64, outcomes: &[Outcome], theta: [f64; 2]) -> f64 {
-    let s = [theta[0].exp(), theta[1].exp()];
-    outcomes
-        .iter()
-        .filter(|o| o.increased() && o.tenants > 0)
-        .map(|o| {
-            let stay = (1.0 - baseline) * (1.0 - extra(prior, s, o.increase_pct, o.premium_pct));
-            let stay = stay.clamp(1e-9, 1.0 - 1e-9);
-            let left = f64::from(o.moved_out.min(o.tenants));
-            left * (1.0 - stay).ln() + (f64::from(o.tenants) - left) * stay.ln()
-        })
-        .sum()
-}
-
-/// The bounds of ln(sensitivity): 0.05 to 20 times the prior.
-const THETA_MIN: f64 = -3.0;
-const THETA_MAX: f64 = 3.0;
-
-/// The maximum of a one-dimensional function on the bounds: a grid, then golden-section
-/// search around the best point of the grid.
-fn maximise(f: impl Fn(f64) -> f64) -> f64 {
-    const GRID: usize = 24;
-    let step = (THETA_MAX - THETA_MIN) / GRID as f64;
-    let best = (0..=GRID)
-        .map(|i| THETA_MIN + step * i as f64)
-        .map(|t| (t, f(t)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map_or(0.0, |(t, _)| t);
-    let (mut lo, mut hi) = ((best - step).max(THETA_MIN), (best + step).min(THETA_MAX));
-    let golden = 0.618_033_988_749_895;
-    for _ in 0..30 {
-        let a = hi - golden * (hi - lo);
-        let b = lo + golden * (hi - lo);
-        if f(a) >= f(b) {
-            hi = b;
-        } else {
-            lo = a;
-        }
-    }
-    (lo + hi) / 2.0
-}
-
-/// Maximum a posteriori ln(sensitivities) under independent normal priors at `centre`, by
-/// coordinate ascent. Returns them and the Fisher information of the outcomes about each.
-fn fit(
-    prior: &StayPrior,
-    baseline: f64,
-    outcomes: &[Outcome],
-    centre: [f64; 2],
-) -> ([f64; 2], [f64; 2]) {
-    let tau = prior.sensitivity_strength;
-    if !outcomes.iter().any(|o| o.increased() && o.tenants > 0) {
-        return (centre, [0.0; 2]);
-    }
-    let ll = |t: [f64; 2]| log_likelihood(prior, baseline, outcomes, t);
-    let penalty =
-        |t: [f64; 2]| 0.5 * tau * ((t[0] - centre[0]).powi(2) + (t[1] - centre[1]).powi(2));
-    let mut theta = centre;
-    for _ in 0..4 {
-        for k in 0..2 {
-            let best = maximise(|v| {
-                let mut t = theta;
-                t[k] = v;
-                ll(t) - penalty(t)
-            });
-            theta[k] = best;
-        }
-    }
-    // Expected (Fisher) information about each ln(sensitivity): sum of n P'^2 / (P (1 - P)),
-    // P the chance of moving out, P' its derivative (by central differences).
-    let h = 1e-4;
-    let info = [0, 1].map(|k| {
-        let stay_at = |o: &Outcome, d: f64| {
-            let mut t = theta;
-            t[k] += d;
-            (1.0 - baseline)
-                * (1.0
-                    - extra(
-                        prior,
-                        [t[0].exp(), t[1].exp()],
-                        o.increase_pct,
-                        o.premium_pct,
-                    ))
-        };
-        outcomes
-            .iter()
-            .filter(|o| o.increased() && o.tenants > 0)
-            .map(|o| {
-                let p = (1.0 - stay_at(o, 0.0)).clamp(1e-9, 1.0 - 1e-9);
-                let dp = (stay_at(o, -h) - stay_at(o, h)) / (2.0 * h);
-                f64::from(o.tenants) * dp * dp / (p * (1.0 - p))
-            })
-            .sum::<f64>()
-    });
-    (theta, info)
-}
-
-/// Baseline move-outs of tenants not increased: (tenants, left).
-fn baseline_counts(outcomes: &[Outcome]) -> (f64, f64) {
-    outcomes
-        .iter()
-        .filter(|o| !o.increased())
-        .fold((0.0, 0.0), |(n, k), o| {
-            (
-                n + f64::from(o.tenants),
-                k + f64::from(o.moved_out.min(o.tenants)),
-            )
-        })
-}
-
-/// The stay model of a facility from its own outcomes and the rest of the company's (the other
-/// facilities' outcomes, not the facility's own).
-pub fn learn(prior: &StayPrior, company: &[Outcome], facility: &[Outcome]) -> StayModel {
-    let k = prior.baseline_strength;
-    let (n_c, left_c) = baseline_counts(company);
-    let company_baseline =
-        (left_c + k * prior.baseline_move_out_pct / 100.0) / (n_c + k).max(f64::MIN_POSITIVE);
-    let (n_f, left_f) = baseline_counts(facility);
-    let baseline = (left_f + k * company_baseline) / (n_f + k).max(f64::MIN_POSITIVE);
-    let (company_theta, _) = fit(prior, company_baseline, company, [0.0; 2]);
-    let (theta, info) = fit(prior, baseline, facility, company_theta);
-    let count = |o: &[Outcome], increased: bool| {
-        o.iter()
-            .filter(|o| o.increased() == increased)
-            .map(|o| o.tenants)
-            .fold(0u32, u32::saturating_add)
-    };
-    StayModel {
-        prior: *prior,
-        baseline: baseline.clamp(0.0, 0.99),
-        sensitivity: theta[0].exp(),
-        premium_sensitivity: theta[1].exp(),
-        company_sensitivity: company_theta[0].exp(),
-        company_premium_sensitivity: company_theta[1].exp(),
-        evidence_weight: info[0] / (info[0] + prior.sensitivity_strength),
-        increased_tenants: count(facility, true),
-        baseline_tenants: count(facility, false),
     }
 }

@@ -32,12 +32,18 @@ fn tenant(id: &str, rent: f64, count: u32) -> TenantInput {
         customer_id: None,
         flags: Vec::new(),
         tenant_count: count,
+        tier: None,
+        pending_increase: None,
+        past_increases: 0,
+        rent_12_months_ago: None,
+        rent_at_cap_base: None,
     }
 }
 
 fn market(street: f64, median: f64, occupancy: f64, ins: f64, outs: f64) -> SizeMarket {
     SizeMarket {
         street_rate: street,
+        of_tier: false,
         competitor_low: Some(median * 0.9),
         competitor_median: Some(median),
         competitor_high: Some(median * 1.1),
@@ -54,12 +60,13 @@ fn market(street: f64, median: f64, occupancy: f64, ins: f64, outs: f64) -> Size
 
 #[test]
 fn a_tenant_at_market_in_a_full_size_goes_to_the_street_cap() {
-    // Rent 100 = street = median; the size is full (100 of 100) with 10 move-ins a month: a
-    // vacated unit waits 1 / 10 month. Move-out cost = 100 x 12 - 100 x (12 - 0.1) = 10.
+    // Rent 100 = street = median; the size is full (100 of 100) with 10 move-ins a month: the
+    // vacated unit is the one vacant, let in D = 1 x (2.957 + 1) / (10 x 2.957 + 1 / 1.5) =
+    // 0.1309 month. Move-out cost = 100 x 12 - 100 x (12 - 0.1309) = 13.09.
     // Caps: step 25 % -> 125, street + 20 % -> 120. At 120 (+20 %, no premium beyond 20 %):
     // e = (σ(-1.8) - 0.047426) / 0.952574 = (0.141851 - 0.047426) / 0.952574 = 0.099126;
-    // gain = 0.900874 x 12 x 20 - 0.099126 x 10 = 216.21 - 0.99 = 215.22. At 121 it would be
-    // 219.61 (e = 0.123643): still rising, so the street cap binds.
+    // gain = 0.900874 x 12 x 20 - 0.099126 x 13.09 = 216.21 - 1.30 = 214.91. At 121 it would
+    // be 219.23 (e = 0.123643): still rising, so the street cap binds.
     let s = hand_settings();
     let model = StayModel::from_prior(&s.stay_prior);
     let r = decide(
@@ -73,7 +80,7 @@ fn a_tenant_at_market_in_a_full_size_goes_to_the_street_cap() {
         (120.0, 20.0, 20.0)
     );
     assert_eq!(r.stay_probability, 90.09);
-    assert_eq!(r.expected_gain, 215.22);
+    assert_eq!(r.expected_gain, 214.91);
     assert_eq!(
         r.binding_guardrail,
         Some(decide::Guardrail::MaxPremiumOverStreet)
@@ -93,12 +100,12 @@ fn a_tenant_at_market_in_a_full_size_goes_to_the_street_cap() {
 #[test]
 fn a_tenant_far_above_market_in_an_emptying_size_gets_nothing() {
     // Rent 100 against a street rate and median of 80 (25 % above, beyond the 20 % moving
-    // pays); 70 % occupied, 5 move-ins and 6 move-outs a month: the size is not filling, so a
-    // vacated unit stays empty the whole horizon and a move-out costs all 12 x 100 = 1200.
-    // Smallest increase: min(3 % of 100, 5) = 3 -> 103, 28.75 % over the median:
-    // e = (σ(-3 + 0.18 + 0.12 x 8.75) - 0.047426) / 0.952574 = 0.103001;
-    // gain = 0.896999 x 36 - 0.103001 x 1200 = 32.29 - 123.60 = -91.31. Larger increases
-    // lose more. Best: none, and no guardrail is to blame.
+    // pays); 70 % occupied (30 vacant), 5 move-ins a month: a vacant unit re-lets in
+    // D = 30 x (2.957 + 1) / (5 x 2.957 + 30 / 1.5) = 3.41 months, and a move-out costs
+    // 12 x 100 - 80 x (12 - 3.41) = 513.01. Smallest increase: min(3 % of 100, 5) = 3 -> 103,
+    // 28.75 % over the median: e = (σ(-3 + 0.18 + 0.12 x 8.75) - 0.047426) / 0.952574 =
+    // 0.103001; gain = 0.896999 x 36 - 0.103001 x 513.01 = 32.29 - 52.84 = -20.55. Larger
+    // increases lose more. Best: none, and no guardrail is to blame.
     let s = EcriEngineSettings {
         max_premium_over_street_pct: 50.0,
         ..hand_settings()
@@ -119,31 +126,32 @@ fn a_tenant_far_above_market_in_an_emptying_size_gets_nothing() {
 
 #[test]
 fn a_cohort_below_street_is_raised_to_where_the_gain_peaks() {
-    // 10 tenants at 80, street and median 100; 90 of 100 units let, 8 move-ins and 6
-    // move-outs a month: the size fills at 2 a month, so a vacated unit waits (10 + 1) / 2 =
-    // 5.5 months and a move-out costs 80 x 12 - 100 x 6.5 = 310. Caps at 50 % leave room up to
-    // 120. The gain peaks at 106 (+32.5 %): e = (σ(-3 + 1.95) - 0.047426) / 0.952574 =
-    // 0.222344; gain per tenant = 0.777656 x 12 x 26 - 0.222344 x 310 = 242.63 - 68.93 =
-    // 173.70; 1737.02 for the cohort.
+    // 10 tenants at 80, street and median 100; 90 of 100 units let and one move-in a month:
+    // a vacant unit re-lets in D = 10 x (2.957 + 1) / (1 x 2.957 + 10 / 1.5) = 4.112 months,
+    // and a move-out costs 80 x 12 - 100 x (12 - 4.112) = 171.17. Caps at 50 % leave room up
+    // to 120. The gain peaks at 109 (+36.25 %): e = (σ(-3 + 2.175) - 0.047426) / 0.952574 =
+    // 0.270087; gain per tenant = 0.729913 x 12 x 29 - 0.270087 x 171.17 = 254.01 - 46.23 =
+    // 207.78; 2077.8 for the cohort.
     let s = EcriEngineSettings {
         max_step_pct: 50.0,
         max_premium_over_street_pct: 50.0,
         ..hand_settings()
     };
     let model = StayModel::from_prior(&s.stay_prior);
-    let m = market(100.0, 100.0, 90.0, 8.0, 6.0);
+    let m = market(100.0, 100.0, 90.0, 1.0, 6.0);
     let r = decide(&tenant("c", 80.0, 10), &m, &model, &s);
     assert_eq!(
         (r.new_rent, r.increase, r.increase_pct),
-        (106.0, 26.0, 32.5)
+        (109.0, 29.0, 36.25)
     );
-    assert_eq!(r.stay_probability, 77.77);
-    assert_eq!(r.expected_gain, 1737.02);
+    assert_eq!(r.stay_probability, 72.99);
+    assert_eq!(r.expected_gain, 2077.8);
     assert_eq!(r.binding_guardrail, None);
-    // At twice the prior's sensitivity the peak is at 90 (+12.5 %, e = 0.141721):
-    // 0.858279 x 12 x 10 - 0.141721 x 310 = 102.99 - 43.93 = 59.06 per tenant.
+    // At twice the prior's sensitivity the peak is at 93 (+16.25 %, e = 0.222344):
+    // 0.777656 x 12 x 13 - 0.222344 x 171.17 = 121.31 - 38.06 = 83.26 per tenant (832.56
+    // for the cohort, unrounded).
     let r = decide(&tenant("c", 80.0, 10), &m, &model.with_sensitivity(2.0), &s);
-    assert_eq!((r.new_rent, r.expected_gain), (90.0, 590.6));
+    assert_eq!((r.new_rent, r.expected_gain), (93.0, 832.56));
 }
 
 #[test]
@@ -259,6 +267,7 @@ fn the_stop_loss_holds_a_facility_whose_increased_tenants_leave_fast() {
         premium_pct: 0.0,
         tenants,
         moved_out: left,
+        ..Outcome::default()
     };
     // 40 % of 30 increased tenants left against 10 % of those not increased: 30 points over.
     let recent = [outcome(12.0, 30, 12), outcome(0.0, 200, 20)];
@@ -331,6 +340,7 @@ fn simulated_outcomes(seed: u64, n: usize, s: f64, b: f64) -> Vec<Outcome> {
                 premium_pct: premium,
                 tenants: 1,
                 moved_out: u32::from(rng.gen::<f64>() > stay),
+                ..Outcome::default()
             }
         })
         .collect()
@@ -427,6 +437,11 @@ fn tenant_strategy() -> impl Strategy<Value = TenantInput> {
                 vec![flag.to_owned()]
             },
             tenant_count: count,
+            tier: None,
+            pending_increase: None,
+            past_increases: 0,
+            rent_12_months_ago: None,
+            rent_at_cap_base: None,
         })
 }
 
@@ -440,6 +455,7 @@ fn market_strategy() -> impl Strategy<Value = SizeMarket> {
     )
         .prop_map(|(street, median, occupancy, ins, outs)| SizeMarket {
             street_rate: street,
+            of_tier: false,
             competitor_low: None,
             competitor_median: Some(street * median),
             competitor_high: None,
@@ -522,7 +538,7 @@ proptest! {
             .collect();
         let markets = BTreeMap::from([("10x10".to_owned(), m)]);
         let model = StayModel::from_prior(&s.stay_prior);
-        let recent = [Outcome { increase_pct: 10.0, premium_pct: 0.0, tenants: 30, moved_out: left }];
+        let recent = [Outcome { increase_pct: 10.0, premium_pct: 0.0, tenants: 30, moved_out: left, ..Outcome::default() }];
         let out = decide_facility(&roll, &markets, &model, &recent, &s);
         let held = stop_loss(&recent, &s).is_some();
         for (t, r) in roll.iter().zip(&out) {
@@ -579,12 +595,16 @@ proptest! {
 #[test]
 #[ignore = "the backtest, run by hand (tests/src/bin/ecri_backtest.rs prints the same)"]
 fn backtest_by_hand() {
-    let tune: Vec<u64> = (1..=5).collect();
-    let report_seeds: Vec<u64> = (101..=110).collect();
+    let tune = super::backtest::seeds::TuneSeeds::engine();
+    let report_seeds = super::backtest::seeds::ReportSeeds::range(101, 10).expect("report seeds");
     let settings: EcriEngineSettings = std::env::var("ECRI_SETTINGS")
         .map(|s| serde_json::from_str(&s).expect("settings JSON"))
         .unwrap_or_default();
-    println!("{}", markdown(&run(&tune, &report_seeds, &settings)));
+    let families = super::backtest::Family::ALL;
+    println!(
+        "{}",
+        markdown(&run(&families, &tune, &report_seeds, &settings))
+    );
 }
 
 #[test]

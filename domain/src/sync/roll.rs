@@ -53,6 +53,7 @@ pub fn cohorts(tenants: &[RollTenant], date: NaiveDate) -> Vec<TenantRent> {
                 tenant_count: Count::new(f64::from(n)).ok()?,
                 months_since_last_increase: Quantity::new(f64::from(months)).ok(),
                 original_rent: None,
+                flagged_count: None,
             })
         })
         .collect()

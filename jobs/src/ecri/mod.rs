@@ -5,14 +5,19 @@
 //! `GET /api/v1/analytics/ecri` come from the same suggestions ([`cohorts`]).
 //!
 //! What the engine is given, all from stored data:
-//! - per size, from the latest snapshot: the street rate (the lowest tier's), units and
-//!   occupancy (summed over tiers); the competitor band as the pricing engine sees it; the
-//!   move-ins and move-outs per month of the last 90 days of the roll's events (from the
-//!   month's move-ins to date when there is no roll);
-//! - outcomes, from the roll's events: each increase (a rent change upward) whose 90 days have
-//!   passed, and whether the tenant moved out within them; and per facility the tenants in
-//!   place 90 days ago who were not increased since, and how many of them moved out. The
-//!   facility's own outcomes are shrunk toward the company's, and those toward the prior.
+//! - per size, and per size and tier, from the latest snapshot: the street rate (blended over
+//!   the tiers for the size), units and occupancy; the competitor band as the pricing engine
+//!   sees it; the move-ins and move-outs per month of the last 90 days of the roll's events
+//!   (from the month's move-ins to date when there is no roll);
+//! - per tenant of a roll, one history of its increases (the CRM's date, the roll's upward
+//!   rent changes, the approved batches' increases in force, the one not yet in force) and
+//!   its rents of 12 months before and of the cap's base date (`inputs`);
+//! - outcomes, from the roll's events and the approved batches' notices: each increase whose
+//!   90 days (from its notice where known) have passed, and whether the tenant moved out within
+//!   them (during the notice too); implausible records left out and counted; and per facility
+//!   the tenants in place 90 days ago neither increased nor notified since, and how many of
+//!   them moved out, by tenure. The facility's own outcomes are shrunk toward the company's,
+//!   and those toward the prior (`outcomes`, `domain::ecri::evidence`).
 //!
 //! This module holds the use cases and puts a facility's answer together; `inputs` reads what
 //! the engine is given, `outcomes` the evidence its stay model learns from, and `cohort_lines`
@@ -27,6 +32,7 @@ pub use cohort_lines::{cohorts, CohortLine};
 use crate::analytics::reports::{self, UnitRow};
 use crate::error::{Error, Result};
 use chrono::NaiveDate;
+use domain::ecri::evidence::LeftOut;
 use domain::ecri::{
     decide_facility, learn, stop_loss, EcriEngineSettings, Outcome, SizeMarket, StayModel,
     Suggestion, TenantInput,
@@ -36,7 +42,7 @@ use domain::pricing::band::{competitor_band, CompetitorBand, CompetitorObservati
 use domain::pricing::settings::PricingSettings;
 use domain::values::round2;
 use inputs::{cohort_inputs, markets, roll_inputs, roll_pace};
-use outcomes::outcomes;
+use outcomes::{outcomes, CompanyEvidence, FacilityEvidence};
 use sqlx::PgPool;
 use std::collections::BTreeMap;
 use uuid::Uuid;
@@ -76,6 +82,11 @@ pub struct ModelSummary {
     pub baseline_tenants: u32,
     /// Outcomes of the company's other facilities (tenants increased).
     pub company_increased_tenants: u32,
+    /// Of the facility's increased tenants, those whose 90 days ran from their notice (an
+    /// approved batch) rather than from the day the new rent took effect.
+    pub from_notices: u32,
+    /// The facility's records of increases left out of the learning, by reason.
+    pub left_out: LeftOut,
 }
 
 /// The stop-loss in force: increases are held.
@@ -200,12 +211,12 @@ struct Gathered {
     roll_dates: BTreeMap<Uuid, NaiveDate>,
     /// Each facility's ECRI settings in force.
     settings: BTreeMap<Uuid, EcriEngineSettings>,
-    /// The company's outcomes per facility, each with whether it is recent.
-    outcomes: BTreeMap<Uuid, Vec<(Outcome, bool)>>,
+    /// The company's evidence per facility (all its outcomes, the recent ones), and pooled.
+    outcomes: CompanyEvidence,
     /// The tenants of each roll in force, with the months since their rent was set.
     rolls: BTreeMap<Uuid, Vec<(TenantInput, Option<f64>)>>,
-    /// Move-ins and move-outs per month per size before each roll's date.
-    pace: BTreeMap<Uuid, BTreeMap<String, (f64, f64)>>,
+    /// Move-ins and move-outs per month per size and tier before each roll's date.
+    pace: BTreeMap<Uuid, inputs::Pace>,
     /// Competitor rates per facility and size.
     observations: BTreeMap<(Uuid, String), Vec<CompetitorObservation>>,
     /// Each facility's pricing settings (for the competitor band).
@@ -233,7 +244,11 @@ async fn gather(
         .map(|r| (r.id, in_force(&r.ecri_settings)))
         .collect();
     let outcomes = outcomes(pool, company_id).await?;
-    let rolls = roll_inputs(pool, &roll_dates).await?;
+    let with_base: BTreeMap<Uuid, (NaiveDate, Option<NaiveDate>)> = roll_dates
+        .iter()
+        .map(|(id, d)| (*id, (*d, settings.get(id).and_then(|s| s.cap_base_date))))
+        .collect();
+    let rolls = roll_inputs(pool, &with_base).await?;
     let pace = roll_pace(pool, &roll_dates).await?;
     let observations = reports::competitors::competitor_observations(pool, &ids).await?;
     let pricing = reports::competitors::pricing_settings(pool, &ids).await?;
@@ -255,24 +270,21 @@ fn learned(
     id: Uuid,
     name: &str,
     settings: &EcriEngineSettings,
-    outcomes: &BTreeMap<Uuid, Vec<(Outcome, bool)>>,
+    evidence: &CompanyEvidence,
 ) -> (FacilityEcri, Vec<Outcome>) {
-    let own: Vec<Outcome> = outcomes
-        .get(&id)
-        .map(|o| o.iter().map(|(o, _)| *o).collect())
-        .unwrap_or_default();
+    let none = FacilityEvidence::default();
+    let mine = evidence.facilities.get(&id).unwrap_or(&none);
     // The stop-loss looks at the increases of the last quarter whose 90 days have passed
     // (and the baseline of the same window), not at the facility's whole history.
-    let recent: Vec<Outcome> = outcomes
-        .get(&id)
-        .map(|o| o.iter().filter(|(_, r)| *r).map(|(o, _)| *o).collect())
-        .unwrap_or_default();
-    let company: Vec<Outcome> = outcomes
-        .iter()
-        .filter(|(other, _)| **other != id)
-        .flat_map(|(_, o)| o.iter().map(|(o, _)| *o))
-        .collect();
-    let model = learn(&settings.stay_prior, &company, &own);
+    let recent = mine.recent.clone();
+    let company: Vec<Outcome> = evidence.others(id);
+    let model = learn(&settings.stay_prior, &company, &mine.outcomes);
+    let tenants = |o: &[Outcome], increased: bool| {
+        o.iter()
+            .filter(|o| o.increased() == increased)
+            .map(|o| o.tenants)
+            .fold(0u32, u32::saturating_add)
+    };
     let f = FacilityEcri {
         facility_id: id,
         facility_name: name.to_owned(),
@@ -281,21 +293,11 @@ fn learned(
         settings: settings.clone(),
         model: ModelSummary {
             model,
-            increased_tenants: own
-                .iter()
-                .filter(|o| o.increased())
-                .map(|o| o.tenants)
-                .sum(),
-            baseline_tenants: own
-                .iter()
-                .filter(|o| !o.increased())
-                .map(|o| o.tenants)
-                .sum(),
-            company_increased_tenants: company
-                .iter()
-                .filter(|o| o.increased())
-                .map(|o| o.tenants)
-                .sum(),
+            increased_tenants: tenants(&mine.outcomes, true),
+            baseline_tenants: tenants(&mine.outcomes, false),
+            company_increased_tenants: tenants(&company, true),
+            from_notices: mine.from_notices,
+            left_out: mine.left_out,
         },
         stop_loss: stop_loss(&recent, settings).map(|(inc, base, n)| StopLoss {
             increased_move_out_pct: round2(inc),
@@ -380,7 +382,7 @@ fn facility_markets(
             ))
         })
         .collect();
-    let no_pace = BTreeMap::new();
+    let no_pace = inputs::Pace::new();
     let size_pace = match basis {
         Basis::RentRoll => g.pace.get(&id).unwrap_or(&no_pace),
         Basis::Cohorts => &no_pace,

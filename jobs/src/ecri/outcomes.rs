@@ -1,116 +1,480 @@
-//! The evidence the stay model learns from: the outcomes of the company's past increases and
-//! of the tenants it left alone, read from the rent rolls' events.
+//! The evidence the stay model learns from: the records of the company's past increases (the
+//! rolls' rent changes, and the notices of its approved batches) turned into outcomes by
+//! `domain::ecri::evidence`, and the tenants it left alone, read from the rent rolls.
+//!
+//! Per facility, as of its roll in force (a window counts once the roll has reached its end):
+//! - each increase: an upward rent change of the roll, with the notice of the approved batch
+//!   line of the same tenant whose notice date is on or before it and whose effective date is
+//!   at most [`APPLY_SLACK_DAYS`] before it (the window then starts at the notice); and each
+//!   kept line of an approved batch whose new rent never showed, when the tenant moved out
+//!   after the notice and before the line's effective date + [`APPLY_SLACK_DAYS`] (it left
+//!   during the notice: a reaction). A line whose rent never showed while the tenant stayed
+//!   past that day is counted as `not_applied` and left out. Past increases are the tenant's
+//!   plausible upward rent changes before the window's start.
+//! - the premium of each against the size's reference as of the first day of the month the
+//!   window starts in (`references`);
+//! - the baseline: the tenants in place 90 days before the roll's date who were neither
+//!   increased since nor had a notice whose 90 days reach into that window, by tenure band.
+//!
+//! A handful of queries for the whole company, whatever its number of facilities.
+
+mod references;
 
 use super::OUTCOME_DAYS;
 use crate::error::Result;
-use chrono::Duration;
+use chrono::{Datelike, Duration, NaiveDate};
+use domain::ecri::evidence::{
+    baseline_outcome, cell, cell_outcome, increase_outcomes, judge, months_between, Cell,
+    IncreaseRecord, LeftOut, Skip, TENURE_EDGES,
+};
 use domain::ecri::Outcome;
 use domain::ids::CompanyId;
 use sqlx::PgPool;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
-/// The outcomes per facility of the company: each increase whose 90 days have passed (one
-/// per tenant, with its increase, its new rent against the size's street rate of the latest
-/// snapshot, and whether the tenant left within the 90 days), and per facility the tenants in
-/// place 90 days before its roll's date who were not increased since, and how many left. Each
-/// with whether it is recent (an increase of the last 180 days, and the baseline). Outcomes
-/// are counted as of the company's latest roll, so every facility's model is learned from the
-/// same evidence.
-pub(super) async fn outcomes(
+/// Days after a line's effective date within which the roll is expected to show its new rent.
+pub const APPLY_SLACK_DAYS: i64 = 45;
+/// The stop-loss weighs the increases whose window started within this many days of the roll.
+const RECENT_DAYS: i64 = 2 * OUTCOME_DAYS;
+
+/// What one facility's model learns from.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FacilityEvidence {
+    /// The increases whose window is over (alike ones grouped) and the baseline by tenure band.
+    pub outcomes: Vec<Outcome>,
+    /// The same, for the increases whose window started in the last 180 days (and the
+    /// baseline): what the stop-loss weighs.
+    pub recent: Vec<Outcome>,
+    /// Records of increases left out, by reason (tenants).
+    pub left_out: LeftOut,
+    /// Increases counted that were judged from their notice.
+    pub from_notices: u32,
+}
+
+/// The evidence of every facility of the company with a roll, and the company's outcomes
+/// pooled in cells (`evidence::cell`): the company a facility is shrunk toward is the cells
+/// less the facility's own.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CompanyEvidence {
+    pub facilities: BTreeMap<Uuid, FacilityEvidence>,
+    cells: BTreeMap<Cell, (u32, u32)>,
+}
+
+impl CompanyEvidence {
+    fn new(facilities: BTreeMap<Uuid, FacilityEvidence>) -> Self {
+        let mut cells: BTreeMap<Cell, (u32, u32)> = BTreeMap::new();
+        for o in facilities.values().flat_map(|f| &f.outcomes) {
+            let c = cells.entry(cell(o)).or_default();
+            c.0 = c.0.saturating_add(o.tenants);
+            c.1 = c.1.saturating_add(o.moved_out.min(o.tenants));
+        }
+        Self { facilities, cells }
+    }
+
+    /// The pooled outcomes of the company's facilities other than `id`.
+    pub fn others(&self, id: Uuid) -> Vec<Outcome> {
+        let mut cells = self.cells.clone();
+        for o in self.facilities.get(&id).map_or(&[][..], |f| &f.outcomes) {
+            if let Some(c) = cells.get_mut(&cell(o)) {
+                c.0 = c.0.saturating_sub(o.tenants);
+                c.1 = c.1.saturating_sub(o.moved_out.min(o.tenants));
+            }
+        }
+        cells
+            .iter()
+            .filter(|(_, (n, _))| *n > 0)
+            .map(|(c, (n, left))| cell_outcome(c, *n, *left))
+            .collect()
+    }
+}
+
+/// One increase as read, before its reference is known.
+struct Raw {
+    facility_id: Uuid,
+    size: String,
+    record: IncreaseRecord,
+}
+
+/// A rent change upward of the roll.
+struct Change {
+    facility_id: Uuid,
+    tenant_id: String,
+    size: String,
+    date: NaiveDate,
+    before: f64,
+    after: f64,
+    move_in: Option<NaiveDate>,
+    moved_out_on: Option<NaiveDate>,
+}
+
+/// A kept line of an approved batch.
+struct Notice {
+    facility_id: Uuid,
+    tenant_id: String,
+    size: String,
+    notice: NaiveDate,
+    effective: NaiveDate,
+    before: f64,
+    after: f64,
+    move_in: Option<NaiveDate>,
+    moved_out_on: Option<NaiveDate>,
+}
+
+/// The evidence of each facility of the company that has a roll, and the company's pooled.
+pub(crate) async fn outcomes(pool: &PgPool, company_id: CompanyId) -> Result<CompanyEvidence> {
+    Ok(CompanyEvidence::new(facilities(pool, company_id).await?))
+}
+
+async fn facilities(
     pool: &PgPool,
     company_id: CompanyId,
-) -> Result<BTreeMap<Uuid, Vec<(Outcome, bool)>>> {
-    let mut out: BTreeMap<Uuid, Vec<(Outcome, bool)>> = BTreeMap::new();
-    let as_of = sqlx::query_scalar!(
-        "SELECT max(rent_roll_date) FROM facilities WHERE company_id = $1",
+) -> Result<BTreeMap<Uuid, FacilityEvidence>> {
+    let rolls: BTreeMap<Uuid, NaiveDate> = sqlx::query!(
+        r#"SELECT id, rent_roll_date AS "d!" FROM facilities
+           WHERE company_id = $1 AND rent_roll_date IS NOT NULL"#,
         company_id.uuid()
     )
-    .fetch_one(pool)
-    .await?;
-    let Some(as_of) = as_of else {
+    .fetch_all(pool)
+    .await?
+    .into_iter()
+    .map(|r| (r.id, r.d))
+    .collect();
+    let mut out: BTreeMap<Uuid, FacilityEvidence> = BTreeMap::new();
+    if rolls.is_empty() {
         return Ok(out);
-    };
-    let window_start = as_of - Duration::days(OUTCOME_DAYS);
-    // Increases alike (same facility, rents, street rate and window) are one outcome of their
-    // tenants: the stay model's likelihood adds them up the same way, and the fits run over
-    // far fewer rows. The street rate of each size is read once per facility.
-    let increases = sqlx::query!(
-        r#"WITH latest AS (
-               SELECT f.id AS facility_id,
-                      (SELECT max(r.snapshot_date) FROM sync_records r WHERE r.facility_id = f.id) AS d
-               FROM facilities f WHERE f.company_id = $1
-           ), street AS (
-               SELECT u.facility_id, u.size, min(u.street_rate) AS rate
-               FROM latest l JOIN sync_unit_types u
-                 ON u.facility_id = l.facility_id AND u.snapshot_date = l.d
-               GROUP BY u.facility_id, u.size
-           ), increased AS (
-               SELECT e.facility_id, e.size, e.rent_before, e.rent_after,
-                      e.event_date > $2::date - $3::int AS recent,
-                      EXISTS (SELECT 1 FROM rent_roll_events o
-                              WHERE o.facility_id = e.facility_id AND o.tenant_id = e.tenant_id
-                                AND o.kind = 'moved_out' AND o.event_date > e.event_date
-                                AND o.event_date <= e.event_date + $3::int) AS gone
-               FROM rent_roll_events e
-               WHERE e.company_id = $1 AND e.kind = 'rent_changed'
-                 AND e.rent_after > e.rent_before AND e.rent_before > 0 AND e.event_date <= $2
-           )
-           SELECT i.facility_id AS "facility_id!", i.rent_before AS "before!",
-                  i.rent_after AS "after!", s.rate AS "street?", i.recent AS "recent!",
-                  count(*) AS "tenants!", count(*) FILTER (WHERE i.gone) AS "left!"
-           FROM increased i LEFT JOIN street s ON s.facility_id = i.facility_id AND s.size = i.size
-           GROUP BY i.facility_id, i.rent_before, i.rent_after, s.rate, i.recent"#,
-        company_id.uuid(),
-        window_start,
-        OUTCOME_DAYS as i32
+    }
+    let (changes, notices) = read_increases(pool, company_id).await?;
+    let (raws, not_applied) = records(changes, notices, &rolls);
+    let keys: BTreeSet<(Uuid, String, NaiveDate)> = raws
+        .iter()
+        .map(|r| (r.facility_id, r.size.clone(), key_date(&r.record)))
+        .collect();
+    let refs = references::references(pool, &keys).await?;
+    let mut by_facility: BTreeMap<Uuid, Vec<(IncreaseRecord, bool)>> = BTreeMap::new();
+    for mut raw in raws {
+        let Some(&as_of) = rolls.get(&raw.facility_id) else {
+            continue;
+        };
+        raw.record.reference_rate = refs
+            .get(&(raw.facility_id, raw.size.clone(), key_date(&raw.record)))
+            .copied();
+        let start = raw.record.notice_date.unwrap_or(raw.record.effective_date);
+        let recent = start > as_of - Duration::days(RECENT_DAYS);
+        by_facility
+            .entry(raw.facility_id)
+            .or_default()
+            .push((raw.record, recent));
+    }
+    for (id, as_of) in &rolls {
+        let records = by_facility.remove(id).unwrap_or_default();
+        let all: Vec<IncreaseRecord> = records.iter().map(|(r, _)| r.clone()).collect();
+        let recent: Vec<IncreaseRecord> = records
+            .into_iter()
+            .filter(|(_, recent)| *recent)
+            .map(|(r, _)| r)
+            .collect();
+        let ev = increase_outcomes(&all, *as_of);
+        let mut left_out = ev.left_out;
+        left_out.not_applied = not_applied.get(id).copied().unwrap_or(0);
+        out.insert(
+            *id,
+            FacilityEvidence {
+                outcomes: ev.outcomes,
+                recent: increase_outcomes(&recent, *as_of).outcomes,
+                left_out,
+                from_notices: ev.from_notices,
+            },
+        );
+    }
+    for (id, o) in baseline(pool, company_id).await? {
+        if let Some(f) = out.get_mut(&id) {
+            f.outcomes.extend(o.iter().copied());
+            f.recent.extend(o);
+        }
+    }
+    Ok(out)
+}
+
+/// The day the reference of a record is taken on: the first of the month its window starts in.
+fn key_date(r: &IncreaseRecord) -> NaiveDate {
+    let start = r.notice_date.unwrap_or(r.effective_date);
+    start.with_day(1).unwrap_or(start)
+}
+
+/// The company's upward rent changes and the kept lines of its approved batches, each with
+/// the tenant's move-in and move-out.
+async fn read_increases(
+    pool: &PgPool,
+    company_id: CompanyId,
+) -> Result<(Vec<Change>, Vec<Notice>)> {
+    let changes = sqlx::query!(
+        r#"SELECT e.facility_id, e.tenant_id, e.size, e.event_date,
+                  e.rent_before AS "before!", e.rent_after AS "after!",
+                  t.move_in_date AS "move_in?", t.moved_out_on
+           FROM rent_roll_events e
+           LEFT JOIN rent_roll_tenants t
+             ON t.facility_id = e.facility_id AND t.tenant_id = e.tenant_id
+           WHERE e.company_id = $1 AND e.kind = 'rent_changed'
+             AND e.rent_after > e.rent_before
+           ORDER BY e.facility_id, e.tenant_id, e.event_date, e.id"#,
+        company_id.uuid()
     )
     .fetch_all(pool)
-    .await?;
-    for r in increases {
-        let premium = r
-            .street
-            .filter(|s| *s > 0.0)
-            .map_or(0.0, |s| (r.after / s - 1.0) * 100.0);
-        out.entry(r.facility_id).or_default().push((
-            Outcome {
-                increase_pct: (r.after / r.before - 1.0) * 100.0,
-                premium_pct: premium,
-                tenants: u32::try_from(r.tenants).unwrap_or(u32::MAX),
-                moved_out: u32::try_from(r.left).unwrap_or(u32::MAX),
+    .await?
+    .into_iter()
+    .map(|r| Change {
+        facility_id: r.facility_id,
+        tenant_id: r.tenant_id,
+        size: r.size,
+        date: r.event_date,
+        before: r.before,
+        after: r.after,
+        move_in: r.move_in,
+        moved_out_on: r.moved_out_on,
+    })
+    .collect();
+    let notices = sqlx::query!(
+        r#"SELECT b.facility_id, l.tenant_id AS "tenant_id!", l.size,
+                  b.notice_date AS "notice!", b.effective_date AS "effective!",
+                  l.current_rent, l.new_rent,
+                  t.move_in_date AS "move_in?", t.moved_out_on
+           FROM ecri_batches b
+           JOIN ecri_batch_lines l ON l.batch_id = b.id
+           LEFT JOIN rent_roll_tenants t
+             ON t.facility_id = b.facility_id AND t.tenant_id = l.tenant_id
+           WHERE b.company_id = $1 AND b.status = 'approved' AND NOT l.excluded
+             AND l.tenant_id IS NOT NULL
+             AND b.notice_date IS NOT NULL AND b.effective_date IS NOT NULL
+           ORDER BY b.facility_id, l.tenant_id, b.notice_date"#,
+        company_id.uuid()
+    )
+    .fetch_all(pool)
+    .await?
+    .into_iter()
+    .map(|r| Notice {
+        facility_id: r.facility_id,
+        tenant_id: r.tenant_id,
+        size: r.size,
+        notice: r.notice,
+        effective: r.effective,
+        before: r.current_rent,
+        after: r.new_rent,
+        move_in: r.move_in,
+        moved_out_on: r.moved_out_on,
+    })
+    .collect();
+    Ok((changes, notices))
+}
+
+/// The records of increases (without their reference yet), and per facility the notices
+/// whose new rent never showed though the tenant stayed.
+fn records(
+    changes: Vec<Change>,
+    notices: Vec<Notice>,
+    rolls: &BTreeMap<Uuid, NaiveDate>,
+) -> (Vec<Raw>, BTreeMap<Uuid, u32>) {
+    let mut by_tenant: BTreeMap<(Uuid, String), Vec<Notice>> = BTreeMap::new();
+    for n in notices {
+        by_tenant
+            .entry((n.facility_id, n.tenant_id.clone()))
+            .or_default()
+            .push(n);
+    }
+    let mut out = Vec::new();
+    // Each tenant's plausible increases so far (by window start), for `past_increases`.
+    let mut past: BTreeMap<(Uuid, String), Vec<NaiveDate>> = BTreeMap::new();
+    let mut used: BTreeMap<(Uuid, String), Vec<bool>> = BTreeMap::new();
+    for c in changes {
+        let key = (c.facility_id, c.tenant_id.clone());
+        let lines = by_tenant.get(&key).map_or(&[][..], Vec::as_slice);
+        let taken = used
+            .entry(key.clone())
+            .or_insert_with(|| vec![false; lines.len()]);
+        // The notice of this change: told on or before it, effective at most the slack before.
+        let matched = lines.iter().enumerate().position(|(i, n)| {
+            !taken[i]
+                && n.notice <= c.date
+                && c.date <= n.effective + Duration::days(APPLY_SLACK_DAYS)
+        });
+        let notice = matched.map(|i| {
+            taken[i] = true;
+            lines[i].notice
+        });
+        let start = notice.unwrap_or(c.date);
+        let record = IncreaseRecord {
+            notice_date: notice,
+            effective_date: c.date,
+            rent_before: c.before,
+            rent_after: c.after,
+            reference_rate: None,
+            moved_out_on: c.moved_out_on,
+            months_since_move_in: months_between(c.move_in, start),
+            past_increases: 0,
+        };
+        out.push(with_past(
+            Raw {
+                facility_id: c.facility_id,
+                size: c.size,
+                record,
             },
-            r.recent,
+            &mut past,
+            &key,
         ));
     }
-    let baseline = sqlx::query!(
-        r#"SELECT t.facility_id, count(*) AS "tenants!",
-                  count(*) FILTER (WHERE t.moved_out_on IS NOT NULL AND t.moved_out_on <= $3) AS "left!"
+    let mut not_applied: BTreeMap<Uuid, u32> = BTreeMap::new();
+    for (key, lines) in by_tenant {
+        let taken = used.get(&key);
+        for (i, n) in lines.into_iter().enumerate() {
+            if taken.is_some_and(|t| t[i]) {
+                continue;
+            }
+            let due = n.effective + Duration::days(APPLY_SLACK_DAYS);
+            let left_in_notice = n.moved_out_on.is_some_and(|d| d > n.notice && d <= due);
+            let roll = rolls.get(&n.facility_id).copied();
+            if !left_in_notice && roll.is_some_and(|r| r >= due) {
+                let c = not_applied.entry(n.facility_id).or_default();
+                *c = c.saturating_add(1);
+                continue;
+            }
+            let record = IncreaseRecord {
+                notice_date: Some(n.notice),
+                effective_date: n.effective,
+                rent_before: n.before,
+                rent_after: n.after,
+                reference_rate: None,
+                moved_out_on: n.moved_out_on,
+                months_since_move_in: months_between(n.move_in, n.notice),
+                past_increases: 0,
+            };
+            out.push(with_past(
+                Raw {
+                    facility_id: n.facility_id,
+                    size: n.size,
+                    record,
+                },
+                &mut past,
+                &key,
+            ));
+        }
+    }
+    (out, not_applied)
+}
+
+/// The record with the tenant's plausible increases whose window started before its own.
+fn with_past(
+    mut raw: Raw,
+    past: &mut BTreeMap<(Uuid, String), Vec<NaiveDate>>,
+    key: &(Uuid, String),
+) -> Raw {
+    let start = raw.record.notice_date.unwrap_or(raw.record.effective_date);
+    let before = past.entry(key.clone()).or_default();
+    raw.record.past_increases = before.iter().filter(|d| **d < start).count() as u32;
+    // Plausible whatever the window's state: judged as if the roll were far ahead.
+    let far = start + Duration::days(10 * OUTCOME_DAYS);
+    let probe = IncreaseRecord {
+        moved_out_on: None,
+        ..raw.record.clone()
+    };
+    if !matches!(
+        judge(&probe, far),
+        Err(Skip::NonPositiveRent
+            | Skip::NotAnIncrease
+            | Skip::TooLarge
+            | Skip::AtMoveIn
+            | Skip::InconsistentDates)
+    ) {
+        before.push(start);
+    }
+    raw
+}
+
+/// The tenants of each facility in place 90 days before its roll's date, neither increased
+/// since nor with a notice whose 90 days reach into the window, and how many left, by tenure
+/// band at the window's start.
+async fn baseline(pool: &PgPool, company_id: CompanyId) -> Result<BTreeMap<Uuid, Vec<Outcome>>> {
+    let rows = sqlx::query!(
+        r#"SELECT t.facility_id,
+                  width_bucket((f.rent_roll_date - $2::int - t.move_in_date)::float8 / 30.4375,
+                               $3::float8[]) AS "band!",
+                  count(*) AS "tenants!",
+                  count(*) FILTER (WHERE t.moved_out_on IS NOT NULL
+                                     AND t.moved_out_on <= f.rent_roll_date) AS "left!"
            FROM rent_roll_tenants t
-           WHERE t.company_id = $1 AND t.first_seen_on <= $2 AND t.move_in_date <= $2
-             AND (t.moved_out_on IS NULL OR t.moved_out_on > $2)
+           JOIN facilities f ON f.id = t.facility_id
+           WHERE t.company_id = $1 AND f.rent_roll_date IS NOT NULL
+             AND t.first_seen_on <= f.rent_roll_date - $2::int
+             AND t.move_in_date <= f.rent_roll_date - $2::int
+             AND (t.moved_out_on IS NULL OR t.moved_out_on > f.rent_roll_date - $2::int)
              AND NOT EXISTS (SELECT 1 FROM rent_roll_events e
                              WHERE e.facility_id = t.facility_id AND e.tenant_id = t.tenant_id
-                               AND e.kind = 'rent_changed' AND e.event_date > $2
-                               AND e.event_date <= $3)
-           GROUP BY t.facility_id"#,
+                               AND e.kind = 'rent_changed'
+                               AND e.event_date > f.rent_roll_date - $2::int
+                               AND e.event_date <= f.rent_roll_date)
+             AND NOT EXISTS (SELECT 1 FROM ecri_batch_lines l
+                             JOIN ecri_batches b ON b.id = l.batch_id
+                             WHERE l.tenant_id = t.tenant_id AND b.facility_id = t.facility_id
+                               AND b.status = 'approved' AND NOT l.excluded
+                               AND b.notice_date <= f.rent_roll_date
+                               AND greatest(b.notice_date + $2::int, b.effective_date)
+                                   > f.rent_roll_date - $2::int)
+           GROUP BY 1, 2"#,
         company_id.uuid(),
-        window_start,
-        as_of
+        OUTCOME_DAYS as i32,
+        &TENURE_EDGES[..]
     )
     .fetch_all(pool)
     .await?;
-    for r in baseline {
+    let mut out: BTreeMap<Uuid, Vec<Outcome>> = BTreeMap::new();
+    for r in rows {
         if r.tenants > 0 {
-            out.entry(r.facility_id).or_default().push((
-                Outcome {
-                    increase_pct: 0.0,
-                    premium_pct: 0.0,
-                    tenants: u32::try_from(r.tenants).unwrap_or(u32::MAX),
-                    moved_out: u32::try_from(r.left).unwrap_or(u32::MAX),
-                },
-                true,
+            let band = usize::try_from(r.band).ok();
+            out.entry(r.facility_id).or_default().push(baseline_outcome(
+                band,
+                u32::try_from(r.tenants).unwrap_or(u32::MAX),
+                u32::try_from(r.left).unwrap_or(u32::MAX),
             ));
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn o(inc: f64, prem: f64, tenants: u32, left: u32) -> Outcome {
+        Outcome {
+            increase_pct: inc,
+            premium_pct: prem,
+            tenants,
+            moved_out: left,
+            ..Outcome::default()
+        }
+    }
+
+    #[test]
+    fn the_company_of_a_facility_is_the_others_pooled_in_cells() {
+        let (a, b, c) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        let ev = |outcomes: Vec<Outcome>| FacilityEvidence {
+            outcomes,
+            ..FacilityEvidence::default()
+        };
+        let all = CompanyEvidence::new(BTreeMap::from([
+            (a, ev(vec![o(10.0, 5.1, 10, 2), o(0.0, 0.0, 30, 3)])),
+            (b, ev(vec![o(10.1, 4.9, 5, 1), o(0.0, 0.0, 20, 1)])),
+            (c, ev(vec![o(20.0, 0.0, 4, 4)])),
+        ]));
+        let mut for_a = all.others(a);
+        for_a.sort_by(|x, y| x.increase_pct.total_cmp(&y.increase_pct));
+        assert_eq!(
+            for_a,
+            vec![o(0.0, 0.0, 20, 1), o(10.0, 5.0, 5, 1), o(20.0, 0.0, 4, 4)]
+        );
+        // a's and b's increases share a cell: for c, one outcome of their 15 tenants.
+        let for_c = all.others(c);
+        assert_eq!(for_c.len(), 2, "{for_c:?}");
+        assert!(for_c.contains(&o(10.0, 5.0, 15, 3)));
+        assert!(for_c.contains(&o(0.0, 0.0, 50, 4)));
+    }
 }

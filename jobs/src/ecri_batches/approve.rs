@@ -1,17 +1,20 @@
 //! Approving a draft: its notice and effective dates, the check that none of its tenants has
 //! another increase on the way, and the `ecri.approved` webhook event.
 
-use super::{get, key, lock_draft, money, pending_increases, Batch, Totals, MAX_NOTICE_AHEAD_DAYS};
+use super::read::get_in;
+use super::{
+    company_today, get, holdout, lock_draft, money, recheck, Batch, Dropped, Line, Totals,
+    MAX_NOTICE_AHEAD_DAYS,
+};
 use crate::audit::Change;
 use crate::decisions;
 use crate::door::{self, Committed, Jobs, Who};
-use crate::ecri;
+use crate::ecri::{self, Basis};
 use crate::error::{Error, Result, ValidationError};
 use crate::queue::Kind;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use domain::ids::{CompanyId, FacilityId};
 use sqlx::{PgConnection, PgPool};
-use std::collections::BTreeMap;
 use uuid::Uuid;
 
 /// What an approval sets, as its log entry and its event tell it.
@@ -21,42 +24,111 @@ struct Approval<'a> {
     notice: NaiveDate,
     effective: NaiveDate,
     approved_at: DateTime<Utc>,
+    /// Lines the re-check left out.
+    dropped: &'a [recheck::Failing],
+    /// Tenants drawn into the control group.
+    held_out: usize,
 }
 
-/// Approves a draft: the notice date (today in the company's time zone unless given, not
-/// before today and at most [`MAX_NOTICE_AHEAD_DAYS`] ahead), the effective date (notice plus
-/// the facility's notice days), the decision log, and the `ecri.approved` event.
+/// How many times an approval reads the facility's engine again when the roll or the settings
+/// changed between its read and its lock.
+const ATTEMPTS: usize = 3;
+
+/// Approves a draft as a fresh decision, serialized per facility: under a lock on the facility
+/// (taken before any check, so concurrent approvals see each other), every line not left out is
+/// checked again against the roll in force, the settings and flags of now, the stop-loss, and
+/// every approved increase and control group of the facility's other batches
+/// ([`recheck::failing`]). Lines that no longer pass are a 409 naming each with its guardrail;
+/// with `drop_failing` they are left out with their reason and the rest approved. Then the
+/// holdout is drawn (seeded, stratified, recorded), and the notice date (today in the company's
+/// time zone unless given, not before today and at most [`MAX_NOTICE_AHEAD_DAYS`] ahead), the
+/// effective date (notice plus the facility's notice days of now), the decision log and the
+/// `ecri.approved` event are written.
 pub async fn approve(
     pool: &PgPool,
     who: &Who,
     facility_id: FacilityId,
     id: Uuid,
-    notice_date: Option<NaiveDate>,
+    request: &Approve,
 ) -> Result<Committed<Batch>> {
-    let (company_id, actor) = (who.company, &who.actor);
-    let (settings, _) = ecri::settings(pool, company_id, facility_id).await?;
-    let mut tx = pool.begin().await?;
-    lock_draft(&mut tx, company_id, facility_id, id, "approved").await?;
+    let company_id = who.company;
+    for _ in 0..ATTEMPTS {
+        let before = stamp(&mut *pool.acquire().await?, facility_id).await?;
+        let now = ecri::facility(pool, company_id, facility_id).await?;
+        let mut tx = pool.begin().await?;
+        lock_facility(&mut tx, company_id, facility_id).await?;
+        lock_draft(&mut tx, company_id, facility_id, id, "approved").await?;
+        if stamp(&mut tx, facility_id).await? != before {
+            // A roll or the settings changed between the engine's read and the lock: read again.
+            tx.rollback().await?;
+            continue;
+        }
+        let done = decide(tx, who, facility_id, id, request, &now).await?;
+        let batch = get(pool, company_id, facility_id, id).await?;
+        return Ok(done.map(|()| batch));
+    }
+    Err(Error::Conflict(
+        "the facility's rent roll or settings kept changing while the batch was approved: try again"
+            .to_owned(),
+    ))
+}
+
+/// What an approval asks: the notice date (today when none) and whether lines that no longer
+/// pass are left out (else the approval is refused naming them).
+#[derive(Clone, Debug, Default)]
+pub struct Approve {
+    pub notice_date: Option<NaiveDate>,
+    pub drop_failing: bool,
+}
+
+/// The approval under the facility's and the draft's locks, against `now`.
+async fn decide(
+    mut tx: sqlx::Transaction<'static, sqlx::Postgres>,
+    who: &Who,
+    facility_id: FacilityId,
+    id: Uuid,
+    request: &Approve,
+    now: &ecri::FacilityEcri,
+) -> Result<Committed<()>> {
+    let company_id = who.company;
+    let settings = &now.settings;
     let today = company_today(&mut tx, company_id).await?;
-    let notice = notice_date.unwrap_or(today);
+    let notice = request.notice_date.unwrap_or(today);
     check_notice(notice, today)?;
     let effective = notice + Duration::days(i64::from(settings.notice_days));
-    let batch = get(pool, company_id, facility_id, id).await?;
+    let mut batch = get_in(&mut tx, company_id, facility_id, id).await?;
+    let history = recheck::history(&mut tx, batch.facility_id, Some(id)).await?;
+    let dates = recheck::Dates { notice, effective };
+    let failing = recheck::failing(&batch, None, now, &history, dates);
+    if !failing.is_empty() && !request.drop_failing {
+        return Err(Error::Conflict(format!(
+            "{} of the batch's lines no longer pass; leave them out or approve with drop_failing: {}",
+            failing.len(),
+            recheck::describe_all(&failing)
+        )));
+    }
+    drop_lines(&mut tx, id, &failing).await?;
+    mark_dropped(&mut batch, &failing);
+    let draw = draw_holdout(&mut tx, &batch, now).await?;
+    mark_held(&mut batch, &draw);
     let t = batch.totals();
     if t.lines == 0 {
-        return Err(Error::Conflict(
-            "every line of the batch is left out: nothing to approve".to_owned(),
-        ));
+        return Err(Error::Conflict(if failing.is_empty() {
+            "every line of the batch is left out: nothing to approve".to_owned()
+        } else {
+            format!(
+                "no line of the batch passes now: {}",
+                recheck::describe_all(&failing)
+            )
+        }));
     }
-    let pending = pending_increases(&mut tx, batch.facility_id, notice, Some(id)).await?;
-    check_not_pending(&batch, &pending)?;
     let approved_at = Utc::now();
     sqlx::query!(
         "UPDATE ecri_batches SET status = 'approved', approved_by = $2, approved_at = $3,
                 notice_date = $4, effective_date = $5, notice_days = $6
          WHERE id = $1",
         id,
-        actor.json(),
+        who.actor.json(),
         approved_at,
         notice,
         effective,
@@ -70,6 +142,8 @@ pub async fn approve(
         notice,
         effective,
         approved_at,
+        dropped: &failing,
+        held_out: draw.as_ref().map_or(0, |d| d.held.len()),
     };
     log_approved(&mut tx, who, facility_id, &a).await?;
     let delivery_jobs = record_event(&mut tx, who, &a).await?;
@@ -81,24 +155,144 @@ pub async fn approve(
             Some(serde_json::json!({
                 "lines": t.lines, "tenants": t.tenants, "monthly_uplift": t.monthly_uplift,
                 "notice_date": notice, "effective_date": effective,
+                "dropped": failing.iter().map(|f| serde_json::json!({
+                    "line": f.line, "guardrail": f.guardrail, "reason": f.reason,
+                })).collect::<Vec<_>>(),
+                "held_out": a.held_out,
             })),
         );
     let jobs = Jobs::of(Kind::WebhookDelivery, delivery_jobs);
-    let done = door::commit(tx, who, change, (), jobs).await?;
-    let batch = get(pool, company_id, facility_id, id).await?;
-    Ok(done.map(|()| batch))
+    door::commit(tx, who, change, (), jobs).await
 }
 
-/// Today in the company's time zone.
-async fn company_today(conn: &mut PgConnection, company_id: CompanyId) -> Result<NaiveDate> {
-    let tz = sqlx::query_scalar!(
-        "SELECT time_zone FROM companies WHERE id = $1",
-        company_id.uuid()
+/// What an approval's re-check reads, as it stands: a roll applied or settings changed since
+/// the engine's read show here (both take the facility's lock, which the approval holds once it
+/// compares).
+async fn stamp(conn: &mut PgConnection, facility_id: FacilityId) -> Result<String> {
+    let r = sqlx::query!(
+        r#"SELECT f.rent_roll_date, f.ecri_settings::text AS "settings!",
+                  (SELECT max(t.updated_at) FROM rent_roll_tenants t
+                   WHERE t.facility_id = f.id) AS tenants_at
+           FROM facilities f WHERE f.id = $1"#,
+        facility_id.uuid()
     )
-    .fetch_one(conn)
+    .fetch_optional(conn)
+    .await?
+    .ok_or_else(|| Error::not_found(format!("no facility with id {facility_id}")))?;
+    Ok(format!(
+        "{:?}|{}|{:?}",
+        r.rent_roll_date, r.settings, r.tenants_at
+    ))
+}
+
+/// Locks the facility for the approval: approvals of one facility (and rolls and settings
+/// changes, which take the same lock) wait for each other.
+async fn lock_facility(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+) -> Result<()> {
+    sqlx::query_scalar!(
+        "SELECT id FROM facilities WHERE company_id = $1 AND id = $2 FOR NO KEY UPDATE",
+        company_id.uuid(),
+        facility_id.uuid()
+    )
+    .fetch_optional(conn)
+    .await?
+    .ok_or_else(|| Error::not_found(format!("no facility with id {facility_id}")))?;
+    Ok(())
+}
+
+/// Leaves out the lines that no longer pass, each with its guardrail and reason.
+async fn drop_lines(conn: &mut PgConnection, id: Uuid, failing: &[recheck::Failing]) -> Result<()> {
+    if failing.is_empty() {
+        return Ok(());
+    }
+    let no: Vec<i32> = failing.iter().map(|f| f.line).collect();
+    let guardrail: Vec<String> = failing.iter().map(|f| f.guardrail.clone()).collect();
+    let reason: Vec<String> = failing.iter().map(|f| f.reason.clone()).collect();
+    sqlx::query!(
+        "UPDATE ecri_batch_lines l SET excluded = true, dropped_guardrail = u.g,
+                dropped_reason = u.r
+         FROM UNNEST($2::int[], $3::text[], $4::text[]) AS u(no, g, r)
+         WHERE l.batch_id = $1 AND l.line_no = u.no",
+        id,
+        &no,
+        &guardrail,
+        &reason
+    )
+    .execute(conn)
     .await?;
-    let tz: chrono_tz::Tz = tz.parse().unwrap_or(chrono_tz::UTC);
-    Ok(Utc::now().with_timezone(&tz).date_naive())
+    Ok(())
+}
+
+fn mark_dropped(batch: &mut Batch, failing: &[recheck::Failing]) {
+    for f in failing {
+        if let Some(l) = batch.lines.iter_mut().find(|l| l.line == f.line) {
+            l.excluded = true;
+            l.dropped = Some(Dropped {
+                guardrail: f.guardrail.clone(),
+                reason: f.reason.clone(),
+            });
+        }
+    }
+}
+
+/// Draws the control group from the lines kept (a roll's batch with a holdout share in force),
+/// stores it with its seed and strata, and leaves its lines out.
+async fn draw_holdout(
+    conn: &mut PgConnection,
+    batch: &Batch,
+    now: &ecri::FacilityEcri,
+) -> Result<Option<holdout::Draw>> {
+    let pct = now.settings.holdout_pct;
+    if batch.basis != Basis::RentRoll || pct <= 0.0 {
+        return Ok(None);
+    }
+    let kept: Vec<&Line> = batch.lines.iter().filter(|l| !l.excluded).collect();
+    let seed: u64 = rand::random::<u64>() >> 1;
+    let street = |size: &str| now.markets.get(size).map(|m| m.street_rate);
+    let draw = holdout::draw(&kept, street, pct, seed);
+    let held: Vec<(&Line, String)> = draw
+        .held
+        .iter()
+        .filter_map(|(no, stratum)| {
+            kept.iter()
+                .find(|l| l.line == *no)
+                .map(|l| (*l, stratum.clone()))
+        })
+        .collect();
+    holdout::insert_controls(conn, batch.id, &held).await?;
+    let no: Vec<i32> = draw.held.iter().map(|(n, _)| *n).collect();
+    sqlx::query!(
+        "UPDATE ecri_batch_lines SET excluded = true, dropped_guardrail = 'holdout',
+                dropped_reason = 'drawn into the control group: no increase, measured against the batch'
+         WHERE batch_id = $1 AND line_no = ANY($2)",
+        batch.id,
+        &no
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        "UPDATE ecri_batches SET holdout_pct = $2, holdout_seed = $3, holdout_strata = $4
+         WHERE id = $1",
+        batch.id,
+        pct,
+        i64::try_from(seed).unwrap_or(i64::MAX),
+        draw.strata
+    )
+    .execute(conn)
+    .await?;
+    Ok(Some(draw))
+}
+
+fn mark_held(batch: &mut Batch, draw: &Option<holdout::Draw>) {
+    let Some(d) = draw else { return };
+    for (no, _) in &d.held {
+        if let Some(l) = batch.lines.iter_mut().find(|l| l.line == *no) {
+            l.excluded = true;
+        }
+    }
 }
 
 /// A notice is not backdated, nor set more than [`MAX_NOTICE_AHEAD_DAYS`] ahead.
@@ -120,27 +314,6 @@ fn check_notice(notice: NaiveDate, today: NaiveDate) -> Result<()> {
     Ok(())
 }
 
-/// No line of the batch (left out ones aside) is a tenant with an approved increase not yet in
-/// force in another batch (`pending`).
-fn check_not_pending(batch: &Batch, pending: &BTreeMap<String, Uuid>) -> Result<()> {
-    if let Some((l, other)) = batch.lines.iter().filter(|l| !l.excluded).find_map(|l| {
-        pending
-            .get(&key(
-                l.tenant_id.as_deref(),
-                &l.size,
-                l.months_since_last_increase,
-            ))
-            .map(|b| (l, b))
-    }) {
-        return Err(Error::Conflict(format!(
-            "line {} ({}) has an approved increase not yet in force in batch {other}: leave the line out first",
-            l.line,
-            l.tenant_id.as_deref().unwrap_or(&l.size)
-        )));
-    }
-    Ok(())
-}
-
 /// Records the approval in the facility's decision log.
 async fn log_approved(
     conn: &mut PgConnection,
@@ -157,14 +330,31 @@ async fn log_approved(
             action: "ecri_batch.approved",
             subject_id: a.batch.id,
             summary: format!(
-                "Approved the ECRI batch: {} lines ({} tenants), notice {notice}, in force {effective}, {} a month more if all stay",
+                "Approved the ECRI batch: {} lines ({} tenants), notice {notice}, in force {effective}, {} a month more if all stay{}{}",
                 t.lines,
                 t.tenants,
-                money(t.monthly_uplift)
+                money(t.monthly_uplift),
+                if a.dropped.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; {} lines left out as they no longer pass ({})",
+                        a.dropped.len(),
+                        recheck::describe_all(a.dropped)
+                    )
+                },
+                if a.held_out == 0 {
+                    String::new()
+                } else {
+                    format!("; {} tenants held out as the control group", a.held_out)
+                }
             ),
             detail: serde_json::json!({
                 "lines": t.lines, "tenants": t.tenants, "monthly_uplift": t.monthly_uplift,
-                "notice_date": notice, "effective_date": effective,
+                "notice_date": notice, "effective_date": effective, "held_out": a.held_out,
+                "dropped": a.dropped.iter().map(|f| serde_json::json!({
+                    "line": f.line, "guardrail": f.guardrail, "reason": f.reason,
+                })).collect::<Vec<_>>(),
             }),
             actor: &who.actor,
         },

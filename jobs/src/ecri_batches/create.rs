@@ -2,10 +2,8 @@
 //! a filter), less the tenants with an approved increase not yet in force and the holdout.
 
 use super::filter::filtered;
-use super::holdout::{draw_holdout, insert_controls};
-use super::{
-    get, key, money, pending_increases, probability, totals, Batch, Line, NewBatch, Totals,
-};
+use super::recheck::{self, History};
+use super::{company_today, get, key, money, probability, totals, Batch, Line, NewBatch, Totals};
 use crate::audit::Change;
 use crate::decisions;
 use crate::door::{self, Committed, Jobs, Who};
@@ -14,7 +12,6 @@ use crate::error::{Error, Result};
 use chrono::NaiveDate;
 use domain::ids::FacilityId;
 use sqlx::{PgConnection, PgPool};
-use std::collections::BTreeMap;
 use uuid::Uuid;
 
 /// Creates a draft from the facility's current suggestions (those of `filter`).
@@ -36,17 +33,22 @@ pub async fn create(
     };
     let chosen = filtered(&f.lines, filter)?;
     let mut conn = pool.acquire().await?;
-    let pending = pending_increases(&mut conn, f.facility_id, as_of, None).await?;
+    let history = recheck::history(&mut conn, f.facility_id, None).await?;
+    let today = company_today(&mut conn, company_id).await?;
     drop(conn);
-    let (suggested_count, eligible) = eligible(chosen, &pending);
+    // The increase would be sent today at the earliest.
+    let dates = recheck::Dates {
+        notice: today,
+        effective: today + chrono::Duration::days(i64::from(f.settings.notice_days)),
+    };
+    let (suggested_count, kept) = eligible(chosen, &history, dates, &f.settings);
     let holdout_pct = match basis {
         Basis::RentRoll => f.settings.holdout_pct,
         // A cohort is not a tenant that can be drawn.
         Basis::Cohorts => 0.0,
     };
-    let (kept, held) = draw_holdout(eligible, holdout_pct);
     if kept.is_empty() {
-        let why = why_nothing(suggested_count, &held, f.stop_loss);
+        let why = why_nothing(suggested_count, f.stop_loss);
         return Err(Error::Conflict(format!("no suggestions to batch: {why}")));
     }
     let id = Uuid::now_v7();
@@ -70,22 +72,24 @@ pub async fn create(
     .execute(&mut *tx)
     .await?;
     insert_lines(&mut tx, id, &lines).await?;
-    insert_controls(&mut tx, id, &held).await?;
-    log_created(&mut tx, who, facility_id, id, &t, held.len(), as_of).await?;
+    log_created(&mut tx, who, facility_id, id, &t, as_of).await?;
     let change = Change::new("ecri_batch.create")
         .target("ecri_batch", id)
         .facility(facility_id.uuid())
-        .values(None, Some(serde_json::json!({ "lines": t.lines, "tenants": t.tenants, "monthly_uplift": t.monthly_uplift, "held_out": held.len() })));
+        .values(None, Some(serde_json::json!({ "lines": t.lines, "tenants": t.tenants, "monthly_uplift": t.monthly_uplift })));
     let done = door::commit(tx, who, change, (), Jobs::none()).await?;
     let batch = get(pool, company_id, facility_id, id).await?;
     Ok(done.map(|()| batch))
 }
 
 /// The chosen suggestions with an increase: how many there are, and those whose tenant has no
-/// approved increase not yet in force (`pending`).
+/// approved increase within the cooldown of `dates` (in force or pending) and is not protected
+/// as another batch's control.
 fn eligible<'a>(
     chosen: Vec<&'a TenantLine>,
-    pending: &BTreeMap<String, Uuid>,
+    history: &History,
+    dates: recheck::Dates,
+    settings: &domain::ecri::EcriEngineSettings,
 ) -> (usize, Vec<&'a TenantLine>) {
     let suggested: Vec<&TenantLine> = chosen
         .into_iter()
@@ -95,26 +99,23 @@ fn eligible<'a>(
     let eligible: Vec<&TenantLine> = suggested
         .into_iter()
         .filter(|l| {
-            !pending.contains_key(&key(
+            let k = key(
                 Some(l.input.tenant_id.as_str()),
                 &l.size,
                 l.months_since_last_increase,
-            ))
+            );
+            history
+                .blocks(&k, &l.input.tenant_id, dates, settings)
+                .is_none()
         })
         .collect();
     (suggested_count, eligible)
 }
 
 /// Why a selection leaves no line to batch.
-fn why_nothing(
-    suggested_count: usize,
-    held: &[&TenantLine],
-    stop_loss: Option<StopLoss>,
-) -> String {
-    if suggested_count > 0 && held.is_empty() {
-        "every suggested increase is in an approved batch not yet in force".to_owned()
-    } else if suggested_count > 0 {
-        "every eligible tenant was drawn into the holdout".to_owned()
+fn why_nothing(suggested_count: usize, stop_loss: Option<StopLoss>) -> String {
+    if suggested_count > 0 {
+        "every suggested increase is within the cooldown of an approved batch, or its tenant is another batch's control group".to_owned()
     } else if let Some(stop) = stop_loss {
         format!(
             "increases are held by the stop-loss ({:.1} % of increased tenants left within 90 days against {:.1} %)",
@@ -146,6 +147,7 @@ fn new_lines(kept: &[&TenantLine]) -> Vec<Line> {
                 edited: false,
                 excluded: false,
                 reasons: serde_json::to_value(&s.reasons).unwrap_or_default(),
+                dropped: None,
             }
         })
         .collect()
@@ -158,7 +160,6 @@ async fn log_created(
     facility_id: FacilityId,
     id: Uuid,
     t: &Totals,
-    held_out: usize,
     as_of: NaiveDate,
 ) -> Result<()> {
     decisions::record(
@@ -169,19 +170,14 @@ async fn log_created(
             action: "ecri_batch.created",
             subject_id: id,
             summary: format!(
-                "Created an ECRI batch of {} lines ({} tenants), {} a month more if all stay{}",
+                "Created an ECRI batch of {} lines ({} tenants), {} a month more if all stay",
                 t.lines,
                 t.tenants,
                 money(t.monthly_uplift),
-                if held_out == 0 {
-                    String::new()
-                } else {
-                    format!("; {held_out} tenants held out as the control group")
-                }
             ),
             detail: serde_json::json!({
                 "lines": t.lines, "tenants": t.tenants, "monthly_uplift": t.monthly_uplift,
-                "held_out": held_out, "as_of": as_of,
+                "as_of": as_of,
             }),
             actor: &who.actor,
         },

@@ -1,7 +1,9 @@
 //! Editing a draft's lines: a new rent, weighed by the engine's guardrails and stay model of
 //! now, or a line left out (or back in). All or nothing: one bad edit writes nothing.
 
-use super::{get, key, lock_draft, money, probability, Batch, Line, LineEdit, Status, MAX_EDITS};
+use super::{
+    get, key, lock_draft, money, probability, recheck, Batch, Line, LineEdit, Status, MAX_EDITS,
+};
 use crate::actor::Actor;
 use crate::audit::Change;
 use crate::decisions;
@@ -33,8 +35,10 @@ pub async fn edit(
     }
     let batch = get(pool, company_id, facility_id, id).await?;
     check(&batch, edits)?;
-    // A new rent is weighed with the facility's stay model and market of now.
-    let needs_engine = edits.iter().any(|e| e.new_rent.is_some());
+    // A new rent, or a line taken back in, is weighed with the facility's engine of now.
+    let needs_engine = edits
+        .iter()
+        .any(|e| e.new_rent.is_some() || e.excluded == Some(false));
     let now = if needs_engine {
         Some(ecri::facility(pool, company_id, facility_id).await?)
     } else {
@@ -46,6 +50,9 @@ pub async fn edit(
     }
     let mut tx = pool.begin().await?;
     lock_draft(&mut tx, company_id, facility_id, id, "edited").await?;
+    if let Some(now) = &now {
+        check_now(&mut tx, company_id, &batch, edits, &changed, now).await?;
+    }
     update_lines(&mut tx, id, &changed).await?;
     log_edited(&mut tx, company_id, facility_id, id, &changed, actor).await?;
     let change = Change::new("ecri_batch.edit")
@@ -57,6 +64,54 @@ pub async fn edit(
     let done = door::commit(tx, who, change, (), Jobs::none()).await?;
     let batch = get(pool, company_id, facility_id, id).await?;
     Ok(done.map(|()| batch))
+}
+
+/// The lines an edit sets a rent on or takes back in pass the checks an approval makes now
+/// (the roll, flags and settings of now, other batches' increases and control groups), as if
+/// sent today: an edit cannot set up a line that approval would refuse.
+async fn check_now(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+    batch: &Batch,
+    edits: &[LineEdit],
+    changed: &[Line],
+    now: &FacilityEcri,
+) -> Result<()> {
+    let mut after = batch.clone();
+    for l in changed {
+        if let Some(slot) = after.lines.iter_mut().find(|x| x.line == l.line) {
+            *slot = l.clone();
+        }
+    }
+    let touched: Vec<i32> = edits
+        .iter()
+        .filter(|e| e.new_rent.is_some() || e.excluded == Some(false))
+        .map(|e| e.line)
+        .collect();
+    let today = super::company_today(conn, company_id).await?;
+    let dates = recheck::Dates {
+        notice: today,
+        effective: today + chrono::Duration::days(i64::from(now.settings.notice_days)),
+    };
+    let history = recheck::history(conn, batch.facility_id, Some(batch.id)).await?;
+    let failing = recheck::failing(&after, Some(&touched), now, &history, dates);
+    if let Some(f) = failing.first() {
+        let i = edits.iter().position(|e| e.line == f.line).unwrap_or(0);
+        return Err(ValidationError::new(
+            format!("lines[{i}]"),
+            format!(
+                "{} no longer passes{}",
+                f.describe(),
+                if failing.len() > 1 {
+                    format!(" (and {} other lines)", failing.len() - 1)
+                } else {
+                    String::new()
+                }
+            ),
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// The batch is a draft, and each edit names a line of it once and changes something.
@@ -149,7 +204,7 @@ fn reprice_line(l: &mut Line, i: usize, rent: f64, f: &FacilityEcri) -> Result<(
     let mut input = input;
     // The batch is about the rent it was made for.
     input.rent = l.current_rent;
-    let market = f.markets.get(&l.size).ok_or_else(|| {
+    let market = domain::ecri::decide::market_for(&f.markets, &input).ok_or_else(|| {
         ValidationError::new(
             at("new_rent"),
             format!("line {}: no street rate for {}", l.line, l.size),

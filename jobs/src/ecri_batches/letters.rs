@@ -1,6 +1,7 @@
 //! The mail merge of an approved batch: one row per tenant with what its notice says.
 
-use super::{get, Batch, Status};
+use super::{get, key, Batch, Failing, Status};
+use crate::ecri::FacilityEcri;
 use crate::error::{Error, Result};
 use domain::ids::{CompanyId, FacilityId};
 use sqlx::PgPool;
@@ -27,6 +28,9 @@ pub struct Letters {
     /// The company's ISO 4217 code: the rents are in it.
     pub currency: String,
     pub letters: Vec<Letter>,
+    /// Lines kept at approval whose letter is withheld because they would not pass now: the
+    /// tenant left, was flagged, or its rent changed to something else than the batch's.
+    pub withheld: Vec<Failing>,
 }
 
 /// The batch's letters (lines not left out, by line) with the facility's address; 409 unless
@@ -51,10 +55,12 @@ pub async fn letters(
     )
     .fetch_one(pool)
     .await?;
+    let now = crate::ecri::facility(pool, company_id, facility_id).await?;
+    let withheld = withheld(&batch, &now);
     let letters = batch
         .lines
         .iter()
-        .filter(|l| !l.excluded)
+        .filter(|l| !l.excluded && !withheld.iter().any(|w| w.line == l.line))
         .map(|l| Letter {
             tenant_id: l.tenant_id.clone(),
             customer_id: l.customer_id.clone(),
@@ -71,5 +77,55 @@ pub async fn letters(
         facility_address: r.address,
         currency: r.currency,
         letters,
+        withheld,
     })
+}
+
+/// The kept lines whose letter must not go out now: a tenant no longer in the roll, one
+/// carrying an excluding flag, or one whose rent is neither the rent the batch raised nor the
+/// new rent (changed by someone else since). A cohort line is checked for its cohort only.
+fn withheld(batch: &Batch, now: &FacilityEcri) -> Vec<Failing> {
+    let fresh = super::recheck::by_key(now);
+    let mut out = Vec::new();
+    for l in batch
+        .lines
+        .iter()
+        .filter(|l| !l.excluded && l.tenant_id.is_some())
+    {
+        let k = key(
+            l.tenant_id.as_deref(),
+            &l.size,
+            l.months_since_last_increase,
+        );
+        let fail = |guardrail: &str, reason: String| Failing {
+            line: l.line,
+            subject: l.tenant_id.clone().unwrap_or_else(|| l.size.clone()),
+            guardrail: guardrail.to_owned(),
+            reason,
+        };
+        let Some(t) = fresh.get(&k) else {
+            out.push(fail(
+                "not_in_roll",
+                "the tenant is no longer in the rent roll".to_owned(),
+            ));
+            continue;
+        };
+        if let Some(flag) = now.settings.excludes(&t.input.flags) {
+            out.push(fail(
+                "excluded_flag",
+                format!("flagged `{flag}` since the approval: never increased"),
+            ));
+        } else if (t.input.rent - l.current_rent).abs() > 0.005
+            && (t.input.rent - l.new_rent).abs() > 0.005
+        {
+            out.push(fail(
+                "rent_changed",
+                format!(
+                    "the rent is now {:.2}, neither the {:.2} raised nor the new {:.2}",
+                    t.input.rent, l.current_rent, l.new_rent
+                ),
+            ));
+        }
+    }
+    out
 }

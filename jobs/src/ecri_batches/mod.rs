@@ -22,6 +22,7 @@
 //! the holdout a new batch is drawn with, the letters and the outcome.
 
 mod approve;
+pub mod calibration;
 mod cancel;
 mod create;
 mod edit;
@@ -30,14 +31,16 @@ mod holdout;
 mod letters;
 pub mod outcome;
 mod read;
+mod recheck;
 
-pub use approve::approve;
+pub use approve::{approve, Approve};
 pub use cancel::cancel;
 pub use create::create;
 pub use edit::edit;
 pub use letters::{letters, Letter, Letters};
 pub use outcome::Outcome;
 pub use read::{get, list, Summary};
+pub use recheck::Failing;
 
 use crate::actor::Actor;
 use crate::ecri::Basis;
@@ -47,7 +50,6 @@ use domain::ids::{CompanyId, FacilityId};
 use domain::pricing::engine::size_key;
 use domain::values::round2;
 use sqlx::PgConnection;
-use std::collections::BTreeMap;
 use uuid::Uuid;
 
 /// Most sizes or tenant ids one filter names.
@@ -111,6 +113,16 @@ pub struct Line {
     pub excluded: bool,
     /// The figures the rent rests on (`domain::ecri::Reason`s).
     pub reasons: serde_json::Value,
+    /// Why the service left the line out (an approval's re-check, the holdout's draw); none
+    /// when kept or left out by a person.
+    pub dropped: Option<Dropped>,
+}
+
+/// Why the service left a line out: the guardrail (or `holdout`) and a sentence.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Dropped {
+    pub guardrail: String,
+    pub reason: String,
 }
 
 impl Line {
@@ -154,6 +166,10 @@ pub struct Batch {
     pub holdout_pct: f64,
     /// Tenants held out as the control group.
     pub held_out: i64,
+    /// The seed the holdout was drawn with (at approval), and its strata: per size and
+    /// rent-to-street band, the eligible and the held-out tenants.
+    pub holdout_seed: Option<i64>,
+    pub holdout_strata: Option<serde_json::Value>,
     pub created_by: Actor,
     pub created_at: DateTime<Utc>,
     pub approved_by: Option<Actor>,
@@ -220,38 +236,16 @@ fn key(tenant_id: Option<&str>, size: &str, months: Option<f64>) -> String {
     }
 }
 
-/// The tenants (keys) of the facility's approved batches whose increases take effect after
-/// `date`, with the batch that holds each.
-async fn pending_increases(
-    conn: &mut PgConnection,
-    facility_id: Uuid,
-    date: NaiveDate,
-    except: Option<Uuid>,
-) -> Result<BTreeMap<String, Uuid>> {
-    let rows = sqlx::query!(
-        r#"SELECT b.id, l.tenant_id, l.size, l.months_since_last_increase
-           FROM ecri_batches b JOIN ecri_batch_lines l ON l.batch_id = b.id
-           WHERE b.facility_id = $1 AND b.status = 'approved' AND b.effective_date > $2
-             AND NOT l.excluded AND ($3::uuid IS NULL OR b.id <> $3)"#,
-        facility_id,
-        date,
-        except
+/// Today in the company's time zone.
+async fn company_today(conn: &mut PgConnection, company_id: CompanyId) -> Result<NaiveDate> {
+    let tz = sqlx::query_scalar!(
+        "SELECT time_zone FROM companies WHERE id = $1",
+        company_id.uuid()
     )
-    .fetch_all(conn)
+    .fetch_one(conn)
     .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| {
-            (
-                key(
-                    r.tenant_id.as_deref(),
-                    &r.size,
-                    r.months_since_last_increase,
-                ),
-                r.id,
-            )
-        })
-        .collect())
+    let tz: chrono_tz::Tz = tz.parse().unwrap_or(chrono_tz::UTC);
+    Ok(Utc::now().with_timezone(&tz).date_naive())
 }
 
 /// Locks a draft of the company's facility for a change; 404 when it is not theirs, 409 when it

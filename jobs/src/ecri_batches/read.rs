@@ -1,12 +1,12 @@
 //! Reading batches: one with its lines, or a facility's list, as every page and route shows
 //! them (the verbs answer the batch they changed through [`get`] too).
 
-use super::{Batch, Line, Status, Totals, MAX_LISTED};
+use super::{Batch, Dropped, Line, Status, Totals, MAX_LISTED};
 use crate::actor::Actor;
 use crate::ecri::Basis;
 use crate::error::{Error, Result};
 use domain::ids::{CompanyId, FacilityId};
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
@@ -37,7 +37,7 @@ pub async fn list(
     )
     .fetch_all(pool)
     .await?;
-    let batches = load(pool, company_id, &ids).await?;
+    let batches = load(&mut *pool.acquire().await?, company_id, &ids).await?;
     Ok(batches
         .into_iter()
         .map(|b| Summary {
@@ -54,7 +54,17 @@ pub async fn get(
     facility_id: FacilityId,
     id: Uuid,
 ) -> Result<Batch> {
-    load(pool, company_id, &[id])
+    get_in(&mut *pool.acquire().await?, company_id, facility_id, id).await
+}
+
+/// [`get`] on a connection: a verb reads the batch it holds locked in its own transaction.
+pub(super) async fn get_in(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+    id: Uuid,
+) -> Result<Batch> {
+    load(conn, company_id, &[id])
         .await?
         .into_iter()
         .find(|b| b.facility_id == facility_id.uuid())
@@ -62,28 +72,28 @@ pub async fn get(
 }
 
 /// Batches of the company by id, in the order given, with their lines.
-async fn load(pool: &PgPool, company_id: CompanyId, ids: &[Uuid]) -> Result<Vec<Batch>> {
+async fn load(conn: &mut PgConnection, company_id: CompanyId, ids: &[Uuid]) -> Result<Vec<Batch>> {
     let rows = sqlx::query!(
         r#"SELECT b.id, b.facility_id, f.name AS facility_name, b.status, b.basis, b.as_of,
                   b.notice_days, b.horizon_months, b.holdout_pct, b.created_by, b.created_at,
                   b.approved_by, b.approved_at, b.notice_date, b.effective_date, b.cancelled_by,
-                  b.cancelled_at,
+                  b.cancelled_at, b.holdout_seed, b.holdout_strata,
                   (SELECT count(*) FROM ecri_batch_controls c WHERE c.batch_id = b.id) AS "held_out!"
            FROM ecri_batches b JOIN facilities f ON f.id = b.facility_id
            WHERE b.company_id = $1 AND b.id = ANY($2)"#,
         company_id.uuid(),
         ids
     )
-    .fetch_all(pool)
+    .fetch_all(&mut *conn)
     .await?;
     let lines = sqlx::query!(
         r#"SELECT batch_id, line_no, tenant_id, customer_id, size, months_since_last_increase,
                   tenant_count, current_rent, suggested_rent, new_rent, stay_probability,
-                  expected_gain, edited, excluded, reasons
+                  expected_gain, edited, excluded, reasons, dropped_guardrail, dropped_reason
            FROM ecri_batch_lines WHERE batch_id = ANY($1) ORDER BY batch_id, line_no"#,
         ids
     )
-    .fetch_all(pool)
+    .fetch_all(&mut *conn)
     .await?;
     let mut by_batch: BTreeMap<Uuid, Vec<Line>> = BTreeMap::new();
     for l in lines {
@@ -102,6 +112,10 @@ async fn load(pool: &PgPool, company_id: CompanyId, ids: &[Uuid]) -> Result<Vec<
             edited: l.edited,
             excluded: l.excluded,
             reasons: l.reasons,
+            dropped: l.dropped_guardrail.map(|guardrail| Dropped {
+                guardrail,
+                reason: l.dropped_reason.unwrap_or_default(),
+            }),
         });
     }
     let mut batches: BTreeMap<Uuid, Batch> = rows
@@ -122,6 +136,8 @@ async fn load(pool: &PgPool, company_id: CompanyId, ids: &[Uuid]) -> Result<Vec<
                 horizon_months: r.horizon_months,
                 holdout_pct: r.holdout_pct,
                 held_out: r.held_out,
+                holdout_seed: r.holdout_seed,
+                holdout_strata: r.holdout_strata,
                 created_by: Actor::from_json(&r.created_by),
                 created_at: r.created_at,
                 approved_by: r.approved_by.as_ref().map(Actor::from_json),

@@ -501,12 +501,36 @@ async fn a_holdout_is_drawn_at_random_and_the_lift_is_measured_against_it() {
     .await;
     assert_eq!(s, 200, "{set}");
     let base = format!("/api/v1/facilities/{fid}/ecri-batches");
-    let (s, b) = status_json(app.post(&base, &json!({})).await).await;
-    assert_eq!(s, 201, "{b}");
+    let (s, draft) = status_json(app.post(&base, &json!({})).await).await;
+    assert_eq!(s, 201, "{draft}");
+    // The control group is drawn at approval, after the edits: none in the draft.
+    assert_eq!(draft["held_out_tenants"], 0);
+    assert_eq!(draft["lines"].as_array().unwrap().len(), 40);
+    let id = draft["id"].as_str().unwrap().to_owned();
+    let (s, b) = status_json(app.post(&format!("{base}/{id}/approve"), &json!({})).await).await;
+    assert_eq!(s, 200, "{b}");
     assert_eq!(b["held_out_tenants"], 20);
     assert_eq!(b["holdout_pct"], 50.0);
-    let lines = b["lines"].as_array().unwrap();
+    // The draw is recorded: its seed and its strata (one size, one rent-to-street band).
+    assert!(b["holdout_seed"].as_i64().is_some(), "{b}");
+    let strata = b["holdout_strata"].as_array().unwrap();
+    assert_eq!(strata.len(), 1, "{b}");
+    assert_eq!(strata[0]["eligible"], 40);
+    assert_eq!(strata[0]["held_out"], 20);
+    let all = b["lines"].as_array().unwrap();
+    let held: Vec<&Value> = all
+        .iter()
+        .filter(|l| l["dropped"]["guardrail"] == "holdout")
+        .collect();
+    assert_eq!(held.len(), 20);
+    assert!(held.iter().all(|l| l["excluded"] == true));
+    let lines: Vec<Value> = all
+        .iter()
+        .filter(|l| l["excluded"] == false)
+        .cloned()
+        .collect();
     assert_eq!(lines.len(), 20);
+    assert_eq!(b["totals"]["lines"], 20);
     let increased: Vec<String> = lines
         .iter()
         .map(|l| l["tenant_id"].as_str().unwrap().to_owned())
@@ -516,9 +540,6 @@ async fn a_holdout_is_drawn_at_random_and_the_lift_is_measured_against_it() {
         increased.contains(&"T-00".to_owned()),
         increased.contains(&"T-01".to_owned())
     );
-    let id = b["id"].as_str().unwrap().to_owned();
-    let (s, _) = status_json(app.post(&format!("{base}/{id}/approve"), &json!({})).await).await;
-    assert_eq!(s, 200);
     backdate(&app, &id, 190).await;
     // In force 160 days ago: the increased pay their new rents; two of them leave 130 days
     // ago, one held-out tenant too.

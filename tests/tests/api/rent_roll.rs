@@ -676,7 +676,7 @@ async fn a_facilitys_guardrails_are_its_own_settings() {
     assert_eq!(s["overrides"], json!({}));
     assert_eq!(
         s["defaults"]["excluded_flags"],
-        json!(["business", "delinquent"])
+        json!(["business", "delinquent", "military", "lien", "bankruptcy"])
     );
     // This operator raises business tenants and new ones too.
     let (status, s) = status_json(

@@ -33,8 +33,16 @@ pub async fn ecri(
         engine.as_ref().map_or(&no_lines, |e| &e.lines),
         "ecri-tenants",
     );
+    let calibration = super::calibration::section(&state, &s, facility, fig).await?;
     if let Some(r) = chart::export(
-        &[&sizes, &totals, &chart_table, &tenants],
+        &[
+            &sizes,
+            &totals,
+            &chart_table,
+            &tenants,
+            &calibration.chart_table,
+            &calibration.facilities,
+        ],
         p.csv.as_deref(),
         "ecri",
     ) {
@@ -58,6 +66,7 @@ pub async fn ecri(
         }
         h2 { "Per facility" }
         (totals.render(&q))
+        (calibration.render(&fig, &q))
     };
     frame(&s, "Rent increases for existing tenants", PAGES[0].0, body)
 }

@@ -164,7 +164,11 @@ pub async fn approve(
             }
         },
     };
-    let done = batches::approve(&state.db, &acting.who, id, bid, notice).await;
+    let request = batches::Approve {
+        notice_date: notice,
+        drop_failing: values.get("drop_failing").is_some_and(|v| v == "1"),
+    };
+    let done = batches::approve(&state.db, &acting.who, id, bid, &request).await;
     finished(&state, &s, id, bid, done, "approved").await
 }
 

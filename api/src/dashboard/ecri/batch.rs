@@ -83,6 +83,12 @@ pub(super) async fn batch_page(
                 a id="letters" href={(base) "/letters.csv"} download { "Download the letters (CSV)" }
             }
         }
+        @if let Some(seed) = b.holdout_seed {
+            p class="muted" id="holdout-draw" {
+                "Control group drawn at approval with seed " (seed) ", by size and rent against street: "
+                (holdout_strata(b.holdout_strata.as_ref()))
+            }
+        }
         @if let Some(c) = &b.cancelled_by { p class="muted" { "Cancelled by " (c.label()) "." } }
         section aria-labelledby="lines-h" {
             h2 id="lines-h" { "Lines" }
@@ -142,7 +148,11 @@ fn lines_table(fig: &Figures, b: &batches::Batch) -> Table {
             fig.pct(l.stay_probability * 100.0),
             fig.amount(l.expected_gain),
             if l.edited { "yes" } else { "" }.to_owned(),
-            if l.excluded { "yes" } else { "" }.to_owned(),
+            match (&l.dropped, l.excluded) {
+                (Some(d), _) => format!("{}: {}", d.guardrail, d.reason),
+                (None, true) => "yes".to_owned(),
+                (None, false) => String::new(),
+            },
         ]);
     }
     lines
@@ -233,6 +243,10 @@ fn draft_forms(s: &Session, fig: &Figures, b: &batches::Batch, base: &str) -> ma
             form method="post" action={(base) "/approve"} id="approve" {
                 (page::csrf(s))
                 label { "Notice date (default today)" input type="date" name="notice_date"; }
+                label {
+                    input type="checkbox" name="drop_failing" value="1";
+                    " Leave out lines that no longer pass (each is checked again against today's roll, flags, settings and other batches)"
+                }
                 button type="submit" id="approve-batch" { "Approve" }
             }
             form method="post" action={(base) "/cancel"} id="cancel" {
@@ -271,4 +285,25 @@ fn outcome_section(
             (checkpoints.render(""))
         }
     }
+}
+
+/// The holdout's strata in a sentence: "10x10 · 0-10 % under street: 4 of 8; ...".
+fn holdout_strata(strata: Option<&serde_json::Value>) -> String {
+    strata
+        .and_then(|v| v.as_array())
+        .map(|a| {
+            a.iter()
+                .map(|s| {
+                    format!(
+                        "{} · {}: {} of {}",
+                        s["size"].as_str().unwrap_or(""),
+                        s["band"].as_str().unwrap_or(""),
+                        s["held_out"],
+                        s["eligible"]
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+        .unwrap_or_default()
 }

@@ -63,7 +63,8 @@ pub(super) async fn facility_page(
     let body = html! {
         p class="muted" {
             a href={"/app/facilities/" (id)} { "Pricing of " (engine.facility_name) } " · "
-            a href={"/app/analytics/ecri?facility_id=" (id)} { "ECRI analytics" }
+            a href={"/app/analytics/ecri?facility_id=" (id)} { "ECRI analytics" } " · "
+            a id="ecri-calibration-link" href="/app/analytics/ecri#calibration" { "Calibration of the stay model (predicted against realized stay, all facilities)" }
         }
         (new_batch(s, &fig, &engine, &action))
         section aria-labelledby="batches-h" {

@@ -4,10 +4,10 @@
 //! the notices it gives.
 
 use super::draws::{mix, natural_stay, poisson_at, uniform};
+use super::reaction::{Family, Notice, Reaction};
 use super::{
-    EcriResult, Reaction, MONTH_DAYS, OUTCOME_DAYS, REACTION_DAYS, TAIL_DAYS, WARM_UP_DAYS,
+    quarter, EcriResult, MONTH_DAYS, OUTCOME_DAYS, REACTION_DAYS, TAIL_DAYS, WARM_UP_DAYS,
 };
-use crate::ecri::Outcome;
 use crate::pricing::backtest::market::{demand_share, Scenario, SizeMarket, SIZES, STAY_DAYS};
 use crate::pricing::backtest::{start_date, StreetEngine, DAYS};
 use crate::pricing::seasonality::NATIONAL_PRIOR;
@@ -30,6 +30,8 @@ pub(super) struct Tenant {
     /// A notice in force: (effective day, new rent).
     pub(super) pending: Option<(i32, f64)>,
     notices: u32,
+    /// Increases that took effect (one for a tenant last increased before the run).
+    pub(super) increases: u32,
 }
 
 /// One size of a facility: its market and its rent roll.
@@ -38,21 +40,27 @@ pub(super) struct Size {
     pub(super) market: SizeMarket,
     pub(super) roll: Vec<Tenant>,
     next_serial: u32,
-    /// The day each tenant (by serial) moved out.
-    left_on: Vec<Option<i32>>,
+    /// The day each tenant (by serial) moved in and moved out.
+    pub(super) moved_in: Vec<i32>,
+    pub(super) left_on: Vec<Option<i32>>,
     /// Move-ins and move-outs of each of the last 90 days.
     pub(super) arrivals: VecDeque<u32>,
     pub(super) departures: VecDeque<u32>,
 }
 
-/// A 90-day window: a notice, or a tenant not increased on a decision day.
+/// A notice given: what the service would have on record of it.
 #[derive(Debug, Clone, Copy)]
-struct Window {
-    size: usize,
-    serial: u32,
-    start: i32,
-    increase_pct: f64,
-    premium_pct: f64,
+pub(super) struct NoticeRecord {
+    pub(super) size: usize,
+    pub(super) serial: u32,
+    pub(super) day: i32,
+    pub(super) effective: i32,
+    pub(super) rent_before: f64,
+    pub(super) rent_after: f64,
+    /// The observed competitor median that day (what the engine measures the premium against).
+    pub(super) reference: f64,
+    pub(super) months_since_move_in: f64,
+    pub(super) past_increases: u32,
     /// The engine's stay probability (0..1) for a notice it gave.
     predicted: Option<f64>,
 }
@@ -66,12 +74,13 @@ pub(super) struct Facility {
     pub(super) sizes: Vec<Size>,
     pub(super) street: StreetEngine,
     pub(super) move_ins_mtd: u32,
-    windows: Vec<Window>,
+    /// Every notice given, in the order given (so by day).
+    pub(super) notices: Vec<NoticeRecord>,
     pub(super) result: EcriResult,
 }
 
 impl Facility {
-    pub(super) fn new(scenario: &Scenario, index: usize, seed: u64) -> Self {
+    pub(super) fn new(scenario: &Scenario, index: usize, seed: u64, family: Family) -> Self {
         let first = -(WARM_UP_DAYS as i32);
         let start = start_date() + chrono::Duration::days(i64::from(first));
         let mut sizes = Vec::new();
@@ -97,20 +106,23 @@ impl Facility {
                         reaction_leave: None,
                         pending: None,
                         notices: 0,
+                        increases: u32::from(last_increase.is_some()),
                     }
                 })
                 .collect();
+            let moved_in = roll.iter().map(|t| t.move_in).collect();
             sizes.push(Size {
                 market,
                 next_serial: occupied,
                 left_on: vec![None; occupied as usize],
+                moved_in,
                 roll,
                 arrivals: VecDeque::with_capacity(91),
                 departures: VecDeque::with_capacity(91),
             });
         }
         let units: u32 = SIZES.iter().map(|s| s.1).sum();
-        let reaction = Reaction::draw(seed, index);
+        let reaction = Reaction::draw(seed, index, family);
         Self {
             scenario: *scenario,
             index,
@@ -119,7 +131,7 @@ impl Facility {
             street: StreetEngine::new(scenario, units, SIZES.len()),
             sizes,
             move_ins_mtd: 0,
-            windows: Vec::new(),
+            notices: Vec::new(),
             result: EcriResult {
                 sensitivity: reaction.sensitivity,
                 ..EcriResult::default()
@@ -127,25 +139,7 @@ impl Facility {
         }
     }
 
-    /// The 90-day outcomes known on `day`, from `since` on (windows that started then or later).
-    pub(super) fn outcomes(&self, day: i32, since: i32) -> Vec<Outcome> {
-        self.windows
-            .iter()
-            .filter(|w| w.start >= since && w.start + OUTCOME_DAYS <= day)
-            .map(|w| {
-                let left = self.sizes[w.size].left_on[w.serial as usize]
-                    .is_some_and(|d| d <= w.start + OUTCOME_DAYS);
-                Outcome {
-                    increase_pct: w.increase_pct,
-                    premium_pct: w.premium_pct,
-                    tenants: 1,
-                    moved_out: u32::from(left),
-                }
-            })
-            .collect()
-    }
-
-    /// Gives a notice: draws the tenant's reaction and records the window.
+    /// Gives a notice: draws the tenant's reaction and records the notice.
     pub(super) fn notify(
         &mut self,
         size: usize,
@@ -160,7 +154,15 @@ impl Facility {
         let median = s.market.market_median();
         let observed = s.market.observed_median();
         let t = &mut s.roll[k];
-        let p = self.reaction.move_out(t.rent, new_rent, median);
+        let months = |d: i32| f64::from(day - d) / MONTH_DAYS;
+        let p = self.reaction.move_out(&Notice {
+            old_rent: t.rent,
+            new_rent,
+            median,
+            months_since_move_in: months(t.move_in),
+            months_since_last_increase: t.last_increase.map(months),
+            past_increases: t.increases,
+        });
         let key = [
             seed,
             index as u64,
@@ -173,37 +175,26 @@ impl Facility {
             t.reaction_leave = Some(t.reaction_leave.map_or(day + after, |d| d.min(day + after)));
         }
         t.notices += 1;
-        t.pending = Some((day + notice_days as i32, new_rent));
-        self.windows.push(Window {
+        let effective = day + notice_days as i32;
+        t.pending = Some((effective, new_rent));
+        self.notices.push(NoticeRecord {
             size,
             serial: t.serial,
-            start: day,
-            increase_pct: (new_rent / t.rent - 1.0) * 100.0,
-            premium_pct: (new_rent / observed - 1.0) * 100.0,
+            day,
+            effective,
+            rent_before: t.rent,
+            rent_after: new_rent,
+            reference: observed,
+            months_since_move_in: months(t.move_in),
+            past_increases: t.increases,
             predicted,
         });
+        let pct = (new_rent / t.rent - 1.0) * 100.0;
         self.result.notices += 1;
-        self.result.increase_pct_sum += (new_rent / t.rent - 1.0) * 100.0;
-    }
-
-    /// Records a 90-day window for every tenant in place not increased today.
-    pub(super) fn baseline_windows(&mut self, day: i32, min_months: f64) {
-        for (i, s) in self.sizes.iter().enumerate() {
-            for t in &s.roll {
-                let months = f64::from(day - t.move_in) / MONTH_DAYS;
-                if t.pending.is_none() && t.reaction_leave.is_none() && months >= min_months {
-                    let observed = s.market.observed_median();
-                    self.windows.push(Window {
-                        size: i,
-                        serial: t.serial,
-                        start: day,
-                        increase_pct: 0.0,
-                        premium_pct: (t.rent / observed - 1.0) * 100.0,
-                        predicted: None,
-                    });
-                }
-            }
-        }
+        self.result.increase_pct_sum += pct;
+        let q = &mut self.result.by_quarter[quarter(day)];
+        q.notices += 1;
+        q.increase_pct_sum += pct;
     }
 
     /// Move-outs, move-ins, increases taking effect and the day's rent.
@@ -232,6 +223,7 @@ impl Facility {
                 let serial = s.next_serial;
                 s.next_serial += 1;
                 s.left_on.push(None);
+                s.moved_in.push(day);
                 s.roll.push(Tenant {
                     serial,
                     rent: s.market.street_rate,
@@ -241,6 +233,7 @@ impl Facility {
                     reaction_leave: None,
                     pending: None,
                     notices: 0,
+                    increases: 0,
                 });
             }
             if s.arrivals.len() == 90 {
@@ -256,6 +249,7 @@ impl Facility {
                         t.rent = new_rent;
                         t.last_increase = Some(effective);
                         t.pending = None;
+                        t.increases += 1;
                     }
                 }
             }
@@ -290,20 +284,20 @@ impl Facility {
         }
         self.result.tail_revenue = tail;
         self.result.end_occupancy_pct = occupied as f64 / f64::from(units) * 100.0;
-        for w in &self.windows {
-            if w.start < 0 || w.start + OUTCOME_DAYS > end {
+        for n in &self.notices {
+            if n.day < 0 || n.day + OUTCOME_DAYS > end {
                 continue;
             }
-            let stayed = self.sizes[w.size].left_on[w.serial as usize]
-                .is_none_or(|d| d > w.start + OUTCOME_DAYS);
-            if w.increase_pct > 0.0 {
-                self.result.scored_notices += 1;
-                self.result.predicted_stays += w.predicted.unwrap_or(0.0);
-                self.result.realized_stays += u32::from(stayed);
-            } else {
-                self.result.baseline_windows += 1;
-                self.result.baseline_stays += u32::from(stayed);
-            }
+            let stayed = self.sizes[n.size].left_on[n.serial as usize]
+                .is_none_or(|d| d > n.day + OUTCOME_DAYS);
+            let predicted = n.predicted.unwrap_or(0.0);
+            self.result.scored_notices += 1;
+            self.result.predicted_stays += predicted;
+            self.result.realized_stays += u32::from(stayed);
+            let q = &mut self.result.by_quarter[quarter(n.day)];
+            q.scored += 1;
+            q.predicted += predicted;
+            q.realized += u32::from(stayed);
         }
     }
 }

@@ -17,12 +17,14 @@
 //! - Move-ins: Poisson with the mean of `market` (demand x units / 400 x season x the share the
 //!   street rate wins), capped at the vacant units, at the day's street rate. Natural move-outs:
 //!   each tenant's stay is drawn when it moves in (exponential, mean 400 days).
-//! - Reaction (hidden from the policies): a tenant given a notice of an increase x (a fraction)
-//!   to a new rent r moves out within 60 days (the day uniform) with probability
-//!   `1 - exp(-s (1.2 x^1.5 + 3 max(0, r / median - 1 - m)))`, the median the competitors' today,
-//!   s the facility's sensitivity (e^(0.6 z), z standard normal, within 0.3-3) and m what moving
-//!   costs its tenants (uniform 10-30 % of the median): both drawn per facility and seed. An
-//!   increase takes effect `notice_days` after the notice.
+//! - Reaction (hidden from the policies): one family per run (`reaction`: `hazard`,
+//!   `threshold`, `tenure`), its parameters drawn per facility and seed. A tenant given a notice
+//!   moves out within 60 days (the day uniform) with the family's probability. An increase takes
+//!   effect `notice_days` after the notice.
+//! - Learning (the engine): as the service learns, from the records of the notices given (notice
+//!   and effective dates, rents, the day's reference rate, the move-out date) through
+//!   `evidence::increase_outcomes`, and from one 90-day window of the tenants not increased
+//!   (`learning`).
 //! - Revenue: the rent of every day of the year plus six months of the rent roll left at its
 //!   end (tenants who will move out after a notice counted until they go, increases not yet in
 //!   effect from the day they take effect).
@@ -32,19 +34,25 @@
 //! so policies compared on a seed differ by what they do, not by luck.
 //!
 //! Layout: `facility` (a facility's sizes, rent roll and day of trade), `policies` (the notices
-//! each policy gives), `reaction` (the tenants' hidden answer to an increase), `draws` (the
-//! seeded numbers), `report` (the policies compared in one table).
+//! each policy gives), `reaction` (the tenants' hidden answer to an increase), `learning` (the
+//! engine's evidence, as the service builds it), `draws` (the seeded numbers), `seeds` (the
+//! tuning and report seeds, kept apart), `stats` (means and intervals across seeds), `report`
+//! (the policies compared in tables).
 
 pub mod report;
+pub mod seeds;
+pub mod stats;
 
 mod draws;
 mod facility;
+mod learning;
 mod policies;
 mod reaction;
-pub use reaction::Reaction;
+mod table;
+pub use learning::date_of;
+pub use reaction::{Family, Notice, Reaction};
 
-use crate::analytics::ecri::EcriSettings;
-use crate::ecri::{learn, EcriEngineSettings, Outcome, StayModel};
+use crate::ecri::{EcriEngineSettings, Outcome, StayModel};
 use crate::pricing::backtest::market::{Scenario, SizeMarket, SCENARIOS};
 use crate::pricing::backtest::{start_date, DAYS};
 use crate::pricing::settings::PricingSettings;
@@ -69,9 +77,6 @@ pub enum EcriPolicy<'a> {
     None,
     /// A fixed rule, on the first of each month.
     Rule(FixedRule),
-    /// The per-size rule of `analytics::ecri` applied to each tenant, on the first of each
-    /// month, with a 30-day notice.
-    SizeRule(&'a EcriSettings),
     /// The engine, on the first of each month, learning from the company's outcomes.
     Engine(&'a EcriEngineSettings),
 }
@@ -111,14 +116,30 @@ pub struct EcriResult {
     pub scored_notices: u32,
     pub predicted_stays: f64,
     pub realized_stays: u32,
-    /// Tenants not increased, their 90-day windows within the year and those who stayed.
-    pub baseline_windows: u32,
-    pub baseline_stays: u32,
     pub end_occupancy_pct: f64,
     /// Decision days the stop-loss held the facility.
     pub stop_loss_days: u32,
     pub sensitivity: f64,
     pub learned_sensitivity: f64,
+    /// The same notice figures by quarter of the notice (the first on the prior alone, the
+    /// later ones on what the engine has learned).
+    pub by_quarter: [Quarter; 4],
+}
+
+/// A quarter's notices: how many, their increases (%) summed, and of those scored (their 90
+/// days ended within the year) the predicted stays (sum of probabilities) and the realized.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Quarter {
+    pub notices: u32,
+    pub increase_pct_sum: f64,
+    pub scored: u32,
+    pub predicted: f64,
+    pub realized: u32,
+}
+
+/// The quarter (0-3) of a day of the year (days before it: the first).
+pub(crate) fn quarter(day: i32) -> usize {
+    (date_of(day.max(0)).month0() / 3).min(3) as usize
 }
 
 impl EcriResult {
@@ -127,32 +148,33 @@ impl EcriResult {
     }
 }
 
-/// Runs the company (one facility per scenario) on one seed under a policy; one result per
-/// facility, in `SCENARIOS` order.
-pub fn simulate(seed: u64, policy: EcriPolicy<'_>) -> Vec<EcriResult> {
-    simulate_scenarios(&SCENARIOS, seed, policy)
+/// Runs the company (one facility per scenario) on one seed, its tenants reacting as `family`,
+/// under a policy; one result per facility, in `SCENARIOS` order.
+pub fn simulate(seed: u64, family: Family, policy: EcriPolicy<'_>) -> Vec<EcriResult> {
+    simulate_scenarios(&SCENARIOS, seed, family, policy)
 }
 
 /// [`simulate`] with the company's facilities given.
 pub fn simulate_scenarios(
     scenarios: &[Scenario],
     seed: u64,
+    family: Family,
     policy: EcriPolicy<'_>,
 ) -> Vec<EcriResult> {
     let street = PricingSettings::default();
     let mut company: Vec<Facility> = scenarios
         .iter()
         .enumerate()
-        .map(|(i, s)| Facility::new(s, i, seed))
+        .map(|(i, s)| Facility::new(s, i, seed, family))
         .collect();
     let start = start_date();
     for morning in 0..WARM_UP_DAYS + DAYS {
         let d = morning as i32 - WARM_UP_DAYS as i32;
         let date = start + chrono::Duration::days(i64::from(d));
         // The engine learns once a month, before the day's decisions.
-        let models: Vec<StayModel> = match policy {
+        let models: Vec<(StayModel, Vec<Outcome>)> = match policy {
             EcriPolicy::Engine(settings) if date.day() == 1 && d >= 0 => {
-                learn_company(&company, settings, d)
+                learning::learn_company(&company, settings, d)
             }
             _ => Vec::new(),
         };
@@ -171,18 +193,13 @@ pub fn simulate_scenarios(
             for (s, m) in f.sizes.iter_mut().zip(markets) {
                 s.market.street_rate = m.street_rate;
             }
-            if date.day() == 1 && d < 0 {
-                if let EcriPolicy::Engine(settings) = policy {
-                    f.baseline_windows(d, settings.min_months_since_move_in);
-                }
-            } else if date.day() == 1 {
+            if date.day() == 1 && d >= 0 {
                 match policy {
                     EcriPolicy::None => {}
                     EcriPolicy::Rule(rule) => f.apply_rule(&rule, d),
-                    EcriPolicy::SizeRule(settings) => f.apply_size_rule(settings, d),
                     EcriPolicy::Engine(settings) => {
-                        f.apply_engine(settings, &models[fi], d);
-                        f.baseline_windows(d, settings.min_months_since_move_in);
+                        let (model, recent) = &models[fi];
+                        f.apply_engine(settings, model, recent, d);
                     }
                 }
             }
@@ -194,23 +211,6 @@ pub fn simulate_scenarios(
         .map(|mut f| {
             f.finish();
             f.result
-        })
-        .collect()
-}
-
-/// Each facility's stay model on `day`: learned from its own outcomes so far, with the other
-/// facilities' outcomes as the company's evidence.
-fn learn_company(company: &[Facility], settings: &EcriEngineSettings, day: i32) -> Vec<StayModel> {
-    let known: Vec<Vec<Outcome>> = company.iter().map(|f| f.outcomes(day, i32::MIN)).collect();
-    (0..company.len())
-        .map(|i| {
-            let others: Vec<Outcome> = known
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .flat_map(|(_, o)| o.iter().copied())
-                .collect();
-            learn(&settings.stay_prior, &others, &known[i])
         })
         .collect()
 }

@@ -3,10 +3,9 @@
 //! `Facility::notify` so that every policy is scored by the same rules.
 
 use super::facility::Facility;
-use super::{FixedRule, MONTH_DAYS, OUTCOME_DAYS};
-use crate::analytics::ecri::{suggest as size_rule, Cohort, EcriSettings};
+use super::{FixedRule, MONTH_DAYS};
 use crate::ecri::{
-    decide_facility, EcriEngineSettings, Guardrail, SizeMarket as EngineMarket, StayModel,
+    decide_facility, EcriEngineSettings, Guardrail, Outcome, SizeMarket as EngineMarket, StayModel,
     TenantInput,
 };
 use std::collections::BTreeMap;
@@ -30,6 +29,7 @@ impl Facility {
                     s.market.size.to_owned(),
                     EngineMarket {
                         street_rate: s.market.street_rate,
+                        of_tier: false,
                         competitor_low: observed.iter().copied().reduce(f64::min),
                         competitor_median: Some(s.market.observed_median()),
                         competitor_high: observed.iter().copied().reduce(f64::max),
@@ -69,40 +69,16 @@ impl Facility {
         }
     }
 
-    /// The per-size rule of `analytics::ecri`, applied to each tenant with a 30-day notice.
-    pub(super) fn apply_size_rule(&mut self, settings: &EcriSettings, day: i32) {
-        for size in 0..self.sizes.len() {
-            let street = self.sizes[size].market.street_rate;
-            for k in 0..self.sizes[size].roll.len() {
-                let t = &self.sizes[size].roll[k];
-                if t.pending.is_some() || t.reaction_leave.is_some() {
-                    continue;
-                }
-                // Months since the last increase, else since move-in.
-                let since = f64::from(day - t.last_increase.unwrap_or(t.move_in)) / MONTH_DAYS;
-                let cohort = Cohort {
-                    tenant_count: 1,
-                    avg_rent: t.rent,
-                    months_since_last_increase: Some(since),
-                };
-                let increase = size_rule(&cohort, street, settings).increase;
-                if increase > 0.0 {
-                    let new_rent = t.rent + increase;
-                    self.notify(size, k, day, new_rent, 30, None);
-                }
-            }
-        }
-    }
-
-    /// The engine over the facility's rent roll, with `model` learned from the company.
+    /// The engine over the facility's rent roll, with `model` learned from the company and the
+    /// `recent` outcomes the stop-loss sees.
     pub(super) fn apply_engine(
         &mut self,
         settings: &EcriEngineSettings,
         model: &StayModel,
+        recent: &[Outcome],
         day: i32,
     ) {
         let markets = self.engine_markets();
-        let recent = self.outcomes(day, day - 180 - OUTCOME_DAYS);
         let mut roll = Vec::new();
         let mut at = Vec::new();
         for (i, s) in self.sizes.iter().enumerate() {
@@ -121,11 +97,16 @@ impl Facility {
                     customer_id: None,
                     flags: Vec::new(),
                     tenant_count: 1,
+                    tier: None,
+                    pending_increase: None,
+                    past_increases: t.increases,
+                    rent_12_months_ago: None,
+                    rent_at_cap_base: None,
                 });
                 at.push((i, k));
             }
         }
-        let suggestions = decide_facility(&roll, &markets, model, &recent, settings);
+        let suggestions = decide_facility(&roll, &markets, model, recent, settings);
         if suggestions
             .iter()
             .any(|s| s.binding_guardrail == Some(Guardrail::StopLoss))

@@ -1,12 +1,15 @@
-//! Runs the ECRI policies on the same draws and sums them into one table: the best fixed rule
-//! is chosen on the tuning seeds (with the true reaction, by running them) and every policy is
-//! then scored on the report seeds.
+//! Runs the ECRI policies on the same draws, per reaction family: the best fixed rules are
+//! chosen on the tuning seeds (with the true reaction, by running them) and every policy is
+//! then scored on the report seeds, each figure a mean across the report seeds with its 95 %
+//! t interval (`stats`). The tables are in `table`.
 
-use super::{simulate, EcriPolicy, EcriResult, FixedRule};
-use crate::analytics::ecri::EcriSettings;
+use super::seeds::{ReportSeeds, TuneSeeds};
+use super::stats::{t_interval, Interval};
+use super::{simulate, EcriPolicy, EcriResult, Family, FixedRule, Quarter};
 use crate::ecri::EcriEngineSettings;
 use crate::pricing::backtest::market::SCENARIOS;
-use std::fmt::Write;
+
+pub use super::table::markdown;
 
 /// The fixed rules tried: step x months x cap over street, 9 x 4 x 5 = 180 rules.
 pub fn rule_grid() -> Vec<FixedRule> {
@@ -26,22 +29,38 @@ pub fn rule_grid() -> Vec<FixedRule> {
     grid
 }
 
-/// Each scenario's best fixed rule on the seeds (revenue summed over them), and the best one
-/// rule for every scenario at once.
-pub fn best_rules(seeds: &[u64]) -> (Vec<FixedRule>, FixedRule) {
+/// `f` over `items` on as many threads as the machine has, in order.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = items.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|c| s.spawn(|| c.iter().map(&f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a simulation thread"))
+            .collect()
+    })
+}
+
+/// Each scenario's best fixed rule on the tuning seeds (revenue summed over them) with the
+/// family's true reaction, and the best one rule for every scenario at once.
+pub fn best_rules(family: Family, seeds: &TuneSeeds) -> (Vec<FixedRule>, FixedRule) {
     let grid = rule_grid();
-    let revenue: Vec<Vec<f64>> = grid
-        .iter()
-        .map(|rule| {
-            let mut sums = vec![0.0; SCENARIOS.len()];
-            for &seed in seeds {
-                for (sum, r) in sums.iter_mut().zip(simulate(seed, EcriPolicy::Rule(*rule))) {
-                    *sum += r.revenue();
-                }
+    let revenue: Vec<Vec<f64>> = par_map(&grid, |rule| {
+        let mut sums = vec![0.0; SCENARIOS.len()];
+        for &seed in seeds.seeds() {
+            for (sum, r) in sums
+                .iter_mut()
+                .zip(simulate(seed, family, EcriPolicy::Rule(*rule)))
+            {
+                *sum += r.revenue();
             }
-            sums
-        })
-        .collect();
+        }
+        sums
+    });
     let per_scenario = (0..SCENARIOS.len())
         .map(|s| {
             let best = (0..grid.len())
@@ -61,119 +80,80 @@ pub fn best_rules(seeds: &[u64]) -> (Vec<FixedRule>, FixedRule) {
     (per_scenario, grid[overall])
 }
 
-/// One scenario over the report seeds.
+/// One scenario (or all of them, `overall`) over the report seeds: lifts over no increases
+/// (%), each a mean across seeds with its 95 % interval.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub scenario: &'static str,
-    /// Revenue (year + six months of the roll) summed over the seeds.
-    pub none: f64,
-    pub thumb: f64,
-    pub size_rule: f64,
-    pub best_rule: f64,
-    pub best_rule_overall: f64,
-    pub engine: f64,
-    pub rule: FixedRule,
-    /// The engine's notices, their mean increase (%), predicted and realized 90-day stays (%).
+    pub thumb: Interval,
+    /// The best fixed rule of the scenario (overall: each scenario under its own).
+    pub best_rule: Interval,
+    pub best_rule_overall: Interval,
+    pub engine: Interval,
+    /// The engine's lift less the best fixed rule's (per scenario), in points, seed by seed.
+    pub engine_less_best: Interval,
+    /// The engine's notices over the seeds and their mean increase (%).
     pub engine_notices: u32,
-    /// Of those, the notices whose 90 days ended within the year (the stays are theirs).
-    pub scored_notices: u32,
     pub engine_mean_increase_pct: f64,
-    pub predicted_stay_pct: f64,
-    pub realized_stay_pct: f64,
-    pub baseline_stay_pct: f64,
-    /// End occupancy (%) with no increases and under the engine, averaged over the seeds.
-    pub none_end_occupancy_pct: f64,
-    pub engine_end_occupancy_pct: f64,
-    pub stop_loss_days: u32,
-    /// Mean over seeds of the true and the learned sensitivity at the end.
+    /// The engine's predicted and the realized 90-day stay of its notices (%), and the gap
+    /// (predicted less realized, points), over the notices whose 90 days ended in the year.
+    pub predicted_stay: Interval,
+    pub realized_stay: Interval,
+    pub stay_gap: Interval,
+    /// Mean over seeds of the facilities' true sensitivity and the engine's learned one.
     pub true_sensitivity: f64,
     pub learned_sensitivity: f64,
+}
+
+/// One reaction family's comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FamilyReport {
+    pub family: Family,
+    pub rules: Vec<FixedRule>,
+    pub rule_overall: FixedRule,
+    /// One row per scenario, then `overall`.
+    pub rows: Vec<Row>,
+    /// The engine's notices by quarter of the year, every scenario and seed pooled.
+    pub quarters: [Quarter; 4],
 }
 
 /// The whole comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
-    pub tune_seeds: Vec<u64>,
-    pub report_seeds: Vec<u64>,
-    pub rules: Vec<FixedRule>,
-    pub rule_overall: FixedRule,
-    pub rows: Vec<Row>,
+    pub tune_seeds: TuneSeeds,
+    pub report_seeds: ReportSeeds,
+    pub families: Vec<FamilyReport>,
 }
 
-/// Tunes the fixed rules on `tune_seeds` and runs every policy on `report_seeds`.
-pub fn run(tune_seeds: &[u64], report_seeds: &[u64], settings: &EcriEngineSettings) -> Report {
-    let (rules, rule_overall) = best_rules(tune_seeds);
-    score(tune_seeds, report_seeds, settings, rules, rule_overall)
-}
-
-/// Every policy on `report_seeds`, with the fixed rules given.
-pub fn score(
-    tune_seeds: &[u64],
-    report_seeds: &[u64],
+/// Tunes the fixed rules of each family on `tune` and runs every policy on `report`.
+pub fn run(
+    families: &[Family],
+    tune: &TuneSeeds,
+    report: &ReportSeeds,
     settings: &EcriEngineSettings,
-    rules: Vec<FixedRule>,
-    rule_overall: FixedRule,
 ) -> Report {
-    let size_settings = EcriSettings::default();
-    let runs = |policy: EcriPolicy<'_>| -> Vec<Vec<EcriResult>> {
-        report_seeds.iter().map(|&s| simulate(s, policy)).collect()
-    };
-    let none = runs(EcriPolicy::None);
-    let thumb = runs(EcriPolicy::Rule(FixedRule::RULE_OF_THUMB));
-    let size_rule = runs(EcriPolicy::SizeRule(&size_settings));
-    let overall = runs(EcriPolicy::Rule(rule_overall));
-    let engine = runs(EcriPolicy::Engine(settings));
-    let n = report_seeds.len().max(1) as f64;
-    let rows = SCENARIOS
+    let families = families
         .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let sum = |r: &[Vec<EcriResult>]| r.iter().map(|f| f[i].revenue()).sum::<f64>();
-            let best: f64 = report_seeds
-                .iter()
-                .map(|&seed| simulate(seed, EcriPolicy::Rule(rules[i]))[i].revenue())
-                .sum();
-            let e = || engine.iter().map(|f| &f[i]);
-            let scored: u32 = e().map(|r| r.scored_notices).sum();
-            let windows: u32 = e().map(|r| r.baseline_windows).sum();
-            Row {
-                scenario: s.name,
-                none: sum(&none),
-                thumb: sum(&thumb),
-                size_rule: sum(&size_rule),
-                best_rule: best,
-                best_rule_overall: sum(&overall),
-                engine: sum(&engine),
-                rule: rules[i],
-                engine_notices: e().map(|r| r.notices).sum(),
-                scored_notices: scored,
-                engine_mean_increase_pct: e().map(|r| r.increase_pct_sum).sum::<f64>()
-                    / f64::from(e().map(|r| r.notices).sum::<u32>().max(1)),
-                predicted_stay_pct: e().map(|r| r.predicted_stays).sum::<f64>()
-                    / f64::from(scored.max(1))
-                    * 100.0,
-                realized_stay_pct: f64::from(e().map(|r| r.realized_stays).sum::<u32>())
-                    / f64::from(scored.max(1))
-                    * 100.0,
-                baseline_stay_pct: f64::from(e().map(|r| r.baseline_stays).sum::<u32>())
-                    / f64::from(windows.max(1))
-                    * 100.0,
-                none_end_occupancy_pct: none.iter().map(|f| f[i].end_occupancy_pct).sum::<f64>()
-                    / n,
-                engine_end_occupancy_pct: e().map(|r| r.end_occupancy_pct).sum::<f64>() / n,
-                stop_loss_days: e().map(|r| r.stop_loss_days).sum(),
-                true_sensitivity: e().map(|r| r.sensitivity).sum::<f64>() / n,
-                learned_sensitivity: e().map(|r| r.learned_sensitivity).sum::<f64>() / n,
-            }
+        .map(|&family| {
+            let (rules, rule_overall) = best_rules(family, tune);
+            score(family, report, settings, rules, rule_overall)
         })
         .collect();
     Report {
-        tune_seeds: tune_seeds.to_vec(),
-        report_seeds: report_seeds.to_vec(),
-        rules,
-        rule_overall,
-        rows,
+        tune_seeds: tune.clone(),
+        report_seeds: report.clone(),
+        families,
     }
+}
+
+/// Every policy's results on one seed, per scenario.
+struct SeedRuns {
+    none: Vec<EcriResult>,
+    thumb: Vec<EcriResult>,
+    /// Scenario i under its own best rule.
+    best: Vec<EcriResult>,
+    overall: Vec<EcriResult>,
+    engine: Vec<EcriResult>,
 }
 
 fn lift(a: f64, base: f64) -> f64 {
@@ -184,93 +164,114 @@ fn lift(a: f64, base: f64) -> f64 {
     }
 }
 
-fn seeds(s: &[u64]) -> String {
-    match (s.first(), s.last()) {
-        (Some(a), Some(b)) if a != b => format!("{a}-{b}"),
-        (Some(a), _) => a.to_string(),
-        _ => String::new(),
+/// Every policy of one family on the report seeds, with the fixed rules given.
+pub fn score(
+    family: Family,
+    report: &ReportSeeds,
+    settings: &EcriEngineSettings,
+    rules: Vec<FixedRule>,
+    rule_overall: FixedRule,
+) -> FamilyReport {
+    let runs: Vec<SeedRuns> = par_map(report.seeds(), |&seed| {
+        let run = |p: EcriPolicy<'_>| simulate(seed, family, p);
+        let mut distinct: Vec<(FixedRule, Vec<EcriResult>)> = Vec::new();
+        let best = rules
+            .iter()
+            .enumerate()
+            .map(|(i, rule)| {
+                if let Some((_, r)) = distinct.iter().find(|(d, _)| d == rule) {
+                    return r[i].clone();
+                }
+                let r = run(EcriPolicy::Rule(*rule));
+                let out = r[i].clone();
+                distinct.push((*rule, r));
+                out
+            })
+            .collect();
+        SeedRuns {
+            none: run(EcriPolicy::None),
+            thumb: run(EcriPolicy::Rule(FixedRule::RULE_OF_THUMB)),
+            best,
+            overall: run(EcriPolicy::Rule(rule_overall)),
+            engine: run(EcriPolicy::Engine(settings)),
+        }
+    });
+    let mut rows: Vec<Row> = (0..SCENARIOS.len())
+        .map(|i| row(SCENARIOS[i].name, &runs, &[i]))
+        .collect();
+    let all: Vec<usize> = (0..SCENARIOS.len()).collect();
+    rows.push(row("overall", &runs, &all));
+    let mut quarters = [Quarter::default(); 4];
+    for r in runs.iter().flat_map(|s| &s.engine) {
+        for (q, x) in quarters.iter_mut().zip(&r.by_quarter) {
+            q.notices += x.notices;
+            q.increase_pct_sum += x.increase_pct_sum;
+            q.scored += x.scored;
+            q.predicted += x.predicted;
+            q.realized += x.realized;
+        }
+    }
+    FamilyReport {
+        family,
+        rules,
+        rule_overall,
+        rows,
+        quarters,
     }
 }
 
-fn rule_text(r: &FixedRule) -> String {
-    format!(
-        "+{:.0} % every {:.0} months, {}",
-        r.step_pct,
-        r.months,
-        match r.cap_over_street_pct {
-            Some(c) => format!("at most {c:.0} % over street"),
-            None => "no cap".to_owned(),
+/// The row of the scenarios `of` (one, or all for `overall`), summed within each seed.
+fn row(scenario: &'static str, runs: &[SeedRuns], of: &[usize]) -> Row {
+    let sum = |r: &[EcriResult], f: &dyn Fn(&EcriResult) -> f64| of.iter().map(|&i| f(&r[i])).sum();
+    let revenue = |r: &[EcriResult]| sum(r, &|x| x.revenue());
+    let lifts = |pick: &dyn Fn(&SeedRuns) -> &[EcriResult]| -> Vec<f64> {
+        runs.iter()
+            .map(|s| lift(revenue(pick(s)), revenue(&s.none)))
+            .collect()
+    };
+    let engine = lifts(&|s| &s.engine);
+    let best = lifts(&|s| &s.best);
+    let less: Vec<f64> = engine.iter().zip(&best).map(|(e, b)| e - b).collect();
+    // Stays of the seeds whose engine gave notices that could be scored.
+    let mut predicted = Vec::new();
+    let mut realized = Vec::new();
+    for s in runs {
+        let scored: f64 = sum(&s.engine, &|x| f64::from(x.scored_notices));
+        if scored > 0.0 {
+            predicted.push(sum(&s.engine, &|x| x.predicted_stays) / scored * 100.0);
+            realized.push(sum(&s.engine, &|x| f64::from(x.realized_stays)) / scored * 100.0);
         }
-    )
-}
-
-/// The table in Markdown: revenue lifts over no increases (all on top of the street engine),
-/// the engine's stay predictions against what happened, and the rules chosen.
-pub fn markdown(r: &Report) -> String {
-    let mut out = format!(
-        "Fixed rules tuned on seeds {}; every figure below on seeds {} (not used for tuning). \
-         Revenue = the year's rent + six months of the rent roll left at its end, summed over \
-         the seeds; lifts against no increases, all under the street engine.\n\n",
-        seeds(&r.tune_seeds),
-        seeds(&r.report_seeds)
-    );
-    out.push_str(
-        "| Scenario | +10 % a year | Per-size rule | Best fixed rule (per scenario) | Best fixed rule (one for all) | Engine | Engine notices (mean increase) | Predicted / realized 90-day stay | Not increased: 90-day stay | End occupancy (none / engine) | Sensitivity true / learned |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|\n",
-    );
-    let mut t = [0.0; 6];
-    let (mut pred, mut real, mut scored) = (0.0, 0.0, 0.0);
-    for row in &r.rows {
-        let _ = writeln!(
-            out,
-            "| {} | {:+.1} % | {:+.1} % | {:+.1} % | {:+.1} % | {:+.1} % | {} ({:.1} %) | {:.1} % / {:.1} % | {:.1} % | {:.1} % / {:.1} % | {:.2} / {:.2} |",
-            row.scenario,
-            lift(row.thumb, row.none),
-            lift(row.size_rule, row.none),
-            lift(row.best_rule, row.none),
-            lift(row.best_rule_overall, row.none),
-            lift(row.engine, row.none),
-            row.engine_notices,
-            row.engine_mean_increase_pct,
-            row.predicted_stay_pct,
-            row.realized_stay_pct,
-            row.baseline_stay_pct,
-            row.none_end_occupancy_pct,
-            row.engine_end_occupancy_pct,
-            row.true_sensitivity,
-            row.learned_sensitivity,
-        );
-        for (acc, v) in t.iter_mut().zip([
-            row.none,
-            row.thumb,
-            row.size_rule,
-            row.best_rule,
-            row.best_rule_overall,
-            row.engine,
-        ]) {
-            *acc += v;
-        }
-        let n = f64::from(row.scored_notices);
-        pred += row.predicted_stay_pct * n;
-        real += row.realized_stay_pct * n;
-        scored += n;
     }
-    let _ = writeln!(
-        out,
-        "| overall | {:+.2} % | {:+.2} % | {:+.2} % | {:+.2} % | {:+.2} % | {} | {:.1} % / {:.1} % | | | |",
-        lift(t[1], t[0]),
-        lift(t[2], t[0]),
-        lift(t[3], t[0]),
-        lift(t[4], t[0]),
-        lift(t[5], t[0]),
-        r.rows.iter().map(|r| r.engine_notices).sum::<u32>(),
-        pred / scored.max(1.0),
-        real / scored.max(1.0),
-    );
-    out.push_str("\nBest fixed rules (tuned with the true reaction on the tuning seeds):\n");
-    for row in &r.rows {
-        let _ = writeln!(out, "- {}: {}", row.scenario, rule_text(&row.rule));
+    let gap: Vec<f64> = predicted
+        .iter()
+        .zip(&realized)
+        .map(|(p, r)| p - r)
+        .collect();
+    let notices: f64 = runs
+        .iter()
+        .map(|s| sum(&s.engine, &|x| f64::from(x.notices)))
+        .sum();
+    let increase: f64 = runs
+        .iter()
+        .map(|s| sum(&s.engine, &|x| x.increase_pct_sum))
+        .sum();
+    let per_facility = (runs.len() * of.len()).max(1) as f64;
+    let mean_of = |f: &dyn Fn(&EcriResult) -> f64| -> f64 {
+        runs.iter().map(|s| sum(&s.engine, f)).sum::<f64>() / per_facility
+    };
+    Row {
+        scenario,
+        thumb: t_interval(&lifts(&|s| &s.thumb)),
+        best_rule: t_interval(&best),
+        best_rule_overall: t_interval(&lifts(&|s| &s.overall)),
+        engine: t_interval(&engine),
+        engine_less_best: t_interval(&less),
+        engine_notices: notices as u32,
+        engine_mean_increase_pct: increase / notices.max(1.0),
+        predicted_stay: t_interval(&predicted),
+        realized_stay: t_interval(&realized),
+        stay_gap: t_interval(&gap),
+        true_sensitivity: mean_of(&|x| x.sensitivity),
+        learned_sensitivity: mean_of(&|x| x.learned_sensitivity),
     }
-    let _ = writeln!(out, "- one for all: {}", rule_text(&r.rule_overall));
-    out
 }

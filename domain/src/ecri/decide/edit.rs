@@ -15,7 +15,9 @@ pub struct Refused {
 }
 
 /// Every cap on one increase, each with its guardrail: the largest step, the premium over the
-/// street rate, and the jurisdiction's cap where one applies.
+/// street rate, the jurisdiction's cap where one applies (over the rent in force on
+/// `cap_base_date` when one is set: `emergency_cap`), and the cap over 12 months (the rent of
+/// 12 months before x (1 + `cap_12_months_pct`), so two notices cannot together pass it).
 pub(super) fn caps(
     t: &TenantInput,
     m: &SizeMarket,
@@ -28,10 +30,51 @@ pub(super) fn caps(
             Guardrail::MaxPremiumOverStreet,
         ),
     ];
+    let known = |r: Option<f64>| r.filter(|r| r.is_finite() && *r > 0.0).unwrap_or(t.rent);
     if let Some(cap) = s.jurisdiction_cap_pct {
-        caps.push((t.rent * (1.0 + cap / 100.0), Guardrail::JurisdictionCap));
+        caps.push(match s.cap_base_date {
+            Some(_) => (
+                known(t.rent_at_cap_base) * (1.0 + cap / 100.0),
+                Guardrail::EmergencyCap,
+            ),
+            None => (t.rent * (1.0 + cap / 100.0), Guardrail::JurisdictionCap),
+        });
+    }
+    if let Some(cap) = s.cap_12_months_pct {
+        caps.push((
+            known(t.rent_12_months_ago) * (1.0 + cap / 100.0),
+            Guardrail::TwelveMonthCap,
+        ));
     }
     caps
+}
+
+/// What a cap says of the new rent it holds at `at` most, with what it is measured from.
+pub(super) fn cap_text(t: &TenantInput, s: &EcriEngineSettings, g: Guardrail, at: f64) -> String {
+    let from = |what: &str, rent: Option<f64>, pct: Option<f64>| {
+        format!(
+            " ({what} {:.2} + {:.1} %)",
+            rent.filter(|r| r.is_finite() && *r > 0.0).unwrap_or(t.rent),
+            pct.unwrap_or(0.0)
+        )
+    };
+    let basis = match g {
+        Guardrail::TwelveMonthCap => from(
+            "the rent of 12 months before",
+            t.rent_12_months_ago,
+            s.cap_12_months_pct,
+        ),
+        Guardrail::EmergencyCap => from(
+            &format!(
+                "the rent in force on {}",
+                s.cap_base_date.map(|d| d.to_string()).unwrap_or_default()
+            ),
+            t.rent_at_cap_base,
+            s.jurisdiction_cap_pct,
+        ),
+        _ => String::new(),
+    };
+    format!("{} holds the new rent at {at:.2} at most{basis}", g.name())
 }
 
 /// The suggestion for `t` at `new_rent`, or the guardrail it breaks: the tenant must be
@@ -76,11 +119,7 @@ pub fn reprice(
     {
         return Err(Refused {
             guardrail: g,
-            text: format!(
-                "{} holds the new rent at {:.2} at most",
-                g.name(),
-                (cap * 100.0 + 1e-6).floor() / 100.0
-            ),
+            text: cap_text(t, s, g, (cap * 100.0 + 1e-6).floor() / 100.0),
         });
     }
     let why = reason(

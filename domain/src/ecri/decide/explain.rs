@@ -23,7 +23,7 @@ pub(super) fn suggestion(
         "sensitivity",
         model.sensitivity,
         format!(
-            "the facility's move-out sensitivity is {:.2} x the prior ({:.0} % from its own {} increased tenants, the rest from the company's {:.2}); tenants not increased leave at {:.1} % in 90 days",
+            "this tenant's move-out sensitivity is {:.2} x the prior: the facility's ({:.0} % from its own {} increased tenants, the rest from the company's {:.2}) adjusted for its tenure and past increases; tenants like it not increased leave at {:.1} % in 90 days",
             model.sensitivity,
             model.evidence_weight * 100.0,
             model.increased_tenants,
@@ -35,8 +35,12 @@ pub(super) fn suggestion(
         "move_out_cost",
         p.move_out_cost,
         format!(
-            "a move-out would leave the unit empty about {:.0} days, then re-let at the street rate {:.2}: {:.2} lost over {:.0} months",
+            "a move-out would leave the unit empty about {:.0} days, then re-let at {} {:.2}: {:.2} lost over {:.0} months",
             p.vacant_months * MONTH_DAYS,
+            match (p.of_tier, t.tier.as_deref()) {
+                (true, Some(tier)) => format!("the {} {tier} street rate", t.size),
+                _ => format!("the {} street rate", t.size),
+            },
             p.street,
             p.move_out_cost,
             s.horizon_months

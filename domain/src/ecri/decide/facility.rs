@@ -4,7 +4,7 @@
 
 use super::explain::{held, suggestion};
 use super::plan::{evaluate, plan, Plan};
-use super::{reason, suggest, Guardrail, Reason, SizeMarket, Suggestion, TenantInput};
+use super::{market_for, reason, suggest, Guardrail, Reason, SizeMarket, Suggestion, TenantInput};
 use crate::ecri::settings::EcriEngineSettings;
 use crate::ecri::stay::{Outcome, StayModel};
 use std::collections::BTreeMap;
@@ -40,8 +40,9 @@ pub fn stop_loss(recent: &[Outcome], s: &EcriEngineSettings) -> Option<(f64, f64
 
 /// The suggestions for a facility's rent roll: [`decide`](super::decide) per tenant, then the
 /// stop-loss (over `recent`, the facility's latest 90-day outcomes) and the customer rule (all
-/// units of a customer by the same percent, or none). `markets` is keyed by size; a tenant
-/// whose size has no market gets `no_street_rate`.
+/// units of a customer by the same percent, or none). `markets` is keyed by size, and by
+/// [`market_key`](super::market_key) for a tier: a tenant is weighed against its tier's market
+/// when there is one, else its size's ([`market_for`]); one with neither gets `no_street_rate`.
 pub fn decide_facility(
     roll: &[TenantInput],
     markets: &BTreeMap<String, SizeMarket>,
@@ -74,11 +75,12 @@ fn facility_plans<'a>(
     markets: &BTreeMap<String, SizeMarket>,
     model: &'a StayModel,
     recent: &[Outcome],
-    s: &EcriEngineSettings,
+    s: &'a EcriEngineSettings,
 ) -> Vec<Result<Plan<'a>, (Guardrail, Reason)>> {
     let stop = stop_loss(recent, s);
     let no_market = SizeMarket {
         street_rate: 0.0,
+        of_tier: false,
         competitor_low: None,
         competitor_median: None,
         competitor_high: None,
@@ -87,7 +89,7 @@ fn facility_plans<'a>(
         move_ins_per_month: 0.0,
         move_outs_per_month: None,
     };
-    let market = |t: &TenantInput| markets.get(&t.size).unwrap_or(&no_market);
+    let market = |t: &TenantInput| market_for(markets, t).unwrap_or(&no_market);
     roll.iter()
         .map(|t| match plan(t, market(t), model, s) {
             Ok(_) if stop.is_some() => {

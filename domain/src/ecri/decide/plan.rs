@@ -10,8 +10,13 @@ use crate::ecri::stay::StayModel;
 #[derive(Debug, Clone)]
 pub(super) struct Plan<'a> {
     pub(super) tenant: &'a TenantInput,
-    pub(super) model: &'a StayModel,
+    /// The stay model adjusted for the tenant (`StayModel::for_tenant`).
+    pub(super) model: StayModel,
+    pub(super) settings: &'a EcriEngineSettings,
+    /// The street rate a vacated unit re-lets at (its tier's when known).
     pub(super) street: f64,
+    /// Whether `street` and the months empty are the tenant's tier's (else its size's).
+    pub(super) of_tier: bool,
     pub(super) reference: f64,
     /// Months the tenant pays the new rent if staying, A(H) - A(n).
     pub(super) pay_months: f64,
@@ -50,7 +55,7 @@ pub(super) fn plan<'a>(
     t: &'a TenantInput,
     m: &SizeMarket,
     model: &'a StayModel,
-    s: &EcriEngineSettings,
+    s: &'a EcriEngineSettings,
 ) -> Result<Plan<'a>, (Guardrail, Reason)> {
     eligible(t, m, s)?;
     let rent = t.rent;
@@ -59,6 +64,7 @@ pub(super) fn plan<'a>(
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .expect("two caps at least");
     let minimum = (rent * s.min_increase_pct / 100.0).min(s.min_increase_amount);
+    let model = model.for_tenant(t.months_since_move_in, t.past_increases);
     let h = -(1.0 - model.baseline).max(1e-9).ln() / (90.0 / MONTH_DAYS);
     let horizon = s.horizon_months;
     let notice = (f64::from(s.notice_days) / MONTH_DAYS).min(horizon);
@@ -73,7 +79,9 @@ pub(super) fn plan<'a>(
     Ok(Plan {
         tenant: t,
         model,
+        settings: s,
         street: m.street_rate,
+        of_tier: m.of_tier,
         reference: m.reference_rate(),
         pay_months,
         move_out_cost,
@@ -112,6 +120,16 @@ fn eligible(
                 "excluded_flag",
                 0.0,
                 format!("flagged `{flag}`: never increased"),
+            ),
+        ));
+    }
+    if let Some(on) = t.pending_increase {
+        return Err((
+            Guardrail::MonthsSinceIncrease,
+            reason(
+                "months_since_increase",
+                0.0,
+                format!("an approved increase takes effect on {on}: not increased again before"),
             ),
         ));
     }

@@ -2,6 +2,7 @@
 //! guardrail, if any, is to be named for the result: the cap the gain still grows past, or
 //! the minimum or cap that kept out the only increases that would have paid.
 
+use super::edit::cap_text;
 use super::plan::{evaluate, Plan};
 use super::{reason, Guardrail, Reason};
 
@@ -35,19 +36,16 @@ pub(super) fn best(p: &Plan<'_>) -> (Option<f64>, Option<Guardrail>, Vec<Reason>
 
 /// The reason naming the plan's cap, holding the new rent at `r` at most.
 fn cap_reason(p: &Plan<'_>, r: f64) -> Reason {
-    reason(
-        p.cap.name(),
-        r,
-        format!("{} holds the new rent at {r:.2} at most", p.cap.name()),
-    )
+    reason(p.cap.name(), r, cap_text(p.tenant, p.settings, p.cap, r))
 }
 
 /// Why no increase within the guardrails pays: would an increase under the minimum, or over
 /// the cap, have paid? The guardrail in the way when so, none when no increase would.
 fn no_increase(p: &Plan<'_>) -> (Option<Guardrail>, Vec<Reason>) {
     let rent = p.tenant.rent;
+    // Increases under the minimum that the caps allow (a cap under the minimum is the cap's).
     let mut below = rent.floor() + 1.0;
-    while below < p.first {
+    while below < p.first && below <= p.last {
         if evaluate(p, below).0 > 0.0 {
             return (
                 Some(Guardrail::MinimumIncrease),

@@ -68,6 +68,18 @@ pub(super) fn read_unit_types(r: &mut Reader, list: &mut Vec<Value>) -> Vec<Unit
 pub(super) fn read_tenant_rents(r: &mut Reader, list: &mut Vec<Value>) -> Vec<TenantRent> {
     let mut total = 0u64;
     r.items(list, "tenant_rents", |t: &TenantRent| {
+        if let Some(flagged) = t.flagged_count {
+            if flagged.get() > t.tenant_count.get() {
+                return Err(ValidationError::new(
+                    "flagged_count",
+                    format!(
+                        "{} flagged tenants in a cohort of {}",
+                        flagged.get(),
+                        t.tenant_count.get()
+                    ),
+                ));
+            }
+        }
         total = add_within(total, t.tenant_count.get(), "tenant_count", "tenant rents'")?;
         Ok(())
     })

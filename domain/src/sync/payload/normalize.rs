@@ -14,7 +14,7 @@ use super::Reader;
 use serde_json::{Map, Number, Value};
 
 /// Fields that hold numbers, wherever they appear in the payload.
-const NUMERIC: [&str; 16] = [
+const NUMERIC: [&str; 17] = [
     "occupancy_pct",
     "daily",
     "mtd",
@@ -29,6 +29,7 @@ const NUMERIC: [&str; 16] = [
     "tenant_count",
     "months_since_last_increase",
     "original_rent",
+    "flagged_count",
     "count",
     "rentable_sqft",
 ];

@@ -172,6 +172,12 @@ pub struct TenantRent {
     pub months_since_last_increase: Option<Quantity>,
     /// Average rent at move-in, currency per month.
     pub original_rent: Option<Money>,
+    /// Tenants of the cohort the PMS flags as not to be increased (do not increase, military,
+    /// lien, delinquent, ...); at most `tenant_count`. A cohort's increase is one letter row for
+    /// all its tenants, so a cohort with a flagged tenant is never increased (send a rent roll
+    /// to raise the others).
+    #[serde(default)]
+    pub flagged_count: Option<Count>,
 }
 
 /// One tenant of a rent roll: a unit rented, its rent and its history of increases.

@@ -228,6 +228,9 @@ pub struct StoredTenantRent {
     pub avg_rent: f64,
     pub tenant_count: u32,
     pub months_since_last_increase: Option<f64>,
+    /// Tenants of the cohort the PMS flags as not to be increased.
+    #[serde(default)]
+    pub flagged_count: Option<u32>,
 }
 
 /// The tenant-rent rows of a record, read from its JSON without building a document tree.

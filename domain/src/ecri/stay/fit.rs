@@ -1,0 +1,303 @@
+//! Learning the stay model: the baseline as a twice-shrunk Beta mean, then by maximum a
+//! posteriori the tenure elasticity β (from the tenants not increased) and ln(sensitivities)
+//! and ln ρ (from the increased ones), each under a normal prior at the company's estimate, the
+//! company's under one at the prior (docs/ecri.md, "Learning, pooled and shrunk").
+
+use super::{extra_at, tenure_baseline, Outcome, StayModel, StayPrior, DEFAULT_REFERENCE_MONTHS};
+use crate::ecri::evidence::MAX_PLAUSIBLE_INCREASE_PCT;
+
+/// The bounds of ln(sensitivity) and ln ρ: 0.05 to 20 times the prior.
+const THETA_MIN: f64 = -3.0;
+const THETA_MAX: f64 = 3.0;
+/// The bounds of the tenure elasticity β.
+const BETA_MIN: f64 = -1.0;
+const BETA_MAX: f64 = 3.0;
+
+/// The maximum of a one-dimensional function on `[lo, hi]`: a grid, then golden-section
+/// search around the best point of the grid.
+fn maximise(lo: f64, hi: f64, f: impl Fn(f64) -> f64) -> f64 {
+    const GRID: usize = 24;
+    let step = (hi - lo) / GRID as f64;
+    let best = (0..=GRID)
+        .map(|i| lo + step * i as f64)
+        .map(|t| (t, f(t)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or(0.0, |(t, _)| t);
+    let (mut a_lo, mut a_hi) = ((best - step).max(lo), (best + step).min(hi));
+    let golden = 0.618_033_988_749_895;
+    for _ in 0..30 {
+        let a = a_hi - golden * (a_hi - a_lo);
+        let b = a_lo + golden * (a_hi - a_lo);
+        if f(a) >= f(b) {
+            a_hi = b;
+        } else {
+            a_lo = a;
+        }
+    }
+    (a_lo + a_hi) / 2.0
+}
+
+/// The baseline of one level: its rate at `reference` months, β, and what it is.
+#[derive(Clone, Copy)]
+struct Baseline {
+    rate: f64,
+    beta: f64,
+    reference: f64,
+}
+
+impl Baseline {
+    /// The 90-day move-out rate of tenants of tenure `months` (the level's when unknown).
+    fn at(&self, months: Option<f64>) -> f64 {
+        match months.filter(|t| t.is_finite() && *t >= 0.0) {
+            Some(t) => tenure_baseline(self.rate, self.beta, self.reference, t),
+            None => self.rate,
+        }
+    }
+}
+
+/// Tenants not increased: (tenants, left).
+fn baseline_counts(outcomes: &[Outcome]) -> (f64, f64) {
+    outcomes
+        .iter()
+        .filter(|o| !o.increased())
+        .fold((0.0, 0.0), |(n, k), o| {
+            (
+                n + f64::from(o.tenants),
+                k + f64::from(o.moved_out.min(o.tenants)),
+            )
+        })
+}
+
+/// The tenure whose rate the baseline is: the log-mean of (1 + months) less 1 over the tenants
+/// not increased whose tenure is known, with how many they are; `fallback` when none is.
+fn reference_months(outcomes: &[Outcome], fallback: f64) -> (f64, u32) {
+    let (n, sum) = outcomes
+        .iter()
+        .filter(|o| !o.increased() && o.tenants > 0)
+        .filter_map(|o| Some((o.tenants, o.months_since_move_in?)))
+        .filter(|(_, t)| t.is_finite() && *t >= 0.0)
+        .fold((0u32, 0.0), |(n, s), (k, t)| {
+            (n.saturating_add(k), s + f64::from(k) * (1.0 + t).ln())
+        });
+    if n == 0 {
+        (fallback, 0)
+    } else {
+        ((sum / f64::from(n)).exp() - 1.0, n)
+    }
+}
+
+/// β by maximum a posteriori over the tenants not increased with a known tenure, under a
+/// normal prior at `centre` of precision `strength`; with the Fisher information about it.
+fn fit_tenure(
+    outcomes: &[Outcome],
+    rate: f64,
+    reference: f64,
+    centre: f64,
+    strength: f64,
+) -> (f64, f64) {
+    let rows: Vec<(f64, f64, f64)> = outcomes
+        .iter()
+        .filter(|o| !o.increased() && o.tenants > 0)
+        .filter_map(|o| {
+            let t = o
+                .months_since_move_in
+                .filter(|t| t.is_finite() && *t >= 0.0)?;
+            Some((
+                t,
+                f64::from(o.tenants),
+                f64::from(o.moved_out.min(o.tenants)),
+            ))
+        })
+        .collect();
+    if rows.is_empty() {
+        return (centre, 0.0);
+    }
+    let p = |beta: f64, t: f64| tenure_baseline(rate, beta, reference, t).clamp(1e-9, 1.0 - 1e-9);
+    let ll = |beta: f64| {
+        rows.iter()
+            .map(|&(t, n, k)| {
+                let q = p(beta, t);
+                k * q.ln() + (n - k) * (1.0 - q).ln()
+            })
+            .sum::<f64>()
+    };
+    let beta = maximise(BETA_MIN, BETA_MAX, |b| {
+        ll(b) - 0.5 * strength * (b - centre).powi(2)
+    });
+    let h = 1e-4;
+    let info = rows
+        .iter()
+        .map(|&(t, n, _)| {
+            let q = p(beta, t);
+            let dq = (p(beta + h, t) - p(beta - h, t)) / (2.0 * h);
+            n * dq * dq / (q * (1.0 - q))
+        })
+        .sum();
+    (beta, info)
+}
+
+/// An increased outcome as the sensitivity fit sees it.
+struct Row {
+    increase_pct: f64,
+    premium_pct: f64,
+    tenants: f64,
+    left: f64,
+    raised_before: bool,
+    baseline: f64,
+}
+
+/// The increased outcomes within the plausible bound, each with its level's baseline at its
+/// tenure.
+fn rows(outcomes: &[Outcome], base: &Baseline) -> Vec<Row> {
+    outcomes
+        .iter()
+        .filter(|o| o.increased() && o.tenants > 0)
+        .filter(|o| o.increase_pct <= MAX_PLAUSIBLE_INCREASE_PCT && o.premium_pct.is_finite())
+        .map(|o| Row {
+            increase_pct: o.increase_pct,
+            premium_pct: o.premium_pct,
+            tenants: f64::from(o.tenants),
+            left: f64::from(o.moved_out.min(o.tenants)),
+            raised_before: o.past_increases > 0,
+            baseline: base.at(o.months_since_move_in),
+        })
+        .collect()
+}
+
+/// Chance of staying the 90 days at θ = (ln s1, ln s2, ln ρ).
+fn stay(prior: &StayPrior, r: &Row, theta: [f64; 3]) -> f64 {
+    let rho = if r.raised_before { theta[2] } else { 0.0 };
+    let s = [(theta[0] + rho).exp(), theta[1].exp()];
+    (1.0 - r.baseline) * (1.0 - extra_at(prior, s, r.increase_pct, r.premium_pct))
+}
+
+fn log_likelihood(prior: &StayPrior, rows: &[Row], theta: [f64; 3]) -> f64 {
+    rows.iter()
+        .map(|r| {
+            let p = stay(prior, r, theta).clamp(1e-9, 1.0 - 1e-9);
+            r.left * (1.0 - p).ln() + (r.tenants - r.left) * p.ln()
+        })
+        .sum()
+}
+
+/// Maximum a posteriori θ = (ln s1, ln s2, ln ρ) under independent normal priors at `centre`
+/// (precisions τ, τ, τ_ρ), by coordinate ascent; with the Fisher information about each.
+fn fit(prior: &StayPrior, rows: &[Row], centre: [f64; 3]) -> ([f64; 3], [f64; 3]) {
+    if rows.is_empty() {
+        return (centre, [0.0; 3]);
+    }
+    let tau = [
+        prior.sensitivity_strength,
+        prior.sensitivity_strength,
+        prior.raised_before_strength,
+    ];
+    let any_raised = rows.iter().any(|r| r.raised_before);
+    let penalty = |t: [f64; 3]| {
+        (0..3)
+            .map(|k| 0.5 * tau[k] * (t[k] - centre[k]).powi(2))
+            .sum::<f64>()
+    };
+    let mut theta = centre;
+    for _ in 0..4 {
+        for k in 0..3 {
+            // No tenant raised before: nothing speaks of ρ, it stays at its centre.
+            if k == 2 && !any_raised {
+                continue;
+            }
+            theta[k] = maximise(THETA_MIN, THETA_MAX, |v| {
+                let mut t = theta;
+                t[k] = v;
+                log_likelihood(prior, rows, t) - penalty(t)
+            });
+        }
+    }
+    // Expected (Fisher) information about each coordinate: sum of n P'^2 / (P (1 - P)), P the
+    // chance of moving out, P' its derivative (by central differences).
+    let h = 1e-4;
+    let info = [0, 1, 2].map(|k| {
+        rows.iter()
+            .map(|r| {
+                let at = |d: f64| {
+                    let mut t = theta;
+                    t[k] += d;
+                    stay(prior, r, t)
+                };
+                let p = (1.0 - at(0.0)).clamp(1e-9, 1.0 - 1e-9);
+                let dp = (at(-h) - at(h)) / (2.0 * h);
+                r.tenants * dp * dp / (p * (1.0 - p))
+            })
+            .sum::<f64>()
+    });
+    (theta, info)
+}
+
+/// The stay model of a facility from its own outcomes and the rest of the company's (the other
+/// facilities' outcomes, not the facility's own). Increased outcomes above
+/// [`MAX_PLAUSIBLE_INCREASE_PCT`] are not evidence of a reaction and are left out of the fit.
+pub fn learn(prior: &StayPrior, company: &[Outcome], facility: &[Outcome]) -> StayModel {
+    let k = prior.baseline_strength;
+    let (n_c, left_c) = baseline_counts(company);
+    let company_rate =
+        (left_c + k * prior.baseline_move_out_pct / 100.0) / (n_c + k).max(f64::MIN_POSITIVE);
+    let (n_f, left_f) = baseline_counts(facility);
+    let rate = ((left_f + k * company_rate) / (n_f + k).max(f64::MIN_POSITIVE)).clamp(0.0, 0.99);
+    let (company_ref, _) = reference_months(company, DEFAULT_REFERENCE_MONTHS);
+    let (reference, tenure_tenants) = reference_months(facility, company_ref);
+    let (company_beta, _) = fit_tenure(
+        company,
+        company_rate,
+        company_ref,
+        prior.tenure_elasticity,
+        prior.tenure_strength,
+    );
+    let (beta, beta_info) = fit_tenure(
+        facility,
+        rate,
+        reference,
+        company_beta,
+        prior.tenure_strength,
+    );
+    let company_base = Baseline {
+        rate: company_rate,
+        beta: company_beta,
+        reference: company_ref,
+    };
+    let base = Baseline {
+        rate,
+        beta,
+        reference,
+    };
+    let rho0 = prior.raised_before_sensitivity.max(1e-6).ln();
+    let (company_theta, _) = fit(prior, &rows(company, &company_base), [0.0, 0.0, rho0]);
+    let own = rows(facility, &base);
+    let (theta, info) = fit(prior, &own, company_theta);
+    let tenants = |rows: &[Row], raised_only: bool| {
+        rows.iter()
+            .filter(|r| !raised_only || r.raised_before)
+            .map(|r| r.tenants as u32)
+            .fold(0u32, u32::saturating_add)
+    };
+    StayModel {
+        prior: *prior,
+        baseline: rate,
+        sensitivity: theta[0].exp(),
+        premium_sensitivity: theta[1].exp(),
+        company_sensitivity: company_theta[0].exp(),
+        company_premium_sensitivity: company_theta[1].exp(),
+        evidence_weight: info[0] / (info[0] + prior.sensitivity_strength),
+        increased_tenants: tenants(&own, false),
+        baseline_tenants: n_f as u32,
+        tenure_elasticity: beta,
+        company_tenure_elasticity: company_beta,
+        tenure_evidence_weight: beta_info / (beta_info + prior.tenure_strength),
+        tenure_tenants,
+        reference_months: reference,
+        raised_before_sensitivity: theta[2].exp(),
+        company_raised_before_sensitivity: company_theta[2].exp(),
+        raised_before_evidence_weight: info[2] / (info[2] + prior.raised_before_strength),
+        raised_before_tenants: tenants(&own, true),
+    }
+}
+
+#[cfg(test)]
+mod tests;
