@@ -95,10 +95,10 @@ async fn decide(
     let today = company_today(&mut tx, company_id).await?;
     let notice = request.notice_date.unwrap_or(today);
     check_notice(notice, today)?;
-    let effective = notice + Duration::days(i64::from(settings.notice_days));
+    let dates = recheck::Dates::noticed(notice, settings);
+    let effective = dates.effective;
     let mut batch = get_in(&mut tx, company_id, facility_id, id).await?;
     let history = recheck::history(&mut tx, batch.facility_id, Some(id)).await?;
-    let dates = recheck::Dates { notice, effective };
     let failing = recheck::failing(&batch, None, now, &history, dates);
     if !failing.is_empty() && !request.drop_failing {
         return Err(Error::Conflict(format!(
@@ -107,10 +107,8 @@ async fn decide(
             recheck::describe_all(&failing)
         )));
     }
-    drop_lines(&mut tx, id, &failing).await?;
-    mark_dropped(&mut batch, &failing);
-    let draw = draw_holdout(&mut tx, &batch, now).await?;
-    mark_held(&mut batch, &draw);
+    drop_lines(&mut tx, &mut batch, &failing).await?;
+    let draw = draw_holdout(&mut tx, &mut batch, now).await?;
     let t = batch.totals();
     if t.lines == 0 {
         return Err(Error::Conflict(if failing.is_empty() {
@@ -203,8 +201,13 @@ async fn lock_facility(
     Ok(())
 }
 
-/// Leaves out the lines that no longer pass, each with its guardrail and reason.
-async fn drop_lines(conn: &mut PgConnection, id: Uuid, failing: &[recheck::Failing]) -> Result<()> {
+/// Leaves out the lines that no longer pass (or were drawn into the holdout), each with its
+/// guardrail and reason, in the database and in `batch`.
+async fn drop_lines(
+    conn: &mut PgConnection,
+    batch: &mut Batch,
+    failing: &[recheck::Failing],
+) -> Result<()> {
     if failing.is_empty() {
         return Ok(());
     }
@@ -216,17 +219,13 @@ async fn drop_lines(conn: &mut PgConnection, id: Uuid, failing: &[recheck::Faili
                 dropped_reason = u.r
          FROM UNNEST($2::int[], $3::text[], $4::text[]) AS u(no, g, r)
          WHERE l.batch_id = $1 AND l.line_no = u.no",
-        id,
+        batch.id,
         &no,
         &guardrail,
         &reason
     )
     .execute(conn)
     .await?;
-    Ok(())
-}
-
-fn mark_dropped(batch: &mut Batch, failing: &[recheck::Failing]) {
     for f in failing {
         if let Some(l) = batch.lines.iter_mut().find(|l| l.line == f.line) {
             l.excluded = true;
@@ -236,13 +235,14 @@ fn mark_dropped(batch: &mut Batch, failing: &[recheck::Failing]) {
             });
         }
     }
+    Ok(())
 }
 
 /// Draws the control group from the lines kept (a roll's batch with a holdout share in force),
-/// stores it with its seed and strata, and leaves its lines out.
+/// stores it with its seed and strata, and leaves its lines out (guardrail `holdout`).
 async fn draw_holdout(
     conn: &mut PgConnection,
-    batch: &Batch,
+    batch: &mut Batch,
     now: &ecri::FacilityEcri,
 ) -> Result<Option<holdout::Draw>> {
     let pct = now.settings.holdout_pct;
@@ -262,17 +262,17 @@ async fn draw_holdout(
                 .map(|l| (*l, stratum.clone()))
         })
         .collect();
-    holdout::insert_controls(conn, batch.id, &held).await?;
-    let no: Vec<i32> = draw.held.iter().map(|(n, _)| *n).collect();
-    sqlx::query!(
-        "UPDATE ecri_batch_lines SET excluded = true, dropped_guardrail = 'holdout',
-                dropped_reason = 'drawn into the control group: no increase, measured against the batch'
-         WHERE batch_id = $1 AND line_no = ANY($2)",
-        batch.id,
-        &no
-    )
-    .execute(&mut *conn)
-    .await?;
+    holdout::insert_controls(&mut *conn, batch.id, &held).await?;
+    let drawn: Vec<recheck::Failing> = held
+        .iter()
+        .map(|(l, _)| {
+            recheck::Failing::of(
+                l,
+                "holdout",
+                "drawn into the control group: no increase, measured against the batch".to_owned(),
+            )
+        })
+        .collect();
     sqlx::query!(
         "UPDATE ecri_batches SET holdout_pct = $2, holdout_seed = $3, holdout_strata = $4
          WHERE id = $1",
@@ -281,18 +281,10 @@ async fn draw_holdout(
         i64::try_from(seed).unwrap_or(i64::MAX),
         draw.strata
     )
-    .execute(conn)
+    .execute(&mut *conn)
     .await?;
+    drop_lines(conn, batch, &drawn).await?;
     Ok(Some(draw))
-}
-
-fn mark_held(batch: &mut Batch, draw: &Option<holdout::Draw>) {
-    let Some(d) = draw else { return };
-    for (no, _) in &d.held {
-        if let Some(l) = batch.lines.iter_mut().find(|l| l.line == *no) {
-            l.excluded = true;
-        }
-    }
 }
 
 /// A notice is not backdated, nor set more than [`MAX_NOTICE_AHEAD_DAYS`] ahead.

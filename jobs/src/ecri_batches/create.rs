@@ -37,10 +37,7 @@ pub async fn create(
     let today = company_today(&mut conn, company_id).await?;
     drop(conn);
     // The increase would be sent today at the earliest.
-    let dates = recheck::Dates {
-        notice: today,
-        effective: today + chrono::Duration::days(i64::from(f.settings.notice_days)),
-    };
+    let dates = recheck::Dates::noticed(today, &f.settings);
     let (suggested_count, kept) = eligible(chosen, &history, dates, &f.settings);
     let holdout_pct = match basis {
         Basis::RentRoll => f.settings.holdout_pct,

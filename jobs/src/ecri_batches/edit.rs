@@ -89,10 +89,7 @@ async fn check_now(
         .map(|e| e.line)
         .collect();
     let today = super::company_today(conn, company_id).await?;
-    let dates = recheck::Dates {
-        notice: today,
-        effective: today + chrono::Duration::days(i64::from(now.settings.notice_days)),
-    };
+    let dates = recheck::Dates::noticed(today, &now.settings);
     let history = recheck::history(conn, batch.facility_id, Some(batch.id)).await?;
     let failing = recheck::failing(&after, Some(&touched), now, &history, dates);
     if let Some(f) = failing.first() {

@@ -97,12 +97,7 @@ fn withheld(batch: &Batch, now: &FacilityEcri) -> Vec<Failing> {
             &l.size,
             l.months_since_last_increase,
         );
-        let fail = |guardrail: &str, reason: String| Failing {
-            line: l.line,
-            subject: l.tenant_id.clone().unwrap_or_else(|| l.size.clone()),
-            guardrail: guardrail.to_owned(),
-            reason,
-        };
+        let fail = |guardrail: &str, reason: String| Failing::of(l, guardrail, reason);
         let Some(t) = fresh.get(&k) else {
             out.push(fail(
                 "not_in_roll",

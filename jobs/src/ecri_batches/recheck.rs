@@ -43,6 +43,16 @@ pub struct Failing {
 }
 
 impl Failing {
+    /// Line `l` fails `guardrail`, for `reason`.
+    pub(super) fn of(l: &Line, guardrail: &str, reason: String) -> Self {
+        Self {
+            line: l.line,
+            subject: l.tenant_id.clone().unwrap_or_else(|| l.size.clone()),
+            guardrail: guardrail.to_owned(),
+            reason,
+        }
+    }
+
     /// "line 3 (T-0003): excluded_flag: flagged `delinquent`: never increased".
     pub fn describe(&self) -> String {
         format!(
@@ -191,6 +201,16 @@ pub(super) struct Dates {
     pub effective: NaiveDate,
 }
 
+impl Dates {
+    /// An increase noticed on `notice`, in force after the settings' notice days.
+    pub(super) fn noticed(notice: NaiveDate, s: &EcriEngineSettings) -> Self {
+        Self {
+            notice,
+            effective: notice + Duration::days(i64::from(s.notice_days)),
+        }
+    }
+}
+
 /// The lines of `batch` (those not left out, or only `only` when given) that do not pass now,
 /// against `now` (the facility's engine of this moment), `history` and the dates the
 /// increases would carry. With the customer rule on, a customer's other units fail with the
@@ -235,14 +255,7 @@ fn check_line(
     history: &History,
     dates: Dates,
 ) -> Option<Failing> {
-    let fail = |guardrail: &str, reason: String| {
-        Some(Failing {
-            line: l.line,
-            subject: l.tenant_id.clone().unwrap_or_else(|| l.size.clone()),
-            guardrail: guardrail.to_owned(),
-            reason,
-        })
-    };
+    let fail = |guardrail: &str, reason: String| Some(Failing::of(l, guardrail, reason));
     let Some(t) = fresh else {
         let roll = now.as_of.map(|d| format!(" of {d}")).unwrap_or_default();
         return fail(
@@ -302,12 +315,11 @@ fn customers_together(batch: &Batch, considered: impl Fn(&&Line) -> bool, out: &
         };
         if let Some(&other) = failed.get(c) {
             if !already.contains(&l.line) {
-                out.push(Failing {
-                    line: l.line,
-                    subject: l.tenant_id.clone().unwrap_or_else(|| l.size.clone()),
-                    guardrail: "customer_units".to_owned(),
-                    reason: format!("the customer's units go up together, and line {other} cannot"),
-                });
+                out.push(Failing::of(
+                    l,
+                    "customer_units",
+                    format!("the customer's units go up together, and line {other} cannot"),
+                ));
             }
         }
     }

@@ -4,6 +4,7 @@
 //! tenant cannot both pass; the holdout is drawn at approval and its controls are kept out of
 //! every later batch until their window ends.
 
+use super::ecri_batches::{backdate, sync};
 use chrono::{Duration, Utc};
 use e2e::{get_ok, spawn_app, status_json, TestApp};
 use reqwest::Method;
@@ -33,12 +34,6 @@ fn snapshot(name: &str, date: &str, tenants: &[Value]) -> Value {
         ],
         "tenants": tenants
     })
-}
-
-async fn sync(app: &TestApp, body: &Value) -> String {
-    let (s, r) = status_json(app.sync(body).await).await;
-    assert_eq!(s, 200, "{r}");
-    r["facility"]["id"].as_str().unwrap().to_owned()
 }
 
 async fn draft(app: &TestApp, fid: &str) -> Value {
@@ -333,14 +328,7 @@ async fn a_control_is_never_in_a_later_batch_during_its_window() {
     );
     // In force 60 days ago: the controls' window runs 30 days more. The tenants raised then may
     // go up again (no cooldown here); the controls may not.
-    sqlx::query(
-        "UPDATE ecri_batches SET notice_date = current_date - 90,
-                effective_date = current_date - 60 WHERE id = $1::uuid",
-    )
-    .bind(&id)
-    .execute(app.db())
-    .await
-    .unwrap();
+    backdate(&app, &id, 90).await;
     let second = draft(&app, &fid).await;
     let again = tenants_of(&second);
     assert!(!again.is_empty(), "{second}");
@@ -351,14 +339,7 @@ async fn a_control_is_never_in_a_later_batch_during_its_window() {
     let (s, e) = approve(&app, &fid, second["id"].as_str().unwrap(), &json!({})).await;
     assert_eq!(s, 200, "{e}");
     // Once the window has ended, the controls can be raised again.
-    sqlx::query(
-        "UPDATE ecri_batches SET notice_date = current_date - 150,
-                effective_date = current_date - 120 WHERE id = $1::uuid",
-    )
-    .bind(&id)
-    .execute(app.db())
-    .await
-    .unwrap();
+    backdate(&app, &id, 150).await;
     let third = draft(&app, &fid).await;
     let freed = tenants_of(&third);
     assert!(

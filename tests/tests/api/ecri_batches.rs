@@ -38,7 +38,7 @@ fn snapshot(name: &str, date: &str, tenants: &[Value]) -> Value {
     })
 }
 
-async fn sync(app: &TestApp, body: &Value) -> String {
+pub(crate) async fn sync(app: &TestApp, body: &Value) -> String {
     let (s, r) = status_json(app.sync(body).await).await;
     assert_eq!(s, 200, "{r}");
     r["facility"]["id"].as_str().unwrap().to_owned()
@@ -60,7 +60,7 @@ async fn count(app: &TestApp, sql: &str) -> i64 {
 }
 
 /// Moves an approved batch back in time: notice `notice_back` days ago, in force 30 days later.
-async fn backdate(app: &TestApp, batch: &str, notice_back: i64) {
+pub(crate) async fn backdate(app: &TestApp, batch: &str, notice_back: i64) {
     sqlx::query(
         "UPDATE ecri_batches SET notice_date = current_date - $2::int,
                 effective_date = current_date - $2::int + 30,
