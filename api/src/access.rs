@@ -67,6 +67,8 @@ pub fn api(method: &Method, route: &str) -> Operation {
                 "/facilities/{id}/recommendation-runs/{run_id}/decisions"
             )
             | ("POST", "/facilities/{id}/upload")
+            | ("POST", "/facilities/{id}/rent-roll/confirm")
+            | ("PUT", "/facilities/{id}/rent-roll/settings")
     );
     needs(if operate { O } else { A })
 }
@@ -91,6 +93,7 @@ pub fn page(method: &Method, route: &str) -> Operation {
             | "/facilities/{id}/decisions"
             | "/facilities/{id}/competitor-rates"
             | "/facilities/{id}/settings"
+            | "/facilities/{id}/rent-roll/confirm"
             | "/upload"
     );
     // Anyone signed in may leave (`/logout` is outside `/app`, behind the same session check).

@@ -22,6 +22,13 @@ pub enum ApiError {
     MethodNotAllowed(String),
     #[error("{0}")]
     Conflict(String),
+    /// The request met another writing the same rows at the same time and was cancelled
+    /// whole (a deadlock or serialization failure): nothing was written; send it again.
+    #[error("{message}")]
+    Contended {
+        message: String,
+        retry_after_secs: u64,
+    },
     #[error("{0}")]
     PayloadTooLarge(String),
     #[error("{0}")]
@@ -53,7 +60,7 @@ impl ApiError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
-            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::Conflict(_) | Self::Contended { .. } => StatusCode::CONFLICT,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -96,6 +103,14 @@ impl From<jobs::Error> for ApiError {
                     Self::NotFound(
                         "what this request refers to was deleted while it ran".to_owned(),
                     )
+                } else if jobs::error::is_lock_conflict(&db) {
+                    tracing::warn!(error = %db, "a request was cancelled by a lock conflict");
+                    Self::Contended {
+                        message: "another request was changing the same data at the same time; \
+                                  nothing was written, send the request again"
+                            .to_owned(),
+                        retry_after_secs: 1,
+                    }
                 } else if jobs::error::is_unavailable(&db) {
                     Self::Unavailable(db.into())
                 } else if jobs::error::is_out_of_range(&db) {
@@ -146,6 +161,9 @@ impl IntoResponse for ApiError {
             retry_after_secs, ..
         }
         | Self::Busy {
+            retry_after_secs, ..
+        }
+        | Self::Contended {
             retry_after_secs, ..
         } = self
         {

@@ -75,13 +75,25 @@ pub(crate) fn letters(l: &batches::Letters) -> Response {
 /// Most rows of one CSV export.
 pub(crate) const CSV_MAX_ROWS: usize = 50_000;
 
-/// The log under `filter` as CSV rows, newest first, at most [`CSV_MAX_ROWS`].
+/// The log under `filter` as CSV rows, newest first (older than `filter.before_id` when it is
+/// set), at most [`CSV_MAX_ROWS`].
 pub(crate) async fn audit_log(
     state: &AppState,
     company: CompanyId,
-    mut filter: jobs::audit::Filter,
+    filter: jobs::audit::Filter,
 ) -> Result<Response, ApiError> {
-    filter.limit = jobs::audit::MAX_PAGE;
+    audit_log_rows(state, company, filter, CSV_MAX_ROWS).await
+}
+
+/// [`audit_log`] with at most `max_rows` rows.
+pub(crate) async fn audit_log_rows(
+    state: &AppState,
+    company: CompanyId,
+    mut filter: jobs::audit::Filter,
+    max_rows: usize,
+) -> Result<Response, ApiError> {
+    let max_rows = max_rows.min(CSV_MAX_ROWS);
+    filter.limit = jobs::audit::MAX_PAGE.min(max_rows as i64).max(1);
     let mut rows: Vec<Vec<String>> = Vec::new();
     loop {
         let page = jobs::audit::list(&state.db, company, &filter).await?;
@@ -100,11 +112,11 @@ pub(crate) async fn audit_log(
             ]
         }));
         match page.next {
-            Some(next) if rows.len() < CSV_MAX_ROWS => filter.before_id = Some(next),
+            Some(next) if rows.len() < max_rows => filter.before_id = Some(next),
             _ => break,
         }
     }
-    rows.truncate(CSV_MAX_ROWS);
+    rows.truncate(max_rows);
     let headers: Vec<String> = [
         "Time (UTC)",
         "Actor",

@@ -43,7 +43,10 @@ impl<S: Send + Sync> FromRequest<S> for JsonBytes {
                 "Content-Type must be application/json".to_owned(),
             ));
         }
-        let limit = if req.uri().path() == "/api/v1/sync" {
+        // The sync reads its snapshot forgivingly, with rules of its own (an unreadable item
+        // is left out and named in `warnings`; a raw body is checked before it is kept).
+        let sync = req.uri().path() == "/api/v1/sync";
+        let limit = if sync {
             SYNC_BODY_LIMIT
         } else {
             JSON_BODY_LIMIT
@@ -58,6 +61,10 @@ impl<S: Send + Sync> FromRequest<S> for JsonBytes {
                 ))
             }
         })?;
+        // Every other body holds every string to the API's text rule, whatever its field.
+        if !sync {
+            domain::validation::require_plain_text(&bytes)?;
+        }
         Ok(Self(bytes))
     }
 }

@@ -399,3 +399,13 @@ impl AuditQuery {
         }
     }
 }
+
+/// The rent roll guard's setting of a facility.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RentRollSettings {
+    /// The share of the tenants in force a roll may move out before it is held for a
+    /// confirmation, in percent (0 to 100; 100 never holds; 20 unless set).
+    #[schema(minimum = 0, maximum = 100)]
+    pub move_out_hold_pct: f64,
+}

@@ -26,10 +26,17 @@ pub async fn api_calls_this_month(
     Ok(n.unwrap_or(0))
 }
 
+/// Longest login address: no account has a longer one (`tenancy::check_email`), so a longer
+/// one is a failed login without a lookup, and no key is made of it.
+pub const MAX_LOGIN_EMAIL_BYTES: usize = 254;
+
 /// The key of an address's failed dashboard logins (the address as the login form
-/// lower-cases it); a password reset clears it.
+/// lower-cases it); a password reset clears it. The address is hashed (SHA-256, hex): a key
+/// has a fixed length whatever was typed, and Redis holds no addresses.
 pub fn login_account_key(prefix: &str, email: &str) -> String {
-    format!("{prefix}:login:account:{}", email.trim().to_lowercase())
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(email.trim().to_lowercase().as_bytes());
+    format!("{prefix}:login:account:{}", hex::encode(digest))
 }
 
 /// Takes one back from a [`count_in_window`] count, while its window lasts (a key that has
@@ -72,4 +79,19 @@ pub async fn count_in_window(
         .query_async(&mut redis.clone())
         .await?;
     Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_login_key_is_the_hash_of_the_address_as_the_form_reads_it() {
+        let key = super::login_account_key("ssp", " Ana@Example.com ");
+        assert_eq!(key, super::login_account_key("ssp", "ana@example.com"));
+        assert!(!key.contains("ana"), "{key}");
+        let huge = "a".repeat(1_000_000);
+        assert_eq!(
+            super::login_account_key("ssp", &huge).len(),
+            "ssp:login:account:".len() + 64
+        );
+    }
 }

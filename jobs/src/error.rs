@@ -69,6 +69,14 @@ pub fn is_unavailable(e: &sqlx::Error) -> bool {
     }
 }
 
+/// PostgreSQL cancelled the statement's transaction to break a lock conflict: a deadlock
+/// (SQLSTATE `40P01`) or a serialization failure (`40001`). Nothing of the transaction was
+/// written and the same request sent again succeeds; the api answers 409 with `Retry-After`.
+pub fn is_lock_conflict(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db)
+        if db.code().is_some_and(|code| matches!(code.as_ref(), "40P01" | "40001")))
+}
+
 /// PostgreSQL refused a value it cannot hold (SQLSTATE `22003`, numeric value out of range, or
 /// `22008`, datetime field overflow): a number or date from the input that parses but lies
 /// outside what a column or `jsonb` stores, or a sum of inputs past a column's range. Nothing was

@@ -2,8 +2,10 @@
 //! company: another company's facility is reported exactly like one that does not exist.
 
 mod matching;
+#[cfg(feature = "demo-seed")]
 pub(crate) use matching::resolve_for_sync;
 pub use matching::Resolved;
+pub(crate) use matching::{resolve_for_sender, Sender, OUTSIDE_SCOPE};
 
 use crate::audit::Change;
 use crate::door::{self, Committed, Jobs, Who};

@@ -39,6 +39,52 @@ pub(crate) async fn queue(
     Ok(id)
 }
 
+/// Text that someone outside the service chose (a company's name), made safe to show in a
+/// mail body: in double quotes, on one line, at most 100 characters, and with what a mail
+/// reader would turn into a link defused (`https://` reads `hxxps://`, a dot between letters
+/// or digits `[.]`), so a name such as `URGENT: reset at https://evil.example/login` cannot
+/// pass for the service's own words or links. Such text never goes into a subject.
+pub(crate) fn quoted(text: &str) -> String {
+    let mut chars: Vec<char> = text
+        .chars()
+        .map(|c| match c {
+            '"' => '\'',
+            c if c.is_whitespace() => ' ',
+            c => c,
+        })
+        .filter(|c| !domain::values::is_forbidden_in_text(*c))
+        .collect();
+    if chars.len() > 100 {
+        chars.truncate(99);
+        chars.push('\u{2026}');
+    }
+    let alnum = |j: Option<usize>| {
+        j.and_then(|j| chars.get(j))
+            .is_some_and(|c| c.is_alphanumeric())
+    };
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut i = 0;
+    while i < chars.len() {
+        let rest: String = chars[i..chars.len().min(i + 4)].iter().collect();
+        if rest.eq_ignore_ascii_case("http") {
+            // `http` becomes `hxxp`, keeping the letters' case.
+            out.push(chars[i]);
+            out.push(if chars[i + 1] == 'T' { 'X' } else { 'x' });
+            out.push(if chars[i + 2] == 'T' { 'X' } else { 'x' });
+            out.push(chars[i + 3]);
+            i += 4;
+            continue;
+        }
+        if chars[i] == '.' && alnum(i.checked_sub(1)) && alnum(Some(i + 1)) {
+            out.push_str("[.]");
+        } else {
+            out.push(chars[i]);
+        }
+        i += 1;
+    }
+    format!("\"{}\"", out.trim())
+}
+
 #[derive(Clone)]
 pub enum Transport {
     Smtp(AsyncSmtpTransport<Tokio1Executor>),
@@ -214,4 +260,27 @@ pub(crate) async fn store_sealed(
     .execute(conn)
     .await?
     .rows_affected())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quoted;
+
+    #[test]
+    fn chosen_text_is_quoted_on_one_line_with_its_links_defused() {
+        assert_eq!(
+            quoted("URGENT: reset at https://evil.example/login"),
+            "\"URGENT: reset at hxxps://evil[.]example/login\""
+        );
+        assert_eq!(quoted("Acme Storage Co."), "\"Acme Storage Co.\"");
+        assert_eq!(
+            quoted("St. Louis \"Best\"\nStorage"),
+            "\"St. Louis 'Best' Storage\""
+        );
+        assert_eq!(quoted("HTTP://X.io"), "\"HXXP://X[.]io\"");
+        assert_eq!(quoted("a\u{202E}b"), "\"ab\"");
+        let long = quoted(&"x".repeat(300));
+        assert_eq!(long.chars().count(), 102);
+        assert!(long.ends_with("\u{2026}\""));
+    }
 }

@@ -5,7 +5,14 @@
 //! rent differs had it changed, one of the roll in force that the new roll leaves out moved
 //! out on the new roll's date. An unchanged roll writes nothing but the facility's roll date, so
 //! storage grows with the events, not with days x tenants. A roll older than the one in force
-//! (a late re-send) is not applied: it would undo later changes.
+//! (a late re-send) is not applied: it would undo later changes. A roll that would move out more
+//! than the facility's share of the tenants in force is held until confirmed ([`held`]).
+
+mod held;
+
+pub use held::{
+    confirm, set_hold_pct, state, HeldRoll, Hold, RollState, DEFAULT_HOLD_PCT, MIN_MOVE_OUTS_HELD,
+};
 
 use crate::error::Result;
 use chrono::NaiveDate;
@@ -22,8 +29,10 @@ const RENT_EPSILON: f64 = 0.005;
 /// What applying a roll did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RollOutcome {
-    /// False when the roll was older than the one in force and left it as it was.
+    /// False when the roll was older than the one in force, or held, and left it as it was.
     pub applied: bool,
+    /// Set when the roll was held: it would move out more than the facility's share.
+    pub held: Option<Hold>,
     /// Tenants in the roll.
     pub tenants: usize,
     pub moved_in: usize,
@@ -135,22 +144,42 @@ impl Writes {
     }
 }
 
-/// Applies the roll of `date` to the facility's roll in force, on the caller's transaction.
-pub(crate) async fn apply(
+/// Whether a roll that moves out more than the facility's share is held or applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Guard {
+    /// A roll as it arrives (a push, an upload, a CRM pull): held past the share.
+    Hold,
+    /// A held roll someone confirmed: applied whatever it moves out.
+    Confirmed,
+}
+
+/// Applies the roll of `date` to the facility's roll in force, on the caller's transaction,
+/// unless it is older than the roll in force or `guard` holds it.
+///
+/// The facility's row is locked `FOR NO KEY UPDATE`: the rows a snapshot inserts before this
+/// (its record, its sizes) hold key-share locks on it through their foreign keys, which this
+/// mode does not conflict with, so two rolls of one facility wait on each other here instead of
+/// deadlocking (a `FOR UPDATE` did, with the other's key-share lock). A push takes the same
+/// lock first (`sync::write`), so this one is normally held already.
+pub(crate) async fn apply_checked(
     conn: &mut PgConnection,
     company_id: CompanyId,
     facility_id: Uuid,
     date: NaiveDate,
     roll: &[RollTenant],
+    guard: Guard,
 ) -> Result<RollOutcome> {
-    let in_force = sqlx::query_scalar!(
-        "SELECT rent_roll_date FROM facilities WHERE id = $1 AND company_id = $2 FOR UPDATE",
+    let facility = sqlx::query!(
+        "SELECT rent_roll_date, move_out_hold_pct FROM facilities
+         WHERE id = $1 AND company_id = $2 FOR NO KEY UPDATE",
         facility_id,
         company_id.uuid()
     )
     .fetch_optional(&mut *conn)
-    .await?
-    .flatten();
+    .await?;
+    let (in_force, hold_pct) = facility.map_or((None, DEFAULT_HOLD_PCT), |f| {
+        (f.rent_roll_date, f.move_out_hold_pct)
+    });
     let mut out = RollOutcome {
         tenants: roll.len(),
         roll_date: in_force,
@@ -160,8 +189,24 @@ pub(crate) async fn apply(
         return Ok(out);
     }
     let stored = stored_roll(&mut *conn, facility_id).await?;
-    let w = compare(&stored, roll, date, &mut out);
+    let mut counted = out.clone();
+    let w = compare(&stored, roll, date, &mut counted);
+    let in_place = stored.values().filter(|s| s.moved_out_on.is_none()).count();
+    if guard == Guard::Hold && held::exceeds(counted.moved_out, in_place, hold_pct) {
+        let h = Hold {
+            roll_date: date,
+            tenants: roll.len(),
+            in_force: in_place,
+            moving_out: counted.moved_out,
+            hold_pct,
+        };
+        held::hold(&mut *conn, company_id, facility_id, roll, &h).await?;
+        out.held = Some(h);
+        return Ok(out);
+    }
+    let mut out = counted;
     write(&mut *conn, company_id, facility_id, date, &w).await?;
+    held::release_up_to(&mut *conn, facility_id, date).await?;
     if in_force != Some(date) {
         sqlx::query!(
             "UPDATE facilities SET rent_roll_date = $2 WHERE id = $1",

@@ -123,11 +123,13 @@ pub async fn process_requests(
             (
                 CONFIRM_SUBJECT,
                 format!(
-                    "Someone asked to create an account for {} with this address.\n\n\
+                    "Someone asked to create an account for the company {} (the name \
+                     they gave) with this address.\n\n\
                      To create it, open this link within 24 hours (it works once):\n\n\
                      {public_base_url}/signup/confirm?token={token}\n\n\
                      If it was not you, ignore this mail: no account is created.\n",
-                    req.company_name
+                    // Whoever signs up names the company: quoted, its links defused.
+                    crate::mail::quoted(&req.company_name)
                 ),
             )
         };

@@ -103,6 +103,28 @@ async fn uncount_attempt(state: &AppState, key: &str) {
     }
 }
 
+/// The answer of a failed login, whatever failed. An address past the longest an account can
+/// have is shown cut to that length.
+fn wrong_login(email: &str) -> Response {
+    page::render_status(
+        StatusCode::UNAUTHORIZED,
+        page::public(
+            "Log in",
+            &["Wrong e-mail or password.".to_owned()],
+            None,
+            login_form(&cut(email)),
+        ),
+    )
+}
+
+/// The address as the form shows it again: at most as long as an account's can be.
+fn cut(email: &str) -> String {
+    email
+        .chars()
+        .take(jobs::counters::MAX_LOGIN_EMAIL_BYTES)
+        .collect()
+}
+
 pub async fn login(
     State(state): State<AppState>,
     PeerAddr(peer): PeerAddr,
@@ -114,7 +136,14 @@ pub async fn login(
     let email = form.email.trim().to_lowercase();
     let account_key = jobs::counters::login_account_key(prefix(&state), &email);
     let client_key = format!("{}:login:client:{client}", prefix(&state));
-    let account_n = count_attempt(&state, &account_key, ACCOUNT_WINDOW_SECS).await;
+    // No account has an address this long: the usual failed login, counted against the client
+    // only, with no lookup, no password check and nothing recorded.
+    let too_long = email.len() > jobs::counters::MAX_LOGIN_EMAIL_BYTES;
+    let account_n = if too_long {
+        0
+    } else {
+        count_attempt(&state, &account_key, ACCOUNT_WINDOW_SECS).await
+    };
     let client_n = count_attempt(&state, &client_key, 3600).await;
     if account_n > FAILURES_PER_ACCOUNT || client_n > FAILURES_PER_CLIENT {
         return Ok(page::render_status(
@@ -123,9 +152,12 @@ pub async fn login(
                 "Log in",
                 &["Too many failed attempts. Wait 15 minutes, or reset your password.".to_owned()],
                 None,
-                login_form(&form.email),
+                login_form(&cut(&form.email)),
             ),
         ));
+    }
+    if too_long {
+        return Ok(wrong_login(&form.email));
     }
     let verified = jobs::tenancy::verify_password(&state.db, &email, &form.password).await?;
     // No session when the password was wrong, or was changed by a reset since it was checked.
@@ -136,15 +168,7 @@ pub async fn login(
     let Some(started) = started else {
         // Counted already, before the check.
         jobs::audit::sign_in_failed(&state.db, &email, &client).await?;
-        return Ok(page::render_status(
-            StatusCode::UNAUTHORIZED,
-            page::public(
-                "Log in",
-                &["Wrong e-mail or password.".to_owned()],
-                None,
-                login_form(&form.email),
-            ),
-        ));
+        return Ok(wrong_login(&form.email));
     };
     uncount_attempt(&state, &account_key).await;
     uncount_attempt(&state, &client_key).await;

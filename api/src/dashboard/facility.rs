@@ -8,6 +8,7 @@
 mod charts;
 mod decisions;
 mod forms;
+mod held_roll;
 mod sections;
 mod tables;
 use super::extract::{Form, Query};
@@ -15,6 +16,7 @@ use charts::*;
 use decisions::*;
 use domain::ids::FacilityId;
 use forms::*;
+pub use held_roll::confirm_roll;
 use sections::{Page, Tables};
 use tables::*;
 
@@ -144,6 +146,7 @@ async fn render(
         return Ok(r);
     }
     let refused = refused.unwrap_or_default();
+    let roll = jobs::rent_roll::state(&state.db, s.company_id, id).await?;
     let body = Page {
         s,
         id,
@@ -157,6 +160,7 @@ async fn render(
         refused: &refused,
     }
     .body();
+    let body = html! { (held_roll::notice(s, id, roll.held.as_ref())) (body) };
     let status = if refused.form.is_empty() {
         StatusCode::OK
     } else {

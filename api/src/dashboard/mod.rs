@@ -135,6 +135,10 @@ fn facility_routes() -> Router<AppState> {
             get(facility::show).post(facilities::update),
         )
         .route("/app/facilities/{id}/run", post(facility::run_now))
+        .route(
+            "/app/facilities/{id}/rent-roll/confirm",
+            post(facility::confirm_roll),
+        )
         .route("/app/facilities/{id}/decisions", post(facility::decide))
         .route("/app/facilities/{id}/rates.csv", get(facility::rates_csv))
         .route(
@@ -282,6 +286,7 @@ impl Notice {
             "rate" => "Competitor rate saved.",
             "settings" => "Pricing settings saved: the next run uses them.",
             "decision" => "Decision saved: the approved rates below show it.",
+            "roll" => "The held rent roll is applied: it is the roll in force now.",
             _ => return None,
         })
     }

@@ -14,6 +14,7 @@ mod job_status;
 mod password;
 mod pricing;
 mod rates;
+mod rent_roll;
 mod status;
 mod sync;
 mod team;
@@ -41,6 +42,7 @@ pub(crate) struct JobRef {
 fn protected() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(sync::router())
+        .merge(rent_roll::router())
         .merge(analytics::router())
         .merge(facilities::router())
         .merge(ecri::router())

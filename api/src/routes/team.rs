@@ -59,13 +59,18 @@ pub(crate) struct NewInvitation {
 
 /// Invites a person: a mail with a link that works once, for 7 days.
 ///
-/// An open invitation to the same address is replaced. An address that already has an
-/// account (here or at another company) is a 409: a person belongs to one company.
+/// An open invitation to the same address is replaced (recorded as its revoke); replacing an
+/// owner's invitation needs an owner, as revoking it does. An address that already has an
+/// account (here or at another company) is answered and listed like any other, and its holder
+/// gets a note instead of a link: a person belongs to one company. At most one invitation
+/// mail per address per 5 minutes, and 50 invitations per company per hour: past either, 429
+/// with `Retry-After`, and nothing is recorded.
 #[utoipa::path(post, path = "/api/v1/team/invitations", tag = "team",
     request_body = NewInvitation,
     responses(
         (status = 201, description = "The invitation, mailed.", body = Invitation),
-        (status = 409, description = "The address already has an account.", body = crate::openapi::ErrorBody),
+        (status = 429, description = "The address was sent an invitation less than 5 minutes ago, or the company sent 50 in the last hour (or the company's rate limit); retry after `Retry-After` seconds. Nothing is recorded.", body = crate::openapi::ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds until a request will pass."))),
     ))]
 async fn invite(
     State(state): State<AppState>,

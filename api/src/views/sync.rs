@@ -28,8 +28,13 @@ impl From<jobs::sync::FacilityOutcome> for FacilityOutcome {
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = SyncRollOutcome)]
 pub(crate) struct RollOutcome {
-    /// False when the roll was older than the roll in force, which it left as it was.
+    /// False when the roll was older than the roll in force, or held, and left it as it was.
     pub applied: bool,
+    /// True when the roll was held: it would move out more than the facility's share of the
+    /// tenants in force (`move_out_hold_pct`, 20 % unless set). The roll in force stays until
+    /// the held roll is confirmed (`POST /api/v1/facilities/{id}/rent-roll/confirm`) or a later
+    /// roll within the share replaces it; `warnings` says how many it would move out.
+    pub held: bool,
     /// Tenants in the roll.
     pub tenants: usize,
     /// Tenants new to the roll.
@@ -48,6 +53,7 @@ impl From<jobs::rent_roll::RollOutcome> for RollOutcome {
     fn from(r: jobs::rent_roll::RollOutcome) -> Self {
         Self {
             applied: r.applied,
+            held: r.held.is_some(),
             tenants: r.tenants,
             moved_in: r.moved_in,
             moved_out: r.moved_out,

@@ -245,6 +245,16 @@ impl EcriEngineSettings {
                 "must be at most 40 characters (a tenant's flag is)",
             ));
         }
+        if let Some(i) = self
+            .excluded_flags
+            .iter()
+            .position(|f| f.contains(crate::values::is_forbidden_in_text))
+        {
+            return Err(ValidationError::new(
+                format!("ecri_settings.excluded_flags[{i}]"),
+                "must not contain control characters or invisible text-direction or formatting characters",
+            ));
+        }
         if let Some(i) = self.excluded_flags.iter().position(|f| f.trim().is_empty()) {
             return Err(ValidationError::new(
                 format!("ecri_settings.excluded_flags[{i}]"),

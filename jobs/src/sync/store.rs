@@ -4,7 +4,7 @@ use super::write::{write_snapshots, Day};
 use crate::audit::Change;
 use crate::door::{self, Committed, Jobs, Who};
 use crate::error::{Result, ValidationError};
-use crate::facilities;
+use crate::facilities::{self, Sender};
 use crate::payload::Payload;
 use crate::queue::Kind;
 use chrono::NaiveDate;
@@ -57,6 +57,8 @@ pub struct Outcome {
     pub warnings: Vec<String>,
     /// What the snapshot's rent roll changed, when it carried one.
     pub rent_roll: Option<crate::rent_roll::RollOutcome>,
+    /// The facility's details the snapshot carried and its sender may not change (left alone).
+    pub ignored: Vec<&'static str>,
 }
 
 /// Checks that JSON text, already parsed, can be stored in a `jsonb` column: PostgreSQL refuses
@@ -107,8 +109,17 @@ pub fn check_storable(raw_json: &str) -> Result<(), ValidationError> {
     Ok(())
 }
 
+/// Attempts of a push whose transaction PostgreSQL cancelled to break a lock conflict.
+const LOCK_ATTEMPTS: u32 = 4;
+
 /// A push of one snapshot (`POST /api/v1/sync`): stored in its own transaction (see
-/// [`store`]) with its audit entry; its `ingest` job is pushed by the caller.
+/// [`store`]) with its audit entry; its `ingest` job is pushed by the caller. A member or key
+/// whose role may not edit facilities leaves their details alone (named in `warnings`).
+///
+/// A transaction PostgreSQL cancels to break a lock conflict (a deadlock, `40P01`, or a
+/// serialization failure, `40001`) wrote nothing, so it is run again, up to 4 attempts in all
+/// (`LOCK_ATTEMPTS`); one still refused then is the caller's to send again (the
+/// api answers 409 with `Retry-After`).
 pub async fn ingest(
     pool: &PgPool,
     who: &Who,
@@ -117,8 +128,53 @@ pub async fn ingest(
     raw_json: &str,
     source: Source,
 ) -> Result<Committed<Outcome>> {
+    let mut attempt = 1;
+    loop {
+        match ingest_once(pool, who, allowed, p, raw_json, source).await {
+            Err(crate::Error::Database(e))
+                if crate::error::is_lock_conflict(&e) && attempt < LOCK_ATTEMPTS =>
+            {
+                tracing::warn!(attempt, error = %e, "a push met a lock conflict; storing it again");
+                let jitter = rand::random::<u64>() % 25;
+                let wait = 10 * u64::from(attempt) + jitter;
+                tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+                attempt += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
+async fn ingest_once(
+    pool: &PgPool,
+    who: &Who,
+    allowed: &crate::access::Scope,
+    p: &SyncPayload,
+    raw_json: &str,
+    source: Source,
+) -> Result<Committed<Outcome>> {
     let mut tx = pool.begin().await?;
-    let outcome = place(&mut tx, who.company, allowed, p, raw_json, source).await?;
+    let edits = who
+        .role
+        .is_none_or(|r| r.allows(crate::access::Permission::Administer));
+    let sender = Sender {
+        scope: allowed.ids(),
+        edits,
+    };
+    let mut outcome = place_as(&mut tx, who.company, allowed, sender, p, raw_json, source).await?;
+    if !outcome.ignored.is_empty() {
+        let role = who.role.map_or("", |r| r.as_str());
+        let fields: Vec<String> = outcome
+            .ignored
+            .iter()
+            .map(|f| format!("facility.{f}"))
+            .collect();
+        outcome.warnings.push(format!(
+            "{}: ignored: your role ({role}) may not change a facility's details (that needs \
+             the admin or owner role); the snapshot was stored without them",
+            fields.join(", ")
+        ));
+    }
     let change = Change::new("sync.push")
         .target("sync_record", outcome.sync_id)
         .facility(outcome.facility.id);
@@ -129,7 +185,8 @@ pub async fn ingest(
 /// Stores one snapshot on the caller's transaction (see [`store`]), for a sender limited to
 /// `allowed`: a snapshot that matched another facility, or would create one, is refused as an
 /// unknown facility would be, and the caller's transaction (a created facility with it) must
-/// be rolled back.
+/// be rolled back. (The demo seed's; a push goes through [`ingest`].)
+#[cfg(feature = "demo-seed")]
 pub(crate) async fn place(
     tx: &mut PgConnection,
     company_id: CompanyId,
@@ -138,11 +195,24 @@ pub(crate) async fn place(
     raw_json: &str,
     source: Source,
 ) -> Result<Outcome> {
-    let outcome = store(tx, company_id, p, raw_json, source).await?;
+    place_as(tx, company_id, allowed, Sender::ANY, p, raw_json, source).await
+}
+
+/// Stores one snapshot for a sender limited to `allowed` (as the seed's `place` does), matching
+/// as `sender` (its scope, whether it may change details).
+async fn place_as(
+    tx: &mut PgConnection,
+    company_id: CompanyId,
+    allowed: &crate::access::Scope,
+    sender: Sender<'_>,
+    p: &SyncPayload,
+    raw_json: &str,
+    source: Source,
+) -> Result<Outcome> {
+    let outcome = store_as(tx, company_id, sender, p, raw_json, source).await?;
+    // Matching kept to the sender's scope already; this stays as the rule's last word.
     if !allowed.sees(outcome.facility.id) {
-        return Err(crate::Error::not_found(
-            "the snapshot's facility is not one of the facilities this key or member may see",
-        ));
+        return Err(crate::Error::not_found(facilities::OUTSIDE_SCOPE));
     }
     Ok(outcome)
 }
@@ -159,9 +229,21 @@ pub(crate) async fn store(
     raw_json: &str,
     source: Source,
 ) -> Result<Outcome> {
+    store_as(tx, company_id, Sender::ANY, p, raw_json, source).await
+}
+
+/// [`store`] matching as `sender`.
+async fn store_as(
+    tx: &mut PgConnection,
+    company_id: CompanyId,
+    sender: Sender<'_>,
+    p: &SyncPayload,
+    raw_json: &str,
+    source: Source,
+) -> Result<Outcome> {
     check_storable(raw_json)?;
     let fref = p.facility.clone().unwrap_or_default();
-    let facility = facilities::resolve_for_sync(&mut *tx, company_id, &fref).await?;
+    let facility = facilities::resolve_for_sender(&mut *tx, company_id, &fref, sender).await?;
     let day = Day {
         payload: p,
         raw_json,
@@ -186,7 +268,10 @@ pub(crate) async fn store(
     )
     .await?
     .ok_or_else(|| crate::Error::Conflict("the ingest job could not be recorded".to_owned()))?;
-    let warnings = facility
+    let held = rent_roll.as_ref().and_then(|r| r.held.as_ref());
+    let held_warning = held.map(|h| h.warning(facility.id));
+    let ignored = facility.ignored.clone();
+    let mut warnings: Vec<String> = facility
         .unmatched_id
         .map(|id| {
             format!(
@@ -200,6 +285,7 @@ pub(crate) async fn store(
         })
         .into_iter()
         .collect();
+    warnings.extend(held_warning);
     Ok(Outcome {
         job_id,
         sync_id,
@@ -208,6 +294,7 @@ pub(crate) async fn store(
         facility: facilities_outcome(facility),
         warnings,
         rent_roll,
+        ignored,
     })
 }
 

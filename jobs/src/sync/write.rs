@@ -202,6 +202,7 @@ pub(crate) async fn write_snapshots(
         return Ok(vec![]);
     }
     let fid = facility.id;
+    lock_facility(&mut *conn, fid).await?;
     let mut written = upsert_records(&mut *conn, company_id, fid, source, &cols).await?;
     written.sort_by_key(|w| w.date);
     let replaced: Vec<Uuid> = written
@@ -225,6 +226,22 @@ pub(crate) async fn write_snapshots(
     }
     apply_rolls(&mut *conn, company_id, fid, days, &order, &mut written).await?;
     Ok(written)
+}
+
+/// Takes the facility's row before any of its snapshot rows: writers of one facility's snapshots
+/// (pushes of several days at once, an upload, a CRM pull, a held roll's confirmation) then take
+/// their locks in one order, the facility first, and wait on each other instead of deadlocking
+/// over its records, its rent roll or the rollups the records' triggers keep. `FOR NO KEY
+/// UPDATE` leaves other facilities' writers and readers alone, and the key-share locks that
+/// rows referring to the facility take do not conflict with it.
+async fn lock_facility(conn: &mut PgConnection, fid: Uuid) -> Result<()> {
+    sqlx::query_scalar!(
+        "SELECT id FROM facilities WHERE id = $1 FOR NO KEY UPDATE",
+        fid
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(())
 }
 
 /// The index of the last day of each date, in date order.
@@ -434,8 +451,10 @@ async fn apply_rolls(
     for &i in order {
         let p = days[i].payload;
         if let Some(roll) = &p.tenants {
+            let guard = crate::rent_roll::Guard::Hold;
             let outcome =
-                crate::rent_roll::apply(&mut *conn, company_id, fid, p.date.0, roll).await?;
+                crate::rent_roll::apply_checked(&mut *conn, company_id, fid, p.date.0, roll, guard)
+                    .await?;
             if let Some(w) = written.iter_mut().find(|w| w.date == p.date.0) {
                 w.rent_roll = Some(outcome);
             }

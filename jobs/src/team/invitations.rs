@@ -4,7 +4,7 @@
 use super::scope::{check_scope, known_facilities};
 use super::{member_json, owners_only, role_of};
 use crate::access::{Role, Scope};
-use crate::actor::Actor;
+use crate::actor::{Actor, ActorKind};
 use crate::audit::Change;
 use crate::config::MasterKey;
 use crate::door::{self, Committed, Jobs, Who};
@@ -13,16 +13,21 @@ use crate::sessions::NewSession;
 use chrono::{DateTime, Duration, Utc};
 use domain::ids::CompanyId;
 use serde_json::json;
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 /// How long an invitation link works.
 pub const INVITATION_LIFETIME: Duration = Duration::days(7);
 
-/// Subject of the invitation mail.
-pub fn invitation_subject(company: &str) -> String {
-    format!("You are invited to {company}'s pricing service")
-}
+/// Least time between two invitation mails to one address, from any company: invitations
+/// cannot be used to flood an inbox (sign-up keeps the same spacing).
+pub const MAIL_SPACING: Duration = Duration::minutes(5);
+/// Most invitations a company sends in any hour.
+pub const INVITATIONS_PER_HOUR: i64 = 50;
+/// Subject of the invitation mail: fixed, so no text a company chose is in it.
+pub const INVITATION_SUBJECT: &str = "An invitation to join a company on the pricing service";
+/// Subject of the note to an invited address that has an account already.
+pub const TAKEN_SUBJECT: &str = "An invitation to an address that has an account";
 
 /// An invitation.
 #[derive(Clone, Debug)]
@@ -92,8 +97,13 @@ pub struct NewInvitation {
     pub facility_ids: Option<Vec<Uuid>>,
 }
 
-/// Invites a person: records the invitation, queues the mail with its link and records the
-/// change, in one transaction. An open invitation to the same address is replaced.
+/// Invites a person: records the invitation, queues its mail and records the change, in one
+/// transaction. An address with an account (here or elsewhere) is answered and listed alike,
+/// and its holder gets a note instead of a link, so the answer tells nothing about accounts.
+/// An open invitation to the same address is replaced under the rule of a revoke, and
+/// recorded as one. At most one invitation mail per address per [`MAIL_SPACING`] and
+/// [`INVITATIONS_PER_HOUR`] per company: past either, [`Error::Busy`] with the wait and nothing
+/// written.
 pub async fn invite(
     pool: &PgPool,
     key: &MasterKey,
@@ -107,31 +117,35 @@ pub async fn invite(
         owners_only(by.role.unwrap_or(Role::Viewer), "invite an owner")?;
     }
     let mut tx = pool.begin().await?;
+    // The company's invitations, then the address's (from any company), one at a time, so
+    // that invitations sent at once are counted one after another.
+    let company_name = sqlx::query_scalar!(
+        "SELECT name FROM companies WHERE id = $1 FOR NO KEY UPDATE",
+        company.uuid()
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query!(
+        "SELECT pg_advisory_xact_lock(hashtextextended('invitation:' || lower($1), 0))",
+        email
+    )
+    .execute(&mut *tx)
+    .await?;
     let scope = check_scope(&mut tx, company, new.role, new.facility_ids).await?;
+    let open = replaced(&mut tx, company, &email, by.role.unwrap_or(Role::Viewer)).await?;
+    check_limits(&mut tx, company, &email).await?;
+    for (id, old) in open {
+        let change = Change::new("invitation.revoke")
+            .target("invitation", id)
+            .values(Some(json!({ "email": old })), None);
+        crate::audit::record(&mut tx, company, by, &change).await?;
+    }
     let taken = sqlx::query_scalar!(
         r#"SELECT EXISTS (SELECT 1 FROM users WHERE lower(email) = lower($1)) AS "taken!""#,
         email
     )
     .fetch_one(&mut *tx)
     .await?;
-    if taken {
-        return Err(Error::Conflict(format!(
-            "{email} already has an account: a person belongs to one company, so ask them to use another address"
-        )));
-    }
-    sqlx::query!(
-        "UPDATE team_invitations SET revoked_at = now()
-         WHERE company_id = $1 AND lower(email) = lower($2)
-           AND accepted_at IS NULL AND revoked_at IS NULL",
-        company.uuid(),
-        email
-    )
-    .execute(&mut *tx)
-    .await?;
-    let company_name =
-        sqlx::query_scalar!("SELECT name FROM companies WHERE id = $1", company.uuid())
-            .fetch_one(&mut *tx)
-            .await?;
     let token = crate::crypto::random_token();
     let id = Uuid::now_v7();
     let scope_ids = scope.column();
@@ -151,23 +165,18 @@ pub async fn invite(
     )
     .fetch_one(&mut *tx)
     .await?;
-    let body = format!(
-        "{} invited you to {company_name}'s pricing service as {} {}.\n\n\
-         To join, open this link within 7 days (it works once) and choose your password:\n\n\
-         {public_base_url}/invitations/accept?token={token}\n\n\
-         If you did not expect this, ignore this mail: nothing is created.\n",
-        by.actor.label(),
-        if new.role == Role::Admin { "an" } else { "a" },
-        new.role
-    );
-    crate::mail::queue(
-        &mut tx,
-        key,
-        &email,
-        &invitation_subject(&company_name),
-        &body,
-    )
-    .await?;
+    let text = Mail {
+        inviter: by.actor,
+        company: &company_name,
+        role: new.role,
+        base: public_base_url,
+    };
+    let (subject, body) = if taken {
+        (TAKEN_SUBJECT, text.taken())
+    } else {
+        (INVITATION_SUBJECT, text.invitation(&token))
+    };
+    crate::mail::queue(&mut tx, key, &email, subject, &body).await?;
     let change = Change::new("invitation.create")
         .target("invitation", id)
         .values(None, Some(json!({ "email": email, "role": new.role.as_str(), "facility_ids": scope.column() })));
@@ -183,6 +192,142 @@ pub async fn invite(
         revoked_at: None,
     };
     door::commit(tx, who, change, invitation, Jobs::none()).await
+}
+
+/// Revokes the company's open invitation to `email`, which a new one replaces, under the rule
+/// of a revoke (an owner's invitation is an owner's to revoke); the ids and addresses revoked.
+async fn replaced(
+    conn: &mut PgConnection,
+    company: CompanyId,
+    email: &str,
+    acting: Role,
+) -> Result<Vec<(Uuid, String)>> {
+    let open = sqlx::query!(
+        "SELECT id, email, role FROM team_invitations
+         WHERE company_id = $1 AND lower(email) = lower($2)
+           AND accepted_at IS NULL AND revoked_at IS NULL
+         FOR UPDATE",
+        company.uuid(),
+        email
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    if open.iter().any(|i| role_of(&i.role) == Role::Owner) {
+        owners_only(acting, "revoke or replace an owner's invitation")?;
+    }
+    let ids: Vec<Uuid> = open.iter().map(|i| i.id).collect();
+    sqlx::query!(
+        "UPDATE team_invitations SET revoked_at = now() WHERE id = ANY($1)",
+        &ids
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(open.into_iter().map(|i| (i.id, i.email)).collect())
+}
+
+/// Refuses an invitation past the address's spacing or the company's hourly number.
+async fn check_limits(conn: &mut PgConnection, company: CompanyId, email: &str) -> Result<()> {
+    let now = Utc::now();
+    let last = sqlx::query_scalar!(
+        "SELECT max(created_at) FROM mail_outbox
+         WHERE lower(to_address) = lower($1) AND created_at > $2 AND subject IN ($3, $4)",
+        email,
+        now - MAIL_SPACING,
+        INVITATION_SUBJECT,
+        TAKEN_SUBJECT
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    if let Some(last) = last {
+        return Err(Error::Busy {
+            message: format!(
+                "an invitation was mailed to {email} less than 5 minutes ago: one invitation mail per address per 5 minutes; retry in {} s",
+                wait(last + MAIL_SPACING, now)
+            ),
+            retry_after_secs: wait(last + MAIL_SPACING, now),
+        });
+    }
+    let hour = Duration::hours(1);
+    let sent = sqlx::query!(
+        r#"SELECT count(*) AS "n!", min(created_at) AS first FROM team_invitations
+           WHERE company_id = $1 AND created_at > $2"#,
+        company.uuid(),
+        now - hour
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    if sent.n >= INVITATIONS_PER_HOUR {
+        let retry = wait(sent.first.unwrap_or(now) + hour, now);
+        return Err(Error::Busy {
+            message: format!(
+                "the company sent {} invitations in the last hour: at most {INVITATIONS_PER_HOUR} an hour; retry in {retry} s",
+                sent.n
+            ),
+            retry_after_secs: retry,
+        });
+    }
+    Ok(())
+}
+
+/// Whole seconds from `now` until `until`, at least one.
+fn wait(until: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
+    u64::try_from((until - now).num_seconds() + 1)
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// What an invitation mail says. Only fields the service checked name the sender (the
+/// inviting member's own login address); the company's name, which its members chose, is
+/// quoted and its links defused ([`crate::mail::quoted`]), and never in the subject.
+struct Mail<'a> {
+    inviter: &'a Actor,
+    company: &'a str,
+    role: Role,
+    base: &'a str,
+}
+
+impl Mail<'_> {
+    fn opening(&self, whom: &str) -> String {
+        let company = crate::mail::quoted(self.company);
+        let article = if self.role == Role::Admin { "an" } else { "a" };
+        let role = self.role;
+        match self.inviter.kind {
+            ActorKind::User => format!(
+                "\"{}\", a member of the company {company} on the pricing service at {}, \
+                 invited {whom} to join it as {article} {role}.",
+                self.inviter.name, self.base
+            ),
+            _ => format!(
+                "The company {company} on the pricing service at {} invited {whom} to join \
+                 it as {article} {role}.",
+                self.base
+            ),
+        }
+    }
+
+    fn invitation(&self, token: &str) -> String {
+        format!(
+            "{}\n(A company's name is chosen by its members.)\n\n\
+             To join, open this link within 7 days (it works once) and choose your password:\n\n\
+             {}/invitations/accept?token={token}\n\n\
+             If you did not expect this, ignore this mail: nothing is created.\n",
+            self.opening("you"),
+            self.base
+        )
+    }
+
+    fn taken(&self) -> String {
+        format!(
+            "{}\n(A company's name is chosen by its members.)\n\n\
+             This address already has an account, and a person belongs to one company, so \
+             nothing was created and nothing changes for your account. To join that company, \
+             ask it to invite another address.\n\n\
+             Your account: log in at {base}/login, or choose a new password at \
+             {base}/forgot-password.\n",
+            self.opening("this address"),
+            base = self.base
+        )
+    }
 }
 
 /// Revokes an open invitation; its link stops working at once.

@@ -145,7 +145,8 @@ pub async fn update_member(
     door::commit(tx, who, change, member, Jobs::none()).await
 }
 
-/// Removes a member: the account and every session of it end at once.
+/// Removes a member: the account and every session of it end at once, and the open
+/// invitations the member sent are revoked (each recorded).
 pub async fn remove_member(pool: &PgPool, who: &Who, id: Uuid) -> Result<Committed<Member>> {
     let (company, by) = (who.company, &who.by());
     let acting = by.role.unwrap_or(Role::Viewer);
@@ -162,6 +163,26 @@ pub async fn remove_member(pool: &PgPool, who: &Who, id: Uuid) -> Result<Committ
     sqlx::query!("DELETE FROM users WHERE id = $1", id)
         .execute(&mut *tx)
         .await?;
+    // An invitation outlives neither the member who sent it nor their say in the company.
+    let sent = sqlx::query!(
+        "UPDATE team_invitations SET revoked_at = now()
+         WHERE company_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL
+           AND invited_by->>'type' = 'user' AND invited_by->>'id' = $2
+         RETURNING id, email",
+        company.uuid(),
+        id.to_string()
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    for invitation in sent {
+        let change = Change::new("invitation.revoke")
+            .target("invitation", invitation.id)
+            .values(
+                Some(json!({ "email": invitation.email, "invited_by": member.email })),
+                None,
+            );
+        crate::audit::record(&mut tx, company, by, &change).await?;
+    }
     let change = Change::new("member.remove").target("user", id).values(
         Some(json!({ "email": member.email, "role": member.role.as_str(), "facility_ids": member.scope.column() })),
         None,

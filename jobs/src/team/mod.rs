@@ -4,7 +4,10 @@
 //!
 //! Rules: only an owner makes, changes or removes an owner; the last owner can be neither
 //! removed nor demoted (409); a person belongs to one company, so an address with an account
-//! cannot be invited (409); a scope is for managers and viewers and lists facilities of the
+//! is never made a member (its holder is told by mail instead of getting a link, and the
+//! answer is the same as for a new address); a new invitation replaces an open one to the same
+//! address only where the caller may revoke it; a member removed takes the open invitations
+//! they sent with them; a scope is for managers and viewers and lists facilities of the
 //! company.
 //!
 //! `invitations` and `members` hold the use cases of each; `scope` the facility-scope check
@@ -15,8 +18,9 @@ mod members;
 mod scope;
 
 pub use invitations::{
-    accept, invitation_subject, invite, open_invitations, pending, revoke_invitation, Invitation,
-    NewInvitation, Pending, INVITATION_LIFETIME,
+    accept, invite, open_invitations, pending, revoke_invitation, Invitation, NewInvitation,
+    Pending, INVITATIONS_PER_HOUR, INVITATION_LIFETIME, INVITATION_SUBJECT, MAIL_SPACING,
+    TAKEN_SUBJECT,
 };
 pub use members::{members, remove_member, update_member, Member, MemberChange};
 pub(crate) use scope::check_scope;

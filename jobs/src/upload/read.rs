@@ -376,6 +376,8 @@ fn check_json(
     today: NaiveDate,
 ) -> Result<Collected, Fatal> {
     crate::error::require_object(bytes).map_err(|e| Fatal::Invalid(e.to_string()))?;
+    // The API's text rule, as every JSON body of the API is held to it.
+    domain::validation::require_plain_text(bytes).map_err(|e| Fatal::Invalid(e.to_string()))?;
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     let parsed: JsonUpload = serde_path_to_error::deserialize(de)
         .map_err(|e| Fatal::Invalid(crate::ValidationError::from_serde(e).to_string()))?;

@@ -167,6 +167,7 @@ async fn refused(state: &AppState, s: &Session, e: jobs::Error) -> PageResult {
         StatusCode::UNPROCESSABLE_ENTITY,
         StatusCode::CONFLICT,
         StatusCode::FORBIDDEN,
+        StatusCode::TOO_MANY_REQUESTS,
     ]
     .contains(&status)
     {

@@ -122,6 +122,17 @@ fn reason_of(
             format!("must be at most {MAX_REASON_CHARS} characters"),
         ));
     }
+    // The text rule of every stored text: PostgreSQL refuses a NUL, and an override of the
+    // text direction would show another reason than the one stored.
+    if reason
+        .as_ref()
+        .is_some_and(|r| r.contains(crate::values::is_forbidden_in_text))
+    {
+        return Err(ValidationError::new(
+            at("reason"),
+            "must not contain control characters or invisible text-direction or formatting characters",
+        ));
+    }
     Ok(reason)
 }
 

@@ -153,11 +153,25 @@ pub(super) fn read_roll(
     Some(out)
 }
 
+/// Earliest move-in date a roll may carry.
+const EARLIEST_MOVE_IN: NaiveDate = NaiveDate::from_ymd_opt(1900, 1, 1).expect("a date");
+
 fn check_tenant(
     t: &RollTenant,
     date: NaiveDate,
     ids: &mut HashSet<String>,
 ) -> Result<(), ValidationError> {
+    // A roll's dates are real tenancies: the year 0 (or 1066) is a CRM's placeholder, and
+    // would read as a tenant of centuries to the ECRI engine.
+    if t.move_in_date.0 < EARLIEST_MOVE_IN {
+        return Err(ValidationError::new(
+            "move_in_date",
+            format!(
+                "{} is before {EARLIEST_MOVE_IN}: not a real move-in",
+                t.move_in_date.0
+            ),
+        ));
+    }
     if t.move_in_date.0 > date {
         return Err(ValidationError::new(
             "move_in_date",
