@@ -87,6 +87,7 @@ pub fn page(method: &Method, route: &str) -> Operation {
         path,
         "/facilities/{id}/run"
             | "/facilities/{id}/ecri-batches"
+            | "/facilities/{id}/ecri-run"
             | "/facilities/{id}/ecri-batches/{bid}/edit"
             | "/facilities/{id}/ecri-batches/{bid}/approve"
             | "/facilities/{id}/ecri-batches/{bid}/cancel"

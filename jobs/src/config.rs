@@ -112,6 +112,8 @@ pub struct JobSettings {
     pub cron_interval: Duration,
     /// Port of the worker's Prometheus metrics (`None`: off).
     pub metrics_port: Option<u16>,
+    /// Whether the cron tick schedules each company's nightly ECRI fit and runs.
+    pub ecri_nightly: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -354,6 +356,7 @@ impl JobSettings {
             shutdown_timeout: secs("WORKER_SHUTDOWN_TIMEOUT_SECS", 30)?,
             cron_interval: ms("CRON_INTERVAL_MS", 1_000, 10)?,
             metrics_port: (metrics_port != 0).then_some(metrics_port),
+            ecri_nightly: parse_num(get, "ECRI_NIGHTLY", true, |_| true)?,
         })
     }
 }

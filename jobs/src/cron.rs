@@ -1,4 +1,4 @@
-//! The cron tick for connected CRMs: each data source's schedule, read in its company's time
+//! The cron tick for connected CRMs (and the nightly ECRI fit, `crate::ecri::fit::nightly_tick`): each data source's schedule, read in its company's time
 //! zone, turns into one `crm_pull` job per tick. Every worker replica runs this check; the job's
 //! dedupe key (source and tick time) makes the tick fire once however many replicas see it.
 //! A source fires at most once per [`MIN_SCHEDULE_INTERVAL`] whatever its stored schedule says,
@@ -41,7 +41,11 @@ pub fn search_from(last_tick: Option<DateTime<Utc>>, created: DateTime<Utc>) -> 
 /// Records the pull jobs of every tick that has come due since each source's last tick (only
 /// the latest tick of a gap: a pull fetches the latest data anyway). A tick of a company without
 /// API access is passed over: recorded as the last tick, with no job. Returns the new job ids.
-pub async fn tick(pool: &PgPool, now: DateTime<Utc>) -> Result<Vec<(Kind, Uuid)>> {
+pub async fn tick(
+    pool: &PgPool,
+    now: DateTime<Utc>,
+    ecri_nightly: bool,
+) -> Result<Vec<(Kind, Uuid)>> {
     let sources = sqlx::query!(
         "SELECT s.id, s.company_id, s.schedule, s.last_tick_at, s.created_at, c.time_zone,
                 c.subscription_state, c.trial_ends_at
@@ -79,6 +83,9 @@ pub async fn tick(pool: &PgPool, now: DateTime<Utc>) -> Result<Vec<(Kind, Uuid)>
         }
         crate::data_sources::mark_ticked(&mut tx, s.id, at).await?;
         tx.commit().await?;
+    }
+    if ecri_nightly {
+        created.extend(crate::ecri::fit::nightly_tick(pool, now).await?);
     }
     Ok(created)
 }

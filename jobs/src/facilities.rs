@@ -403,14 +403,18 @@ pub(crate) async fn replace_overrides<T>(
         .target("facility", facility_id)
         .facility(facility_id.uuid())
         .values(Some(before), Some(overrides.clone()));
-    crate::door::commit(
-        tx,
-        who,
-        change,
-        (value, overrides),
-        crate::door::Jobs::none(),
+    // Both settings weigh in the facility's ECRI suggestions (the pricing settings through the
+    // competitor band): its stored run is made again.
+    let mut jobs = crate::door::Jobs::none();
+    crate::ecri::runs::request_into(
+        &mut tx,
+        who.company,
+        facility_id,
+        crate::ecri::runs::Trigger::Settings,
+        &mut jobs,
     )
-    .await
+    .await?;
+    crate::door::commit(tx, who, change, (value, overrides), jobs).await
 }
 
 /// Sets the facility's lease-up mode (kept by `crate::lease_up::record`).

@@ -17,6 +17,23 @@ pub enum Payload {
     PricingRun(PricingRun),
     WebhookDelivery(WebhookDelivery),
     CrmPull(CrmPull),
+    EcriRun(EcriRun),
+    EcriFit(EcriFit),
+}
+
+/// Compute a facility's ECRI suggestions and store them as a run (`crate::ecri::runs`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EcriRun {
+    pub facility_id: FacilityId,
+    pub trigger: crate::ecri::runs::Trigger,
+}
+
+/// Fit a company's stay-model evidence (`crate::ecri::fit`), then (when `then_run`) request a
+/// run of each of its facilities: the nightly work.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EcriFit {
+    #[serde(default)]
+    pub then_run: bool,
 }
 
 /// Re-evaluate a facility's lease-up mode after a stored snapshot, then request a pricing run.
@@ -86,6 +103,8 @@ impl Payload {
             Self::PricingRun(_) => Kind::PricingRun,
             Self::WebhookDelivery(_) => Kind::WebhookDelivery,
             Self::CrmPull(_) => Kind::CrmPull,
+            Self::EcriRun(_) => Kind::EcriRun,
+            Self::EcriFit(_) => Kind::EcriFit,
         }
     }
 
@@ -96,6 +115,8 @@ impl Payload {
             Self::PricingRun(p) => serde_json::to_value(p),
             Self::WebhookDelivery(p) => serde_json::to_value(p),
             Self::CrmPull(p) => serde_json::to_value(p),
+            Self::EcriRun(p) => serde_json::to_value(p),
+            Self::EcriFit(p) => serde_json::to_value(p),
         };
         // Plain structs of ids, dates and enums always serialise.
         v.unwrap_or(Value::Null)
@@ -111,6 +132,8 @@ impl Payload {
             Kind::PricingRun => Self::PricingRun(read(json)?),
             Kind::WebhookDelivery => Self::WebhookDelivery(read(json)?),
             Kind::CrmPull => Self::CrmPull(read(json)?),
+            Kind::EcriRun => Self::EcriRun(read(json)?),
+            Kind::EcriFit => Self::EcriFit(read(json)?),
         })
     }
 }
@@ -142,6 +165,11 @@ mod tests {
                 to: None,
                 tick: None,
             }),
+            Payload::EcriRun(EcriRun {
+                facility_id: id.into(),
+                trigger: crate::ecri::runs::Trigger::Nightly,
+            }),
+            Payload::EcriFit(EcriFit { then_run: true }),
         ];
         for p in all {
             assert_eq!(Payload::parse(p.kind(), &p.to_json()), Ok(p));

@@ -30,14 +30,18 @@ pub enum Kind {
     PricingRun,
     WebhookDelivery,
     CrmPull,
+    EcriRun,
+    EcriFit,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Ingest,
         Kind::PricingRun,
         Kind::WebhookDelivery,
         Kind::CrmPull,
+        Kind::EcriRun,
+        Kind::EcriFit,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -46,6 +50,8 @@ impl Kind {
             Self::PricingRun => "pricing_run",
             Self::WebhookDelivery => "webhook_delivery",
             Self::CrmPull => "crm_pull",
+            Self::EcriRun => "ecri_run",
+            Self::EcriFit => "ecri_fit",
         }
     }
 

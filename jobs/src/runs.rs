@@ -130,7 +130,7 @@ pub(crate) async fn succeed(
     result: &Value,
 ) -> Result<bool> {
     let done = sqlx::query!(
-        "UPDATE job_runs SET status = 'succeeded', finished_at = now(), result = $3, last_error = NULL,
+        "UPDATE job_runs SET status = 'succeeded', finished_at = clock_timestamp(), result = $3, last_error = NULL,
                 lease_expires_at = NULL
          WHERE id = $1 AND claimed_by = $2 AND status = 'running'",
         job.id,
@@ -146,7 +146,7 @@ pub(crate) async fn succeed(
 /// its own attempt count (a webhook delivery). `false` when the claim was lost.
 pub(crate) async fn give_up(conn: &mut PgConnection, job: &Claimed, error: &str) -> Result<bool> {
     let ended = sqlx::query!(
-        "UPDATE job_runs SET status = 'failed', finished_at = now(), last_error = $3,
+        "UPDATE job_runs SET status = 'failed', finished_at = clock_timestamp(), last_error = $3,
                         claimed_by = NULL, lease_expires_at = NULL, enqueued_at = NULL
                  WHERE id = $1 AND claimed_by = $2 AND status = 'running'",
         job.id,
@@ -184,7 +184,7 @@ pub(crate) async fn reschedule(
 /// now finds its delivery closed.
 pub(crate) async fn end_waiting_deliveries(conn: &mut PgConnection, ids: &[Uuid]) -> Result<()> {
     sqlx::query!(
-        r#"UPDATE job_runs SET status = 'succeeded', finished_at = now(), enqueued_at = NULL,
+        r#"UPDATE job_runs SET status = 'succeeded', finished_at = clock_timestamp(), enqueued_at = NULL,
                 result = '{"skipped": "the subscription was deleted"}'
            WHERE id = ANY($1) AND status = 'queued'"#,
         ids
@@ -232,7 +232,7 @@ pub async fn fail(
     let row = sqlx::query!(
         "UPDATE job_runs SET
              status = CASE WHEN $4 OR attempts >= max_attempts THEN 'failed' ELSE 'queued' END,
-             finished_at = CASE WHEN $4 OR attempts >= max_attempts THEN now() END,
+             finished_at = CASE WHEN $4 OR attempts >= max_attempts THEN clock_timestamp() END,
              run_at = now() + make_interval(secs => $5::float8 / 1000),
              enqueued_at = NULL, last_error = $3, claimed_by = NULL, lease_expires_at = NULL
          WHERE id = $1 AND claimed_by = $2 AND status = 'running'

@@ -312,6 +312,24 @@ impl TestApp {
             .expect("due jobs can be run")
     }
 
+    /// Runs the due jobs, asks for a new ECRI run of the facility and runs it, as the worker
+    /// would after a change the test made behind the service's back (a backdated row).
+    pub async fn ecri_now(&self, facility: impl std::fmt::Display) {
+        let facility: Uuid = facility.to_string().parse().expect("a facility id");
+        self.run_jobs().await;
+        let company: Uuid = sqlx::query_scalar("SELECT company_id FROM facilities WHERE id = $1")
+            .bind(facility)
+            .fetch_one(self.db())
+            .await
+            .expect("the facility exists");
+        let who = jobs::door::Who::system(company.into(), "test");
+        jobs::ecri::runs::run_now(self.db(), &who, facility.into())
+            .await
+            .expect("an ECRI run can be asked for")
+            .into_value();
+        self.run_jobs().await;
+    }
+
     pub async fn create_tenant(&self, name: &str) -> Tenant {
         let email = format!("{}@example.com", Uuid::new_v4().simple());
         let created = jobs::tenancy::create_company(
@@ -697,7 +715,9 @@ pub fn workspace_bin(name: &str) -> std::path::PathBuf {
 }
 
 /// Settings that make the job platform quick enough to test: short leases, frequent sweeps.
-pub const FAST_JOBS: [(&str, &str); 8] = [
+/// The nightly ECRI work is off: a test that wants it calls `jobs::ecri::fit::nightly_tick`
+/// with the time it chooses, so no test depends on the hour it runs at.
+pub const FAST_JOBS: [(&str, &str); 9] = [
     ("JOB_LEASE_SECS", "3"),
     ("SWEEP_INTERVAL_MS", "200"),
     ("JOB_REPUSH_AFTER_MS", "2000"),
@@ -706,6 +726,7 @@ pub const FAST_JOBS: [(&str, &str); 8] = [
     ("CRON_INTERVAL_MS", "200"),
     ("JOB_RETRY_BASE_MS", "200"),
     ("METRICS_PORT", "0"),
+    ("ECRI_NIGHTLY", "false"),
 ];
 
 /// A real `worker` process on this test's database and Redis prefix.

@@ -19,11 +19,13 @@ use tracing_subscriber::EnvFilter;
 pub use metrics::Metrics;
 
 /// The queues this version has handlers for.
-pub const QUEUES: [Kind; 4] = [
+pub const QUEUES: [Kind; 6] = [
     Kind::Ingest,
     Kind::PricingRun,
     Kind::CrmPull,
     Kind::WebhookDelivery,
+    Kind::EcriRun,
+    Kind::EcriFit,
 ];
 
 pub fn telemetry(format: LogFormat) {
@@ -275,10 +277,10 @@ async fn cron_loop(ctx: JobContext, stop: CancellationToken) {
             () = stop.cancelled() => return,
             _ = tick.tick() => {}
         }
-        match jobs::cron::tick(&ctx.db, chrono::Utc::now()).await {
+        match jobs::cron::tick(&ctx.db, chrono::Utc::now(), ctx.settings.ecri_nightly).await {
             Ok(created) => {
                 for (kind, id) in created {
-                    tracing::info!(job_id = %id, "scheduled CRM pull");
+                    tracing::info!(job_id = %id, kind = kind.as_str(), "scheduled job");
                     if let Err(e) = ctx.queues.push(kind, &[id]).await {
                         tracing::warn!(error = %e, "push failed; the sweeper will push it");
                     }

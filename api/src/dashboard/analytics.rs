@@ -49,6 +49,8 @@ pub struct Params {
     size: Option<String>,
     period: Option<String>,
     csv: Option<String>,
+    /// A page of the ECRI report's facilities (its `next_cursor`).
+    cursor: Option<String>,
 }
 
 impl Params {
@@ -65,6 +67,7 @@ impl Params {
             ("facility_id", &self.facility_id),
             ("size", &self.size),
             ("period", &self.period),
+            ("cursor", &self.cursor),
         ] {
             if let Some(v) = v.as_deref().filter(|v| !v.trim().is_empty()) {
                 q.append_pair(k, v);

@@ -160,6 +160,7 @@ fn facility_routes() -> Router<AppState> {
 fn ecri_routes() -> Router<AppState> {
     Router::new()
         .route("/app/facilities/{id}/ecri", get(ecri::show))
+        .route("/app/facilities/{id}/ecri-run", post(ecri::run_now))
         .route("/app/facilities/{id}/ecri-batches", post(ecri::create))
         .route("/app/facilities/{id}/ecri-batches/{bid}", get(ecri::batch))
         .route(

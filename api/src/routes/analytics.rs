@@ -36,6 +36,18 @@ struct FacilityParams {
     facility_id: Option<String>,
 }
 
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct EcriParams {
+    /// One facility of the company; all of them when absent.
+    #[param(value_type = Option<Uuid>)]
+    facility_id: Option<String>,
+    /// Facilities per page, 1 to 500 (100 when absent). Totals and sizes cover every page.
+    limit: Option<i64>,
+    /// The `next_cursor` of the previous page.
+    cursor: Option<String>,
+}
+
 #[derive(Deserialize)]
 struct NoParams {}
 
@@ -64,33 +76,43 @@ struct LeadsParams {
 const FACILITY_404: &str = "`facility_id` names no facility of the company.";
 
 /// Existing-customer rent increase suggestions (ECRI) per facility and size.
+///
+/// Read from each facility's latest stored ECRI run (computed by the worker after each sync,
+/// each settings change and nightly; `GET /api/v1/facilities/{id}/ecri?fresh=true` asks for
+/// one): totals and a per-size rollup over every facility in scope, and one page of
+/// facilities by name. A facility whose run predates its latest roll or snapshot says so in
+/// `run.stale`.
 #[utoipa::path(
     get,
     path = "/api/v1/analytics/ecri",
     tag = "analytics",
-    params(FacilityParams),
+    params(EcriParams),
     responses(
         (status = 200, description = "Existing-customer rent increase suggestions per facility and size, with guardrails.", body = views::ecri::Report),
         (status = 404, description = FACILITY_404, body = crate::openapi::ErrorBody),
+        (status = 422, description = "A malformed `facility_id`, `limit` or `cursor`.", body = crate::openapi::ErrorBody),
     )
 )]
 async fn ecri(
     State(state): State<AppState>,
     Auth(who): Auth,
-    Query(p): Query<FacilityParams>,
+    Query(p): Query<EcriParams>,
 ) -> ApiResult<Json<views::ecri::Report>> {
     let facility = facility_id_param(p.facility_id.as_deref())?;
-    let settings = AnalyticsSettings::default();
+    let limit = match p.limit {
+        None => None,
+        Some(n) => Some(usize::try_from(n).map_err(|_| {
+            ApiError::Invalid(format!("limit: must be 1 to {}", reports::ecri::MAX_LIMIT))
+        })?),
+    };
+    let page = reports::ecri::Page {
+        limit,
+        cursor: p.cursor,
+    };
     Ok(Json(
-        reports::ecri::report(
-            &state.db,
-            who.company_id,
-            facility,
-            &who.scope,
-            &settings.ecri,
-        )
-        .await?
-        .into(),
+        reports::ecri::report(&state.db, who.company_id, facility, &who.scope, &page)
+            .await?
+            .into(),
     ))
 }
 

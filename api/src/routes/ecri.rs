@@ -7,7 +7,7 @@ use crate::extract::{path_id, JsonBytes};
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
-use chrono::NaiveDate;
+use chrono::{DateTime, NaiveDate, Utc};
 use domain::ecri::EcriEngineSettings;
 use domain::ids::FacilityId;
 use domain::values::round2;
@@ -79,23 +79,48 @@ async fn write_settings(
     }))
 }
 
-/// The suggestions of one facility.
+/// The stored run an answer comes from.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = EcriRun)]
+struct Run {
+    /// Id of the run.
+    run_id: Uuid,
+    /// When the worker computed it.
+    generated_at: DateTime<Utc>,
+    /// The engine version that computed it.
+    engine_version: String,
+    /// What asked for it: `sync`, `nightly`, `settings`, `batch` or `on_demand`.
+    trigger: String,
+    /// When the company's stay-model evidence it read was fitted (nightly).
+    fitted_at: Option<DateTime<Utc>>,
+    /// Why the run no longer describes the facility (a newer roll or snapshot, another
+    /// engine version); null while it does.
+    stale: Option<String>,
+}
+
+/// The suggestions of one facility, from its latest stored ECRI run.
 #[derive(Serialize, utoipa::ToSchema)]
 struct FacilityEcri {
     /// The facility.
     facility_id: Uuid,
     /// The facility's name.
     facility_name: String,
+    /// The run read; null before the facility's first run (then `pending_job` is set when one
+    /// is on its way, and `reason` says so).
+    run: Option<Run>,
+    /// A job that will store a newer run (`GET /api/v1/jobs/{id}` follows it); null when none
+    /// is waiting.
+    pending_job: Option<Uuid>,
     /// Date of the rent roll (or of the snapshot, for cohorts) the suggestions are for.
     as_of: Option<NaiveDate>,
     /// `rent_roll`: one line per tenant of the roll in force; `cohorts`: one per cohort of the
     /// latest snapshot's `tenant_rents` (no roll sent yet); null without a snapshot.
     #[schema(value_type = Option<String>, pattern = "^(rent_roll|cohorts)$")]
     basis: Option<&'static str>,
-    /// Months over which the expected gain is counted.
-    horizon_months: f64,
-    /// The stay model the suggestions rest on.
-    model: Model,
+    /// Months over which the expected gain is counted (null without a run).
+    horizon_months: Option<f64>,
+    /// The stay model the suggestions rest on (null without a run).
+    model: Option<Model>,
     /// Set when increases are held: the facility's increased tenants lately left faster than
     /// the stop-loss allows.
     stop_loss: Option<StopLoss>,
@@ -262,7 +287,27 @@ struct Reason {
     text: String,
 }
 
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct EcriQuery {
+    /// `true` asks the worker for a new run now and answers 202 with the job (an operator or
+    /// above); without it the latest stored run is read.
+    fresh: Option<bool>,
+}
+
+/// A run asked for.
+#[derive(Serialize, utoipa::ToSchema)]
+struct RunRequested {
+    /// The job that will store the run (a run already waiting for the facility is joined).
+    job: super::JobRef,
+}
+
 /// Existing-tenant rent increases for one facility, tenant by tenant.
+///
+/// Read from the facility's latest stored ECRI run: the worker computes one after each sync,
+/// settings change and approval, and nightly; the read never recomputes, so two reads give the
+/// same `run.run_id` until a new run is stored. `?fresh=true` asks for a new run and answers
+/// 202 with the job to follow.
 ///
 /// Per tenant of the rent roll in force (per cohort of the latest snapshot's `tenant_rents`
 /// when no roll was sent), the increase that maximises the expected revenue over the horizon,
@@ -270,15 +315,77 @@ struct Reason {
 /// stay model is learned from the facility's own past increases (the roll's events), pooled
 /// over the company and shrunk toward a documented prior while the evidence is thin.
 #[utoipa::path(get, path = "/api/v1/facilities/{id}/ecri", tag = "analytics",
-    params(("id" = Uuid, Path, description = "Id of the facility.")),
-    responses((status = 200, description = "The suggestions.", body = FacilityEcri)))]
+    params(("id" = Uuid, Path, description = "Id of the facility."), EcriQuery),
+    responses(
+        (status = 200, description = "The suggestions of the latest stored run.", body = FacilityEcri),
+        (status = 202, description = "A run was asked for (`fresh=true`).", body = RunRequested),
+        (status = 403, description = "`fresh=true` from a role below operator.", body = crate::openapi::ErrorBody),
+    ))]
 async fn facility_ecri(
     State(state): State<AppState>,
-    Auth(who): Auth,
+    acting: crate::access::Acting,
     Path(id): Path<String>,
-) -> ApiResult<Json<FacilityEcri>> {
+    crate::extract::Query(q): crate::extract::Query<EcriQuery>,
+) -> ApiResult<axum::response::Response> {
+    use axum::response::IntoResponse as _;
     let id: FacilityId = path_id(&id, "facility")?;
-    let f = jobs::ecri::facility(&state.db, who.company_id, id).await?;
+    if q.fresh == Some(true) {
+        if !acting.access.role.allows(jobs::access::Permission::Operate) {
+            return Err(crate::error::ApiError::Forbidden(format!(
+                "asking for a new ECRI run needs the operator role or above; yours is {}",
+                acting.access.role.as_str()
+            )));
+        }
+        let done = jobs::ecri::runs::run_now(&state.db, &acting.who, id).await?;
+        let job = state.finish(done).await;
+        let body = RunRequested {
+            job: super::JobRef {
+                id: job,
+                kind: "ecri_run",
+            },
+        };
+        return Ok((axum::http::StatusCode::ACCEPTED, Json(body)).into_response());
+    }
+    let latest = jobs::ecri::runs::latest(&state.db, acting.who.company, id).await?;
+    Ok(Json(answer(latest)).into_response())
+}
+
+/// The answer of a facility's latest run (or of its absence).
+fn answer(latest: jobs::ecri::runs::Latest) -> FacilityEcri {
+    let Some(run) = latest.run else {
+        let reason = match latest.pending_job {
+            Some(job) => format!("no ECRI run yet: the first is on its way (job {job})"),
+            None => "no ECRI run yet: one follows the facility's next sync, or ask for one with `?fresh=true`".to_owned(),
+        };
+        return FacilityEcri {
+            facility_id: latest.facility_id,
+            facility_name: latest.facility_name,
+            run: None,
+            pending_job: latest.pending_job,
+            as_of: None,
+            basis: None,
+            horizon_months: None,
+            model: None,
+            stop_loss: None,
+            totals: Totals {
+                tenants: 0,
+                tenants_affected: 0,
+                monthly_uplift: 0.0,
+                expected_gain: 0.0,
+            },
+            tenants: Vec::new(),
+            reason: Some(reason),
+        };
+    };
+    let meta = Run {
+        run_id: run.id,
+        generated_at: run.created_at,
+        engine_version: run.engine_version,
+        trigger: run.trigger,
+        fitted_at: run.ecri.fitted_at,
+        stale: run.stale,
+    };
+    let f = run.ecri;
     let mut totals = Totals {
         tenants: 0,
         tenants_affected: 0,
@@ -327,51 +434,18 @@ async fn facility_ecri(
         .collect();
     totals.monthly_uplift = round2(totals.monthly_uplift);
     totals.expected_gain = round2(totals.expected_gain);
-    let m = &f.model;
-    Ok(Json(FacilityEcri {
-        facility_id: f.facility_id,
-        facility_name: f.facility_name,
+    FacilityEcri {
+        facility_id: latest.facility_id,
+        facility_name: latest.facility_name,
+        run: Some(meta),
+        pending_job: latest.pending_job,
         as_of: f.as_of,
         basis: f.basis.map(|b| match b {
             jobs::ecri::Basis::RentRoll => "rent_roll",
             jobs::ecri::Basis::Cohorts => "cohorts",
         }),
-        horizon_months: f.settings.horizon_months,
-        model: Model {
-            baseline_move_out_pct: round2(m.model.baseline * 100.0),
-            increase_sensitivity: round2(m.model.sensitivity),
-            premium_sensitivity: round2(m.model.premium_sensitivity),
-            evidence_weight: round2(m.model.evidence_weight),
-            increased_tenants: m.increased_tenants,
-            baseline_tenants: m.baseline_tenants,
-            company_increased_tenants: m.company_increased_tenants,
-            from_notices: m.from_notices,
-            left_out: LeftOut {
-                incomplete: m.left_out.incomplete,
-                not_an_increase: m.left_out.not_an_increase,
-                non_positive_rent: m.left_out.non_positive_rent,
-                too_large: m.left_out.too_large,
-                implausible_premium: m.left_out.implausible_premium,
-                at_move_in: m.left_out.at_move_in,
-                inconsistent_dates: m.left_out.inconsistent_dates,
-                gone_before_notice: m.left_out.gone_before_notice,
-                not_applied: m.left_out.not_applied,
-                implausible: m.left_out.implausible(),
-            },
-            tenure: TenureEffect {
-                elasticity: round2(m.model.tenure_elasticity),
-                company_elasticity: round2(m.model.company_tenure_elasticity),
-                reference_months: round2(m.model.reference_months),
-                evidence_weight: round2(m.model.tenure_evidence_weight),
-                tenants: m.model.tenure_tenants,
-            },
-            raised_before: RaisedBeforeEffect {
-                sensitivity: round2(m.model.raised_before_sensitivity),
-                company_sensitivity: round2(m.model.company_raised_before_sensitivity),
-                evidence_weight: round2(m.model.raised_before_evidence_weight),
-                tenants: m.model.raised_before_tenants,
-            },
-        },
+        horizon_months: Some(f.settings.horizon_months),
+        model: Some(model(&f.model)),
         stop_loss: f.stop_loss.map(|s| StopLoss {
             increased_move_out_pct: s.increased_move_out_pct,
             baseline_move_out_pct: s.baseline_move_out_pct,
@@ -380,5 +454,44 @@ async fn facility_ecri(
         totals,
         tenants,
         reason: f.reason,
-    }))
+    }
+}
+
+/// The stay model as answered.
+fn model(m: &jobs::ecri::ModelSummary) -> Model {
+    Model {
+        baseline_move_out_pct: round2(m.model.baseline * 100.0),
+        increase_sensitivity: round2(m.model.sensitivity),
+        premium_sensitivity: round2(m.model.premium_sensitivity),
+        evidence_weight: round2(m.model.evidence_weight),
+        increased_tenants: m.increased_tenants,
+        baseline_tenants: m.baseline_tenants,
+        company_increased_tenants: m.company_increased_tenants,
+        from_notices: m.from_notices,
+        left_out: LeftOut {
+            incomplete: m.left_out.incomplete,
+            not_an_increase: m.left_out.not_an_increase,
+            non_positive_rent: m.left_out.non_positive_rent,
+            too_large: m.left_out.too_large,
+            implausible_premium: m.left_out.implausible_premium,
+            at_move_in: m.left_out.at_move_in,
+            inconsistent_dates: m.left_out.inconsistent_dates,
+            gone_before_notice: m.left_out.gone_before_notice,
+            not_applied: m.left_out.not_applied,
+            implausible: m.left_out.implausible(),
+        },
+        tenure: TenureEffect {
+            elasticity: round2(m.model.tenure_elasticity),
+            company_elasticity: round2(m.model.company_tenure_elasticity),
+            reference_months: round2(m.model.reference_months),
+            evidence_weight: round2(m.model.tenure_evidence_weight),
+            tenants: m.model.tenure_tenants,
+        },
+        raised_before: RaisedBeforeEffect {
+            sensitivity: round2(m.model.raised_before_sensitivity),
+            company_sensitivity: round2(m.model.company_raised_before_sensitivity),
+            evidence_weight: round2(m.model.raised_before_evidence_weight),
+            tenants: m.model.raised_before_tenants,
+        },
+    }
 }

@@ -33,7 +33,8 @@ use uuid::Uuid;
 pub(crate) struct JobRef {
     /// Id of the job.
     pub id: Uuid,
-    /// Kind of job: `ingest`, `pricing_run`, `webhook_delivery` or `crm_pull`.
+    /// Kind of job: `ingest`, `pricing_run`, `webhook_delivery`, `crm_pull`, `ecri_run` or
+    /// `ecri_fit`.
     #[schema(value_type = String)]
     pub kind: &'static str,
 }

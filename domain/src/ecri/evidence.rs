@@ -21,7 +21,7 @@
 
 use super::stay::Outcome;
 use chrono::NaiveDate;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Days after the notice over which a move-out counts as caused by it.
@@ -90,7 +90,8 @@ pub enum Skip {
 }
 
 /// Records left out, by reason (tenants).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LeftOut {
     /// The 90-day window is not over yet (waiting, not wrong).
     pub incomplete: u32,

@@ -8,8 +8,8 @@
 //! - `backtest`: the simulated rent roll whose tenants react to increases, and the policies
 //!   compared on it.
 //!
-//! Pure: plain values in, plain values out. `analytics::ecri` (the per-size rule) stays until
-//! the service moves to this engine.
+//! Pure: plain values in, plain values out. Every ECRI figure of the service comes from this
+//! engine (the earlier per-size rule is gone).
 
 pub mod backtest;
 pub mod decide;
@@ -24,6 +24,10 @@ pub use decide::{
 };
 pub use settings::{EcriEngineSettings, DO_NOT_INCREASE};
 pub use stay::{learn, Outcome, StayModel, StayPrior};
+
+/// The version of the ECRI engine and of its stored runs: a run built by another version is
+/// reported stale, and the next night's run replaces it.
+pub const ENGINE_VERSION: &str = "ecri-2026.11.28";
 
 #[cfg(test)]
 mod tests;

@@ -162,7 +162,7 @@ impl Outcome {
 }
 
 /// The stay model of one facility.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct StayModel {
     pub prior: StayPrior,
     /// 90-day move-out rate of tenants not increased (0..1).

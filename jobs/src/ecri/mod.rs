@@ -24,8 +24,11 @@
 //! groups the suggestions for the analytics report.
 
 mod cohort_lines;
+pub mod fit;
 mod inputs;
 mod outcomes;
+pub mod runs;
+pub mod sizes;
 
 pub use cohort_lines::{cohorts, CohortLine};
 
@@ -42,7 +45,8 @@ use domain::pricing::band::{competitor_band, CompetitorBand, CompetitorObservati
 use domain::pricing::settings::PricingSettings;
 use domain::values::round2;
 use inputs::{cohort_inputs, markets, roll_inputs, roll_pace};
-use outcomes::{outcomes, CompanyEvidence, FacilityEvidence};
+use outcomes::FacilityEvidence;
+use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use std::collections::BTreeMap;
 use uuid::Uuid;
@@ -51,7 +55,7 @@ use uuid::Uuid;
 pub const OUTCOME_DAYS: i64 = 90;
 
 /// Where the facility's suggestions come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
     /// One suggestion per tenant of the rent roll in force.
@@ -61,7 +65,7 @@ pub enum Basis {
 }
 
 /// One suggestion with what it is about.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TenantLine {
     pub size: String,
     /// Whole months since the rent was last set: the cohort's as sent, or from the tenant's
@@ -73,7 +77,7 @@ pub struct TenantLine {
 }
 
 /// The learned stay model, as reported.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ModelSummary {
     pub model: StayModel,
     /// Outcomes of the facility's own increases the model learned from (tenants).
@@ -90,18 +94,29 @@ pub struct ModelSummary {
 }
 
 /// The stop-loss in force: increases are held.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct StopLoss {
     pub increased_move_out_pct: f64,
     pub baseline_move_out_pct: f64,
     pub increased_tenants: u32,
 }
 
+/// A facility's suggestions: what an ECRI run computes and stores (`runs`), and what an
+/// approval, an edit or a letter weighs afresh.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FacilityEcri {
     pub facility_id: Uuid,
     pub facility_name: String,
     /// Date of the roll (or snapshot) the suggestions are for.
     pub as_of: Option<NaiveDate>,
+    /// The latest snapshot's date when the suggestions were made.
+    #[serde(default)]
+    pub snapshot_date: Option<NaiveDate>,
+    /// The company fit the stay model read (`fit`).
+    #[serde(default)]
+    pub fit_id: Option<Uuid>,
+    #[serde(default)]
+    pub fitted_at: Option<chrono::DateTime<chrono::Utc>>,
     pub basis: Option<Basis>,
     pub settings: EcriEngineSettings,
     pub model: ModelSummary,
@@ -111,6 +126,35 @@ pub struct FacilityEcri {
     pub markets: BTreeMap<String, SizeMarket>,
     /// Why there are no suggestions, when there are none.
     pub reason: Option<String>,
+}
+
+impl FacilityEcri {
+    /// A facility's answer before its first stored run: no lines, and `reason` says why.
+    pub fn without_run(facility_id: Uuid, facility_name: String, reason: String) -> Self {
+        let settings = EcriEngineSettings::default();
+        Self {
+            facility_id,
+            facility_name,
+            as_of: None,
+            snapshot_date: None,
+            fit_id: None,
+            fitted_at: None,
+            basis: None,
+            model: ModelSummary {
+                model: learn(&settings.stay_prior, &[], &[]),
+                increased_tenants: 0,
+                baseline_tenants: 0,
+                company_increased_tenants: 0,
+                from_notices: 0,
+                left_out: LeftOut::default(),
+            },
+            settings,
+            stop_loss: None,
+            lines: Vec::new(),
+            markets: BTreeMap::new(),
+            reason: Some(reason),
+        }
+    }
 }
 
 /// The facility's ECRI settings in force (the defaults with its overrides) and its stored
@@ -160,7 +204,9 @@ fn in_force(overrides: &serde_json::Value) -> EcriEngineSettings {
     }
 }
 
-/// The facility's suggestions, with its own settings.
+/// The facility's suggestions as of now, with its own settings: its own evidence read fresh,
+/// the company's from the latest fit (`fit`). What an ECRI run stores, and what an approval,
+/// an edit or a letter weighs again.
 pub async fn facility(
     pool: &PgPool,
     company_id: CompanyId,
@@ -174,45 +220,32 @@ pub async fn facility(
     .fetch_optional(pool)
     .await?
     .ok_or_else(|| Error::not_found(format!("no facility with id {facility_id}")))?;
+    let fit = fit::latest_or_fit(pool, company_id, facility_id).await?;
     let scope = [(f.id, f.name)];
     let (latest, units) = reports::latest_with_units(pool, &[f.id]).await?;
-    let mut all = facilities(pool, company_id, &scope, &latest, &units).await?;
-    all.pop()
-        .ok_or_else(|| Error::Internal("no answer for the facility".to_owned()))
-}
-
-/// The suggestions of each facility of `scope` (id, name), from their latest snapshots, each
-/// with its own settings: a handful of queries whatever the number of facilities.
-pub async fn facilities(
-    pool: &PgPool,
-    company_id: CompanyId,
-    scope: &[(Uuid, String)],
-    latest: &BTreeMap<Uuid, reports::Latest>,
-    units: &BTreeMap<Uuid, Vec<UnitRow>>,
-) -> Result<Vec<FacilityEcri>> {
-    let g = gather(pool, company_id, scope).await?;
-    let mut out = Vec::with_capacity(scope.len());
-    let defaults = EcriEngineSettings::default();
-    for (id, name) in scope {
-        let settings = g.settings.get(id).unwrap_or(&defaults);
-        let (mut f, recent) = learned(*id, name, settings, &g.outcomes);
-        match latest.get(id) {
-            Some(l) => suggest(&mut f, l, &g, units, &recent),
-            None => f.reason = Some(reports::no_sync_reason()),
+    let g = gather(pool, company_id, &scope).await?;
+    let settings = g.settings.get(&f.id).cloned().unwrap_or_default();
+    let (mut out, recent) = learned(f.id, &scope[0].1, &settings, &g.own, fit.company);
+    out.fit_id = Some(fit.id);
+    out.fitted_at = Some(fit.fitted_at);
+    match latest.get(&f.id) {
+        Some(l) => {
+            out.snapshot_date = Some(l.snapshot_date);
+            suggest(&mut out, l, &g, &units, &recent);
         }
-        out.push(f);
+        None => out.reason = Some(reports::no_sync_reason()),
     }
     Ok(out)
 }
 
-/// What [`facilities`] reads for the whole scope at once.
+/// What [`facility`] reads.
 struct Gathered {
     /// The date of each facility's rent roll in force, for those that have one.
     roll_dates: BTreeMap<Uuid, NaiveDate>,
     /// Each facility's ECRI settings in force.
     settings: BTreeMap<Uuid, EcriEngineSettings>,
-    /// The company's evidence per facility (all its outcomes, the recent ones), and pooled.
-    outcomes: CompanyEvidence,
+    /// Each facility's own evidence (all its outcomes, the recent ones).
+    own: BTreeMap<Uuid, FacilityEvidence>,
     /// The tenants of each roll in force, with the months since their rent was set.
     rolls: BTreeMap<Uuid, Vec<(TenantInput, Option<f64>)>>,
     /// Move-ins and move-outs per month per size and tier before each roll's date.
@@ -243,7 +276,7 @@ async fn gather(
         .iter()
         .map(|r| (r.id, in_force(&r.ecri_settings)))
         .collect();
-    let outcomes = outcomes(pool, company_id).await?;
+    let own = outcomes::evidence(pool, company_id, Some(&ids)).await?;
     let with_base: BTreeMap<Uuid, (NaiveDate, Option<NaiveDate>)> = roll_dates
         .iter()
         .map(|(id, d)| (*id, (*d, settings.get(id).and_then(|s| s.cap_base_date))))
@@ -255,7 +288,7 @@ async fn gather(
     Ok(Gathered {
         roll_dates,
         settings,
-        outcomes,
+        own,
         rolls,
         pace,
         observations,
@@ -270,14 +303,14 @@ fn learned(
     id: Uuid,
     name: &str,
     settings: &EcriEngineSettings,
-    evidence: &CompanyEvidence,
+    own: &BTreeMap<Uuid, FacilityEvidence>,
+    company: Vec<Outcome>,
 ) -> (FacilityEcri, Vec<Outcome>) {
     let none = FacilityEvidence::default();
-    let mine = evidence.facilities.get(&id).unwrap_or(&none);
+    let mine = own.get(&id).unwrap_or(&none);
     // The stop-loss looks at the increases of the last quarter whose 90 days have passed
     // (and the baseline of the same window), not at the facility's whole history.
     let recent = mine.recent.clone();
-    let company: Vec<Outcome> = evidence.others(id);
     let model = learn(&settings.stay_prior, &company, &mine.outcomes);
     let tenants = |o: &[Outcome], increased: bool| {
         o.iter()
@@ -289,6 +322,9 @@ fn learned(
         facility_id: id,
         facility_name: name.to_owned(),
         as_of: None,
+        snapshot_date: None,
+        fit_id: None,
+        fitted_at: None,
         basis: None,
         settings: settings.clone(),
         model: ModelSummary {

@@ -52,41 +52,32 @@ pub(crate) struct FacilityEvidence {
     pub from_notices: u32,
 }
 
-/// The evidence of every facility of the company with a roll, and the company's outcomes
-/// pooled in cells (`evidence::cell`): the company a facility is shrunk toward is the cells
-/// less the facility's own.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct CompanyEvidence {
-    pub facilities: BTreeMap<Uuid, FacilityEvidence>,
-    cells: BTreeMap<Cell, (u32, u32)>,
+/// Outcomes pooled in cells (`evidence::cell`): per cell, tenants and those who moved out.
+pub(crate) type Cells = BTreeMap<Cell, (u32, u32)>;
+
+/// The cells of `outcomes`.
+pub(crate) fn cells_of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Cells {
+    let mut cells = Cells::new();
+    for o in outcomes {
+        let c = cells.entry(cell(o)).or_default();
+        c.0 = c.0.saturating_add(o.tenants);
+        c.1 = c.1.saturating_add(o.moved_out.min(o.tenants));
+    }
+    cells
 }
 
-impl CompanyEvidence {
-    fn new(facilities: BTreeMap<Uuid, FacilityEvidence>) -> Self {
-        let mut cells: BTreeMap<Cell, (u32, u32)> = BTreeMap::new();
-        for o in facilities.values().flat_map(|f| &f.outcomes) {
-            let c = cells.entry(cell(o)).or_default();
-            c.0 = c.0.saturating_add(o.tenants);
-            c.1 = c.1.saturating_add(o.moved_out.min(o.tenants));
-        }
-        Self { facilities, cells }
-    }
-
-    /// The pooled outcomes of the company's facilities other than `id`.
-    pub fn others(&self, id: Uuid) -> Vec<Outcome> {
-        let mut cells = self.cells.clone();
-        for o in self.facilities.get(&id).map_or(&[][..], |f| &f.outcomes) {
-            if let Some(c) = cells.get_mut(&cell(o)) {
-                c.0 = c.0.saturating_sub(o.tenants);
-                c.1 = c.1.saturating_sub(o.moved_out.min(o.tenants));
-            }
-        }
-        cells
-            .iter()
-            .filter(|(_, (n, _))| *n > 0)
-            .map(|(c, (n, left))| cell_outcome(c, *n, *left))
-            .collect()
-    }
+/// The outcomes of the pooled cells less a facility's own (`part`): the company a facility is
+/// shrunk toward, without what it would count twice.
+pub(crate) fn others(pooled: &Cells, part: &Cells) -> Vec<Outcome> {
+    pooled
+        .iter()
+        .map(|(c, (n, left))| {
+            let (pn, pl) = part.get(c).copied().unwrap_or((0, 0));
+            (c, n.saturating_sub(pn), left.saturating_sub(pl))
+        })
+        .filter(|(_, n, _)| *n > 0)
+        .map(|(c, n, left)| cell_outcome(c, n, left))
+        .collect()
 }
 
 /// One increase as read, before its reference is known.
@@ -121,19 +112,20 @@ struct Notice {
     moved_out_on: Option<NaiveDate>,
 }
 
-/// The evidence of each facility of the company that has a roll, and the company's pooled.
-pub(crate) async fn outcomes(pool: &PgPool, company_id: CompanyId) -> Result<CompanyEvidence> {
-    Ok(CompanyEvidence::new(facilities(pool, company_id).await?))
-}
-
-async fn facilities(
+/// The evidence of each facility of the company that has a roll (of those of `only`, when
+/// given).
+pub(crate) async fn evidence(
     pool: &PgPool,
     company_id: CompanyId,
+    only: Option<&[Uuid]>,
 ) -> Result<BTreeMap<Uuid, FacilityEvidence>> {
+    let only: Option<Vec<Uuid>> = only.map(<[Uuid]>::to_vec);
     let rolls: BTreeMap<Uuid, NaiveDate> = sqlx::query!(
         r#"SELECT id, rent_roll_date AS "d!" FROM facilities
-           WHERE company_id = $1 AND rent_roll_date IS NOT NULL"#,
-        company_id.uuid()
+           WHERE company_id = $1 AND rent_roll_date IS NOT NULL
+             AND ($2::uuid[] IS NULL OR id = ANY($2))"#,
+        company_id.uuid(),
+        only.as_deref()
     )
     .fetch_all(pool)
     .await?
@@ -144,7 +136,7 @@ async fn facilities(
     if rolls.is_empty() {
         return Ok(out);
     }
-    let (changes, notices) = read_increases(pool, company_id).await?;
+    let (changes, notices) = read_increases(pool, company_id, only.as_deref()).await?;
     let (raws, not_applied) = records(changes, notices, &rolls);
     let keys: BTreeSet<(Uuid, String, NaiveDate)> = raws
         .iter()
@@ -187,7 +179,7 @@ async fn facilities(
             },
         );
     }
-    for (id, o) in baseline(pool, company_id).await? {
+    for (id, o) in baseline(pool, company_id, only.as_deref()).await? {
         if let Some(f) = out.get_mut(&id) {
             f.outcomes.extend(o.iter().copied());
             f.recent.extend(o);
@@ -207,6 +199,7 @@ fn key_date(r: &IncreaseRecord) -> NaiveDate {
 async fn read_increases(
     pool: &PgPool,
     company_id: CompanyId,
+    only: Option<&[Uuid]>,
 ) -> Result<(Vec<Change>, Vec<Notice>)> {
     let changes = sqlx::query!(
         r#"SELECT e.facility_id, e.tenant_id, e.size, e.event_date,
@@ -217,8 +210,10 @@ async fn read_increases(
              ON t.facility_id = e.facility_id AND t.tenant_id = e.tenant_id
            WHERE e.company_id = $1 AND e.kind = 'rent_changed'
              AND e.rent_after > e.rent_before
+             AND ($2::uuid[] IS NULL OR e.facility_id = ANY($2))
            ORDER BY e.facility_id, e.tenant_id, e.event_date, e.id"#,
-        company_id.uuid()
+        company_id.uuid(),
+        only
     )
     .fetch_all(pool)
     .await?
@@ -246,8 +241,10 @@ async fn read_increases(
            WHERE b.company_id = $1 AND b.status = 'approved' AND NOT l.excluded
              AND l.tenant_id IS NOT NULL
              AND b.notice_date IS NOT NULL AND b.effective_date IS NOT NULL
+             AND ($2::uuid[] IS NULL OR b.facility_id = ANY($2))
            ORDER BY b.facility_id, l.tenant_id, b.notice_date"#,
-        company_id.uuid()
+        company_id.uuid(),
+        only
     )
     .fetch_all(pool)
     .await?
@@ -392,7 +389,11 @@ fn with_past(
 /// The tenants of each facility in place 90 days before its roll's date, neither increased
 /// since nor with a notice whose 90 days reach into the window, and how many left, by tenure
 /// band at the window's start.
-async fn baseline(pool: &PgPool, company_id: CompanyId) -> Result<BTreeMap<Uuid, Vec<Outcome>>> {
+async fn baseline(
+    pool: &PgPool,
+    company_id: CompanyId,
+    only: Option<&[Uuid]>,
+) -> Result<BTreeMap<Uuid, Vec<Outcome>>> {
     let rows = sqlx::query!(
         r#"SELECT t.facility_id,
                   width_bucket((f.rent_roll_date - $2::int - t.move_in_date)::float8 / 30.4375,
@@ -403,6 +404,7 @@ async fn baseline(pool: &PgPool, company_id: CompanyId) -> Result<BTreeMap<Uuid,
            FROM rent_roll_tenants t
            JOIN facilities f ON f.id = t.facility_id
            WHERE t.company_id = $1 AND f.rent_roll_date IS NOT NULL
+             AND ($4::uuid[] IS NULL OR t.facility_id = ANY($4))
              AND t.first_seen_on <= f.rent_roll_date - $2::int
              AND t.move_in_date <= f.rent_roll_date - $2::int
              AND (t.moved_out_on IS NULL OR t.moved_out_on > f.rent_roll_date - $2::int)
@@ -421,7 +423,8 @@ async fn baseline(pool: &PgPool, company_id: CompanyId) -> Result<BTreeMap<Uuid,
            GROUP BY 1, 2"#,
         company_id.uuid(),
         OUTCOME_DAYS as i32,
-        &TENURE_EDGES[..]
+        &TENURE_EDGES[..],
+        only
     )
     .fetch_all(pool)
     .await?;
@@ -455,24 +458,18 @@ mod tests {
 
     #[test]
     fn the_company_of_a_facility_is_the_others_pooled_in_cells() {
-        let (a, b, c) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
-        let ev = |outcomes: Vec<Outcome>| FacilityEvidence {
-            outcomes,
-            ..FacilityEvidence::default()
-        };
-        let all = CompanyEvidence::new(BTreeMap::from([
-            (a, ev(vec![o(10.0, 5.1, 10, 2), o(0.0, 0.0, 30, 3)])),
-            (b, ev(vec![o(10.1, 4.9, 5, 1), o(0.0, 0.0, 20, 1)])),
-            (c, ev(vec![o(20.0, 0.0, 4, 4)])),
-        ]));
-        let mut for_a = all.others(a);
+        let a = vec![o(10.0, 5.1, 10, 2), o(0.0, 0.0, 30, 3)];
+        let b = vec![o(10.1, 4.9, 5, 1), o(0.0, 0.0, 20, 1)];
+        let c = vec![o(20.0, 0.0, 4, 4)];
+        let pooled = cells_of(a.iter().chain(&b).chain(&c));
+        let mut for_a = others(&pooled, &cells_of(&a));
         for_a.sort_by(|x, y| x.increase_pct.total_cmp(&y.increase_pct));
         assert_eq!(
             for_a,
             vec![o(0.0, 0.0, 20, 1), o(10.0, 5.0, 5, 1), o(20.0, 0.0, 4, 4)]
         );
         // a's and b's increases share a cell: for c, one outcome of their 15 tenants.
-        let for_c = all.others(c);
+        let for_c = others(&pooled, &cells_of(&c));
         assert_eq!(for_c.len(), 2, "{for_c:?}");
         assert!(for_c.contains(&o(10.0, 5.0, 15, 3)));
         assert!(for_c.contains(&o(0.0, 0.0, 50, 4)));

@@ -159,7 +159,16 @@ async fn decide(
                 "held_out": a.held_out,
             })),
         );
-    let jobs = Jobs::of(Kind::WebhookDelivery, delivery_jobs);
+    let mut jobs = Jobs::of(Kind::WebhookDelivery, delivery_jobs);
+    // The approved tenants now hold: the facility's stored suggestions are made again.
+    ecri::runs::request_into(
+        &mut tx,
+        company_id,
+        facility_id,
+        ecri::runs::Trigger::Batch,
+        &mut jobs,
+    )
+    .await?;
     door::commit(tx, who, change, (), jobs).await
 }
 

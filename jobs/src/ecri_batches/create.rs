@@ -14,7 +14,8 @@ use domain::ids::FacilityId;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-/// Creates a draft from the facility's current suggestions (those of `filter`).
+/// Creates a draft from the facility's latest stored ECRI run (its lines of `filter`); 409 when
+/// it has none yet. Approval weighs every line again against the data of its moment.
 pub async fn create(
     pool: &PgPool,
     who: &Who,
@@ -22,7 +23,17 @@ pub async fn create(
     filter: &NewBatch,
 ) -> Result<Committed<Batch>> {
     let (company_id, actor) = (who.company, &who.actor);
-    let f = ecri::facility(pool, company_id, facility_id).await?;
+    let latest = ecri::runs::latest(pool, company_id, facility_id).await?;
+    let Some(run) = latest.run else {
+        return Err(Error::Conflict(match latest.pending_job {
+            Some(job) => format!(
+                "no suggestions to batch yet: the facility's first ECRI run is on its way (job {job})"
+            ),
+            None => "no suggestions to batch: the facility has no ECRI run yet; ask for one with GET /api/v1/facilities/{id}/ecri?fresh=true".replace("{id}", &facility_id.to_string()),
+        }));
+    };
+    let run_id = run.id;
+    let f = run.ecri;
     let (Some(basis), Some(as_of)) = (f.basis, f.as_of) else {
         return Err(Error::Conflict(format!(
             "no suggestions to batch: {}",
@@ -54,8 +65,8 @@ pub async fn create(
     let mut tx = pool.begin().await?;
     sqlx::query!(
         "INSERT INTO ecri_batches (id, company_id, facility_id, basis, as_of, notice_days,
-                                   horizon_months, holdout_pct, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                                   horizon_months, holdout_pct, created_by, ecri_run_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         id,
         company_id.uuid(),
         f.facility_id,
@@ -64,7 +75,8 @@ pub async fn create(
         i32::try_from(f.settings.notice_days).unwrap_or(30),
         f.settings.horizon_months,
         holdout_pct,
-        actor.json()
+        actor.json(),
+        run_id
     )
     .execute(&mut *tx)
     .await?;

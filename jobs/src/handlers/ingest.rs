@@ -1,6 +1,6 @@
 //! `ingest`: what follows a stored snapshot (push, upload or CRM pull). The snapshot was parsed
 //! and normalised before it was stored; here the facility's lease-up mode is re-evaluated over
-//! its history in date order, and a pricing run is requested.
+//! its history in date order, and a pricing run and an ECRI run are requested.
 
 use super::{FollowUps, JobContext, JobError};
 use crate::payload::{self, Payload};
@@ -51,7 +51,18 @@ pub async fn run(
             id
         }
     };
-    let result = json!({ "mode": recorded.mode, "mode_events": recorded.events, "pricing_run": pricing_run });
+    // The roll or the market may have changed: the facility's ECRI suggestions are run again.
+    let (ecri_run, new) = crate::ecri::runs::request(
+        &mut tx,
+        company_id,
+        facility_id,
+        crate::ecri::runs::Trigger::Sync,
+    )
+    .await?;
+    if new {
+        follow_ups.add(Kind::EcriRun, ecri_run);
+    }
+    let result = json!({ "mode": recorded.mode, "mode_events": recorded.events, "pricing_run": pricing_run, "ecri_run": ecri_run });
     super::commit_success(tx, job, &result).await?;
     Ok(follow_ups)
 }

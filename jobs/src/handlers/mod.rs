@@ -4,6 +4,8 @@
 //! worker killed mid-job) has its effects once.
 
 pub mod crm_pull;
+pub mod ecri_fit;
+pub mod ecri_run;
 pub mod ingest;
 pub mod pricing_run;
 pub mod webhook_delivery;
@@ -101,6 +103,8 @@ async fn dispatch(ctx: &JobContext, job: &Claimed) -> Result<FollowUps, JobError
         Payload::PricingRun(p) => pricing_run::run(ctx, job, p).await,
         Payload::CrmPull(p) => crm_pull::run(ctx, job, p).await,
         Payload::WebhookDelivery(p) => webhook_delivery::run(ctx, job, p).await,
+        Payload::EcriRun(p) => ecri_run::run(ctx, job, p).await,
+        Payload::EcriFit(p) => ecri_fit::run(ctx, job, p).await,
     }
 }
 

@@ -7,7 +7,8 @@
 //! missing; kept afterwards so a second run can `--reuse` it), starts the real api on it and
 //! reads each endpoint `requests` times, one request at a time after a short warm-up, reporting
 //! p50 / p99 / max per endpoint, the seeding time and the database size. Rate limits are raised
-//! so they do not shape the run.
+//! so they do not shape the run. Before the reads it does the nightly ECRI work in-process (one
+//! fit, one stored run per facility), as the reads serve stored runs.
 
 use clap::Parser;
 use hdrhistogram::Histogram;
@@ -30,9 +31,59 @@ struct Args {
     /// Use the company already seeded in `database` instead of seeding.
     #[arg(long)]
     reuse: bool,
-    /// Facilities seeded at once.
+    /// Facilities seeded at once (and ECRI runs computed at once).
     #[arg(long, default_value_t = 2)]
     parallel: usize,
+}
+
+/// The nightly ECRI work as the worker does it (one fit, then one stored run per facility),
+/// in-process: its time and the per-run latencies.
+async fn ecri_night(
+    db: &sqlx::PgPool,
+    company_id: uuid::Uuid,
+    parallel: usize,
+) -> anyhow::Result<Value> {
+    let t = Instant::now();
+    jobs::ecri::fit::fit_company(db, company_id.into()).await?;
+    let fit_s = t.elapsed().as_secs_f64();
+    let ids: Vec<uuid::Uuid> =
+        sqlx::query_scalar("SELECT id FROM facilities WHERE company_id = $1")
+            .bind(company_id)
+            .fetch_all(db)
+            .await?;
+    let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
+    let mut tasks = tokio::task::JoinSet::new();
+    for id in ids {
+        let permit = limit.clone().acquire_owned().await?;
+        let db = db.clone();
+        tasks.spawn(async move {
+            let t = Instant::now();
+            let f = jobs::ecri::facility(&db, company_id.into(), id.into()).await?;
+            let mut tx = db.begin().await?;
+            jobs::ecri::runs::store(
+                &mut tx,
+                company_id.into(),
+                uuid::Uuid::now_v7(),
+                jobs::ecri::runs::Trigger::Nightly,
+                &f,
+            )
+            .await?;
+            tx.commit().await?;
+            drop(permit);
+            anyhow::Ok(t.elapsed().as_micros() as u64)
+        });
+    }
+    let mut hist = Histogram::<u64>::new(3)?;
+    while let Some(done) = tasks.join_next().await {
+        hist.record(done??)?;
+    }
+    let ms = |q: f64| (hist.value_at_quantile(q) as f64 / 10.0).round() / 100.0;
+    Ok(json!({
+        "fit_seconds": (fit_s * 100.0).round() / 100.0,
+        "runs": hist.len(),
+        "runs_seconds": (t.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+        "run_p50_ms": ms(0.5), "run_p99_ms": ms(0.99),
+    }))
 }
 
 #[tokio::main]
@@ -97,6 +148,8 @@ async fn main() -> anyhow::Result<()> {
                     "vacuum_analyze_seconds": (t.elapsed().as_secs_f64() * 10.0).round() / 10.0 }),
         )
     };
+    let ecri = ecri_night(&state.db, company_id, args.parallel).await?;
+    eprintln!("ecri night: {ecri}");
     let key = jobs::tenancy::create_api_key(
         &state.db,
         &state.hasher,
@@ -133,7 +186,9 @@ async fn main() -> anyhow::Result<()> {
         "/api/v1/analytics/lease-up".to_owned(),
         format!("/api/v1/analytics/lease-up?facility_id={facility}"),
         "/api/v1/analytics/ecri".to_owned(),
+        "/api/v1/analytics/ecri?limit=500".to_owned(),
         format!("/api/v1/analytics/ecri?facility_id={facility}"),
+        format!("/api/v1/facilities/{facility}/ecri"),
     ];
     let mut results = Vec::new();
     for path in &paths {
@@ -180,6 +235,7 @@ async fn main() -> anyhow::Result<()> {
         "{}",
         serde_json::to_string_pretty(&json!({
             "seed": seed_report,
+            "ecri_night": ecri,
             "database_bytes": size,
             "database_gib": ((size as f64 / 1024f64.powi(3)) * 100.0).round() / 100.0,
             "facilities": counts.0, "sync_records": counts.1, "sync_unit_types": counts.2,

@@ -309,6 +309,7 @@ async fn the_demo_portfolio_reads_like_an_operators() {
     // tenants.
     let f = &body["facilities"][0];
     let id = f["facility_id"].as_str().unwrap();
+    app.ecri_now(&id).await;
     let e = e2e::get_ok(&app, &format!("/api/v1/facilities/{id}/ecri")).await;
     assert_eq!(e["basis"], "rent_roll", "{}", e["reason"]);
     let lines = e["tenants"].as_array().unwrap();

@@ -91,6 +91,13 @@ async fn a_change_whose_audit_entry_fails_is_rolled_back_whole() {
     let log = get_ok(&app, "/api/v1/audit-log?action=pricing_settings.update").await;
     assert_eq!(log["entries"].as_array().unwrap().len(), 1);
     assert_eq!(log["entries"][0]["after"], json!({ "max_step_pct": 6.0 }));
+    // The job the change asked for was recorded with it; the rolled-back one left none.
+    let asked: i64 = sqlx::query_scalar("SELECT count(*) FROM job_runs WHERE kind = 'ecri_run'")
+        .fetch_one(app.db())
+        .await
+        .unwrap();
+    assert_eq!(asked, 1);
+    app.run_jobs().await;
 }
 
 #[tokio::test]
@@ -155,4 +162,5 @@ async fn concurrent_changes_of_one_setting_each_record_the_before_the_other_left
     for pair in entries.windows(2) {
         assert_eq!(pair[1]["before"], pair[0]["after"], "{pair:?}");
     }
+    app.run_jobs().await;
 }

@@ -317,7 +317,7 @@ async fn the_cron_tick_fires_at_most_hourly_and_only_for_companies_with_access()
     let t0 = created + chrono::TimeDelta::seconds(10);
     let at = |secs: i64| t0 + chrono::TimeDelta::seconds(secs);
     let app = &app;
-    let fired = |now| async move { jobs::cron::tick(app.db(), now).await.unwrap().len() };
+    let fired = |now| async move { jobs::cron::tick(app.db(), now, false).await.unwrap().len() };
     assert_eq!(fired(at(0)).await, 1, "the first tick");
     for later in [1, 60, 1800, 3598] {
         assert_eq!(fired(at(later)).await, 0, "{later} s later");

@@ -43,6 +43,7 @@ async fn a_revenue_manager_drafts_edits_and_approves_a_batch_in_the_browser() {
     let b = Browser::start().await;
     b.login(&app.server.base, &app.tenant.email, PASSWORD).await;
     b.wait_path("/app").await;
+    app.ecri_now(&fid).await;
     b.goto(&app.url(&format!("/app/facilities/{fid}/ecri")))
         .await;
     b.wait_text("Suggestions now").await;
@@ -102,6 +103,7 @@ async fn a_revenue_manager_drafts_edits_and_approves_a_batch_in_the_browser() {
     assert_eq!(csv.lines().count(), 1 + lines.len() - 1, "{csv}");
     assert!(csv.contains(&format!("{rent1:.2}")), "{csv}");
     // The facility's list shows the batch and its actor.
+    app.ecri_now(&fid).await;
     b.goto(&app.url(&format!("/app/facilities/{fid}/ecri")))
         .await;
     let listed = b.text("#ecri-batches").await;

@@ -317,6 +317,7 @@ async fn settings_and_competitor_rates_are_changed_with_the_api_rules() {
         .filter(|r| r["stale"] == true)
         .count();
     assert_eq!(stale, api_stale);
+    app.run_jobs().await;
     b.close().await;
 }
 
@@ -555,6 +556,7 @@ async fn each_analytics_page_shows_the_numbers_of_its_endpoint() {
     }
 
     // ECRI of one facility: its sizes and totals.
+    app.ecri_now(&id).await;
     let api = get_ok(&app, &format!("/api/v1/analytics/ecri?facility_id={id}")).await;
     b.goto(&format!("{base}/app/analytics/ecri?facility_id={id}"))
         .await;
@@ -565,16 +567,21 @@ async fn each_analytics_page_shows_the_numbers_of_its_endpoint() {
     );
     assert_eq!(
         b.text("#ecri-net").await,
-        amount(&api["totals"]["net_monthly_uplift"])
+        amount(&api["totals"]["expected_gain"])
+    );
+    assert_eq!(
+        b.text("#ecri-uplift").await,
+        amount(&api["totals"]["monthly_uplift"])
     );
     let sizes = rows(&b, "ecri-sizes").await;
-    let api_sizes = api["facilities"][0]["sizes"].as_array().unwrap();
+    let api_sizes = api["sizes"].as_array().unwrap();
+    assert!(!api_sizes.is_empty());
     assert_eq!(sizes.len(), api_sizes.len());
     for (row, z) in sizes.iter().zip(api_sizes) {
-        assert_eq!(row[1], z["size"].as_str().unwrap());
-        if z["net_monthly_uplift"].is_number() {
-            assert_eq!(row[12], amount(&z["net_monthly_uplift"]));
-        }
+        assert_eq!(row[0], z["size"].as_str().unwrap());
+        assert_eq!(row[1], z["tenants"].to_string());
+        assert_eq!(row[5], amount(&z["monthly_uplift"]));
+        assert_eq!(row[7], amount(&z["expected_gain"]));
     }
 
     // Lease-up: the count, and each facility's mode and occupancy.
@@ -709,6 +716,7 @@ async fn every_amount_on_every_page_carries_the_company_currency() {
     );
 
     let cookie = app.session_cookie().await;
+    app.ecri_now(&id).await;
     let pages = [
         "/app".to_owned(),
         "/app/portfolio".to_owned(),

@@ -37,6 +37,7 @@ fn snapshot(name: &str, date: &str, tenants: &[Value]) -> Value {
 }
 
 async fn draft(app: &TestApp, fid: &str) -> Value {
+    app.ecri_now(fid).await;
     let (s, b) = status_json(
         app.post(
             &format!("/api/v1/facilities/{fid}/ecri-batches"),
@@ -377,6 +378,7 @@ async fn a_cohort_with_a_flagged_tenant_is_never_raised() {
         "{r}"
     );
     let fid = sync(&app, &body(2)).await;
+    app.ecri_now(&fid).await;
     let ecri = get_ok(&app, &format!("/api/v1/facilities/{fid}/ecri")).await;
     let lines = ecri["tenants"].as_array().unwrap();
     let flagged = lines.iter().find(|l| l["tenant_count"] == 12).unwrap();

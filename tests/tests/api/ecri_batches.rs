@@ -129,6 +129,7 @@ async fn a_batch_is_drafted_edited_approved_mailed_and_its_outcome_counted() {
     )
     .await;
     assert_eq!(s, 200);
+    app.ecri_now(&fid).await;
     let ecri = get_ok(&app, &format!("/api/v1/facilities/{fid}/ecri")).await;
     let suggested: Vec<&Value> = ecri["tenants"]
         .as_array()
@@ -143,6 +144,7 @@ async fn a_batch_is_drafted_edited_approved_mailed_and_its_outcome_counted() {
 
     // The draft holds every suggestion with an increase, as the engine gave it.
     let base = format!("/api/v1/facilities/{fid}/ecri-batches");
+    app.ecri_now(&fid).await;
     let (s, draft) = status_json(app.post(&base, &json!({})).await).await;
     assert_eq!(s, 201, "{draft}");
     assert_eq!(draft["status"], "draft");
@@ -316,6 +318,7 @@ async fn a_batch_is_drafted_edited_approved_mailed_and_its_outcome_counted() {
 
     // Tenants with an approved increase not yet in force are not suggested again: a new batch
     // holds only the line left out.
+    app.ecri_now(&fid).await;
     let (s, second) = status_json(app.post(&base, &json!({})).await).await;
     assert_eq!(s, 201, "{second}");
     let second_lines = second["lines"].as_array().unwrap();
@@ -501,6 +504,7 @@ async fn a_holdout_is_drawn_at_random_and_the_lift_is_measured_against_it() {
     .await;
     assert_eq!(s, 200, "{set}");
     let base = format!("/api/v1/facilities/{fid}/ecri-batches");
+    app.ecri_now(&fid).await;
     let (s, draft) = status_json(app.post(&base, &json!({})).await).await;
     assert_eq!(s, 201, "{draft}");
     // The control group is drawn at approval, after the edits: none in the draft.
@@ -635,6 +639,7 @@ async fn a_batch_of_cohorts_mails_a_row_per_cohort_and_bad_input_writes_nothing(
     )
     .await;
     let base = format!("/api/v1/facilities/{fid}/ecri-batches");
+    app.ecri_now(&fid).await;
     let before = count(&app, "SELECT count(*) FROM ecri_batches").await;
     for (body, status, starts) in [
         (json!({"sizes": ["99x99"]}), 422, "sizes[0]:"),

@@ -71,6 +71,7 @@ async fn a_feed_without_the_last_increase_date_keeps_the_services_own_history() 
         ),
     )
     .await;
+    app.ecri_now(&id).await;
     let e = get_ok(&app, &format!("/api/v1/facilities/{id}/ecri")).await;
     let a = line(&e, "A-1");
     assert_eq!(a["guardrails"], json!(["months_since_increase"]), "{a}");
@@ -130,8 +131,9 @@ async fn a_twelve_month_cap_holds_across_two_increases() {
         ),
     )
     .await;
+    app.ecri_now(&id).await;
     let path = format!("/api/v1/facilities/{id}/ecri");
-    let free = get_ok(&app, &path).await;
+    let free = read(&app, &path).await;
     let a = line(&free, "A-1");
     assert!(
         a["new_rent"].as_f64().unwrap() > 115.0,
@@ -147,13 +149,14 @@ async fn a_twelve_month_cap_holds_across_two_increases() {
     .await;
     assert_eq!(s, 200, "{set}");
     assert_eq!(set["settings"]["cap_12_months_pct"], 15.0);
-    let capped = get_ok(&app, &path).await;
+    let capped = read(&app, &path).await;
     let a = line(&capped, "A-1");
     assert_eq!(a["new_rent"], 115.0, "{a}");
     assert_eq!(a["guardrails"], json!(["twelve_month_cap"]), "{a}");
 
     // A batch's edited rent obeys it too, naming it.
     let base = format!("/api/v1/facilities/{id}/ecri-batches");
+    app.ecri_now(&id).await;
     let (s, batch) = status_json(app.post(&base, &json!({})).await).await;
     assert_eq!(s, 201, "{batch}");
     let bid = batch["id"].as_str().unwrap();
@@ -174,7 +177,7 @@ async fn a_twelve_month_cap_holds_across_two_increases() {
         status_json(app.post(&format!("{base}/{bid}/approve"), &json!({})).await).await;
     assert_eq!(s, 200, "{approved}");
     let effective = approved["effective_date"].as_str().unwrap().to_owned();
-    let held = get_ok(&app, &path).await;
+    let held = read(&app, &path).await;
     let a = line(&held, "A-1");
     assert_eq!(a["guardrails"], json!(["months_since_increase"]), "{a}");
     let why = a["reasons"][0]["text"].as_str().unwrap();
@@ -200,8 +203,9 @@ async fn flagged_tenants_are_matched_through_synonyms() {
         ),
     )
     .await;
+    app.ecri_now(&id).await;
     let path = format!("/api/v1/facilities/{id}/ecri");
-    let e = get_ok(&app, &path).await;
+    let e = read(&app, &path).await;
     for t in ["A-1", "B-2", "C-3"] {
         let l = line(&e, t);
         assert_eq!(l["guardrails"], json!(["excluded_flag"]), "{l}");
@@ -224,10 +228,11 @@ async fn flagged_tenants_are_matched_through_synonyms() {
     )
     .await;
     assert_eq!(s, 200, "{set}");
-    let e = get_ok(&app, &path).await;
+    let e = read(&app, &path).await;
     assert_eq!(line(&e, "D-4")["guardrails"], json!(["excluded_flag"]));
     assert!(line(&e, "E-5")["increase"].as_f64().unwrap() > 0.0);
     // No batch carries them.
+    app.ecri_now(&id).await;
     let (s, batch) = status_json(
         app.post(&format!("/api/v1/facilities/{id}/ecri-batches"), &json!({}))
             .await,
@@ -281,7 +286,7 @@ async fn bad_compliance_settings_answer_422_naming_the_field_and_write_nothing()
             "{body}: {err}"
         );
     }
-    let s = get_ok(&app, &path).await;
+    let s = read(&app, &path).await;
     assert_eq!(s["overrides"], json!({"cap_12_months_pct": 12}));
     assert_eq!(s["settings"]["cap_12_months_pct"], 12.0);
     assert_eq!(s["settings"]["cap_base_date"], Value::Null);
@@ -290,4 +295,11 @@ async fn bad_compliance_settings_answer_422_naming_the_field_and_write_nothing()
         json!(["business", "delinquent", "military", "lien", "bankruptcy"])
     );
     app.run_jobs().await;
+}
+
+/// The facility's ECRI answer after a new run: the test changed its data or settings.
+async fn read(app: &TestApp, path: &str) -> Value {
+    let id = path.split('/').nth(4).expect("a facility path");
+    app.ecri_now(id).await;
+    get_ok(app, path).await
 }

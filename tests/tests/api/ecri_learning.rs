@@ -101,6 +101,7 @@ async fn facility(app: &TestApp, name: &str, leavers: &[usize]) -> Value {
     sync_as(app, &who, &roll(day(90), &[], leavers, false)).await;
     sync_as(app, &who, &roll(day(60), &raised, leavers, true)).await;
     sync_as(app, &who, &roll(day(5), &raised, leavers, true)).await;
+    app.ecri_now(&id).await;
     let r = app
         .req_as(&who, Method::GET, &format!("/api/v1/facilities/{id}/ecri"))
         .send()

@@ -61,6 +61,7 @@ async fn backdate(app: &TestApp, batch: &str, notice_back: i32) {
 /// A batch of every suggestion of the facility, approved; (id, its kept lines).
 async fn approved_batch(app: &TestApp, fid: &str) -> (String, Vec<Value>) {
     let base = format!("/api/v1/facilities/{fid}/ecri-batches");
+    app.ecri_now(&fid).await;
     let (s, draft) = status_json(app.post(&base, &json!({})).await).await;
     assert_eq!(s, 201, "{draft}");
     let id = draft["id"].as_str().unwrap().to_owned();
@@ -474,6 +475,7 @@ async fn calibration_bins_worked_by_hand_within_the_company_and_the_scope() {
         )
         .await;
     assert_eq!(csv.lines().count(), 11, "{csv}");
+    app.ecri_now(&north).await;
     let fpage = app
         .page_text(&cookie, &format!("/app/facilities/{north}/ecri"))
         .await;

@@ -67,7 +67,7 @@ async fn a_sync_is_ingested_by_a_worker_and_lease_up_history_ignores_arrival_ord
         .unwrap();
     assert_eq!(modes, vec!["lease_up", "lease_up"]);
 
-    // Each facility got pricing runs requested, and every job succeeded once.
+    // Each facility got pricing and ECRI runs requested, and every job succeeded once.
     let (succeeded, attempts, failed): (i64, i64, i64) = sqlx::query_as(
         "SELECT count(*) FILTER (WHERE status = 'succeeded'), sum(attempts)::int8, count(*) FILTER (WHERE status = 'failed') FROM job_runs",
     )
@@ -80,13 +80,24 @@ async fn a_sync_is_ingested_by_a_worker_and_lease_up_history_ignores_arrival_ord
             .await
             .unwrap();
     assert!(pricing >= 2, "{pricing}");
+    // And ECRI runs, one per facility at least (a request while one waits joins it).
+    let ecri: i64 = sqlx::query_scalar("SELECT count(*) FROM job_runs WHERE kind = 'ecri_run'")
+        .fetch_one(app.db())
+        .await
+        .unwrap();
+    assert!((2..=14).contains(&ecri), "{ecri}");
+    let runs: i64 = sqlx::query_scalar("SELECT count(DISTINCT facility_id) FROM ecri_runs")
+        .fetch_one(app.db())
+        .await
+        .unwrap();
+    assert_eq!(runs, 2);
     assert_eq!(
         (succeeded, attempts, failed),
-        (14 + pricing, 14 + pricing, 0)
+        (14 + pricing + ecri, 14 + pricing + ecri, 0)
     );
     let (_, status) = status_json(app.get("/api/v1/status").await).await;
     assert_eq!(status["jobs"]["queued"], 0);
-    assert_eq!(status["jobs"]["succeeded"], 14 + pricing);
+    assert_eq!(status["jobs"]["succeeded"], 14 + pricing + ecri);
     drop(worker);
 }
 
@@ -355,7 +366,8 @@ async fn worker_metrics_show_outcomes_and_open_jobs() {
     wait_until("metrics answer", LIMIT, || async {
         fetch()
             .await
-            .is_some_and(|t| t.contains("ssp_job_outcomes_total{outcome=\"succeeded\"} 2"))
+            // The ingest, the pricing run and the ECRI run it asked for.
+            .is_some_and(|t| t.contains("ssp_job_outcomes_total{outcome=\"succeeded\"} 3"))
     })
     .await;
     let text = fetch().await.unwrap();

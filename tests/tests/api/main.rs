@@ -22,6 +22,7 @@ mod ecri_batches;
 mod ecri_compliance;
 mod ecri_learning;
 mod ecri_outcome;
+mod ecri_runs;
 mod envelope;
 mod facilities;
 mod health;

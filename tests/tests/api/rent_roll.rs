@@ -176,6 +176,7 @@ async fn a_roll_is_stored_per_tenant_and_changed_by_events_only() {
     // The cohorts answer the ECRI report: on day(2), A-1 at 132 raised 1 month ago at most
     // (d2 is a week earlier), C-3 at 45.10 since 2025-03-01, D-4 at 55 since d2.
     let facility = r["facility"]["id"].as_str().unwrap().to_owned();
+    app.ecri_now(&facility).await;
     let ecri = get_ok(
         &app,
         &format!("/api/v1/analytics/ecri?facility_id={facility}"),
@@ -288,6 +289,7 @@ async fn the_engine_answers_each_tenant_of_the_roll_with_its_reasons() {
     )
     .await;
     let facility = r["facility"]["id"].as_str().unwrap().to_owned();
+    app.ecri_now(&facility).await;
     let e = get_ok(&app, &format!("/api/v1/facilities/{facility}/ecri")).await;
     assert_eq!(e["basis"], "rent_roll");
     assert_eq!(e["as_of"], d2.as_str());
@@ -330,12 +332,13 @@ async fn the_engine_answers_each_tenant_of_the_roll_with_its_reasons() {
     assert_eq!(e["model"]["increased_tenants"], 0);
     assert_eq!(e["model"]["increase_sensitivity"], 1.0);
 
-    // The per-size report carries the same suggestions as cohorts.
+    // The per-size report sums the same stored run: C-3's 5x5 increase is the size's uplift.
     let report = get_ok(
         &app,
         &format!("/api/v1/analytics/ecri?facility_id={facility}"),
     )
     .await;
+    assert_eq!(report["facilities"][0]["run"]["run_id"], e["run"]["run_id"]);
     let five = report["facilities"][0]["sizes"]
         .as_array()
         .unwrap()
@@ -343,15 +346,13 @@ async fn the_engine_answers_each_tenant_of_the_roll_with_its_reasons() {
         .find(|z| z["size"] == "5x5")
         .unwrap()
         .clone();
-    let cohorts = five["cohorts"].as_array().unwrap();
-    assert_eq!(cohorts.len(), 2, "{five}");
-    let c3 = cohorts.iter().find(|c| c["avg_rent"] == 45.1).unwrap();
-    assert_eq!(c3["tenant_count"], 1);
-    assert_eq!(c3["increase"].as_f64().unwrap(), increase);
-    assert_eq!(c3["stay_probability"], c["stay_probability"]);
+    assert_eq!(five["tenants"], 2, "{five}");
+    assert_eq!(five["tenants_affected"], 1, "{five}");
+    assert_eq!(five["monthly_uplift"].as_f64().unwrap(), increase);
 
     // The dashboard's ECRI page shows the same lines, money as money.
     let cookie = app.session_cookie().await;
+    app.ecri_now(&facility).await;
     let page = app
         .page_text(
             &cookie,
@@ -382,6 +383,7 @@ async fn the_engine_answers_each_tenant_of_the_roll_with_its_reasons() {
     );
     // Another company's facility is not there.
     let other = app.create_tenant("Other Storage").await;
+    app.ecri_now(&facility).await;
     let r = app
         .req_as(
             &other,
@@ -457,6 +459,7 @@ async fn the_engine_learns_how_a_facilitys_tenants_took_their_increases() {
         .as_str()
         .unwrap()
         .to_owned();
+    app.ecri_now(&id).await;
     let learned = get_ok(&app, &format!("/api/v1/facilities/{id}/ecri")).await;
     let m = &learned["model"];
     assert_eq!(m["increased_tenants"], 20, "{m}");
@@ -484,6 +487,7 @@ async fn the_engine_learns_how_a_facilitys_tenants_took_their_increases() {
         .as_str()
         .unwrap()
         .to_owned();
+    app.ecri_now(&fresh_id).await;
     let prior: Value = app
         .req_as(
             &fresh,
@@ -673,6 +677,7 @@ async fn a_facilitys_guardrails_are_its_own_settings() {
             .map(|l| l["guardrails"].clone())
             .collect()
     };
+    app.ecri_now(&id).await;
     let e = get_ok(&app, &format!("/api/v1/facilities/{id}/ecri")).await;
     assert_eq!(
         guardrails(&e),
@@ -703,6 +708,7 @@ async fn a_facilitys_guardrails_are_its_own_settings() {
         s["settings"]["stay_prior"]["per_increase_pct"],
         s["defaults"]["stay_prior"]["per_increase_pct"]
     );
+    app.ecri_now(&id).await;
     let e = get_ok(&app, &format!("/api/v1/facilities/{id}/ecri")).await;
     for g in guardrails(&e) {
         assert!(

@@ -1,9 +1,11 @@
-//! The ECRI page: suggested increases for existing tenants per size, with guardrails and uplift;
-//! for one facility, the ECRI engine's suggestion per tenant of its rent roll with its reasons
-//! (`GET /api/v1/facilities/:id/ecri`, from the same `jobs::ecri::facility`).
+//! The ECRI page: the engine's suggested increases for existing tenants, read from each
+//! facility's latest stored run (`GET /api/v1/analytics/ecri`): totals, per size over the
+//! facilities in scope, per facility a page at a time; for one facility, its suggestion per
+//! tenant (`GET /api/v1/facilities/:id/ecri`, the same stored run).
 
 use super::*;
-use jobs::analytics::reports::ecri::{FacilityOut, Report, SizeOut, Totals};
+use jobs::analytics::reports::ecri::{FacilityOut, Page, Report, Totals};
+use jobs::ecri::sizes::SizeSummary;
 use jobs::ecri::FacilityEcri;
 
 pub async fn ecri(
@@ -12,19 +14,24 @@ pub async fn ecri(
     Query(p): Query<Params>,
 ) -> PageResult {
     let facility = p.facility()?;
-    let settings = AnalyticsSettings::default();
-    let report =
-        reports::ecri::report(&state.db, s.company_id, facility, &s.scope, &settings.ecri).await?;
+    let page = Page {
+        limit: None,
+        cursor: p.cursor.clone().filter(|c| !c.trim().is_empty()),
+    };
+    let report = reports::ecri::report(&state.db, s.company_id, facility, &s.scope, &page).await?;
     let fig = Figures::new(s.currency);
-    let (sizes, totals) = tables(&fig, &report, facility.is_some());
+    let (sizes, totals) = tables(&fig, &report);
     let chart = if facility.is_some() {
-        sizes_chart(fig, report.facilities.first())
+        sizes_chart(fig, &report.sizes)
     } else {
         facilities_chart(fig, &report)
     };
     let chart_table = chart.table("chart-ecri-table");
     let engine = match facility {
-        Some(id) => Some(jobs::ecri::facility(&state.db, s.company_id, id).await?),
+        Some(id) => jobs::ecri::runs::latest(&state.db, s.company_id, id)
+            .await?
+            .run
+            .map(|r| r.ecri),
         None => None,
     };
     let no_lines = Vec::new();
@@ -50,187 +57,176 @@ pub async fn ecri(
     }
     let q = p.query();
     let form = scope_form(&state, &s, PAGES[0].0, facility, html! {}).await?;
+    let next = report.next_cursor.as_ref().map(|c| {
+        let mut n = form_urlencoded::Serializer::new(String::new());
+        n.append_pair("cursor", c);
+        format!("/app/analytics/ecri?{}", n.finish())
+    });
     let body = html! {
         (form)
         (tiles(&fig, &report.totals))
+        (coverage(&report))
         (chart::with_table(&chart, &chart_table, &q))
-        @if facility.is_some() {
-            h2 { "Per size" }
-            p class="muted" { "The per-size rule: at most a step of 10 %, never above street." }
-            (sizes.render(&q))
-            @if let Some(e) = &engine {
-                (engine_section(&fig, e, &tenants, &q))
-            }
-        } @else {
-            p class="muted" { "Choose a facility for its sizes, their guardrails and the expected uplift per size." }
+        h2 { "Per size" }
+        p class="muted" { "The engine's suggestions of each facility's latest run, summed per size over "
+            @if facility.is_some() { "this facility" } @else { "every facility shown" } "." }
+        (sizes.render(&q))
+        @if let Some(e) = &engine {
+            (engine_section(&fig, e, &tenants, &q))
         }
         h2 { "Per facility" }
         (totals.render(&q))
+        @if let Some(href) = &next {
+            p { a id="ecri-next-page" href=(href) { "Next facilities" } }
+        }
         (calibration.render(&fig, &q))
     };
     frame(&s, "Rent increases for existing tenants", PAGES[0].0, body)
 }
 
-/// The page's two tables: per size (filled only for one facility, where its sizes are shown)
-/// and per facility, with its totals.
-fn tables(fig: &Figures, report: &Report, one_facility: bool) -> (Table, Table) {
+/// How many facilities the figures cover, and how many runs are out of date.
+fn coverage(r: &Report) -> Markup {
+    let c = &r.coverage;
+    html! {
+        p class="muted" id="ecri-coverage" {
+            "From the latest ECRI run of " (c.with_run) " of " (c.facilities) " facilities"
+            @if let Some(at) = c.oldest_run_at { " (the oldest of " (at.format("%Y-%m-%d %H:%M UTC")) ")" }
+            "."
+            @if c.stale > 0 { " " (c.stale) " of them predate the facility's latest roll or snapshot; a new run is made after each sync and nightly." }
+        }
+    }
+}
+
+/// The page's two tables: per size over the facilities in scope, and per facility.
+fn tables(fig: &Figures, report: &Report) -> (Table, Table) {
     let mut sizes = Table::new(
         "ecri-sizes",
-        "Per size: the tenants below street rate, the suggested increase and its guardrails",
+        "Per size: tenants, suggested increases, expected move-outs and the guardrails that bound them",
         &[
-            "Facility",
             "Size",
-            "Street rate",
             "Tenants",
-            "Average rent",
-            "Rent gap (%)",
-            "Tenants affected",
-            "Increase",
-            "Increase (%)",
-            "New rent",
+            "Tenants increased",
+            "Average increase (%)",
+            "Median increase (%)",
             "Monthly uplift",
             "Expected move-outs",
-            "Net monthly uplift",
+            "Expected gain",
             "Guardrails",
-            "Note",
         ],
     );
+    for z in &report.sizes {
+        sizes.row(size_row(fig, z));
+    }
     let mut totals = Table::new(
         "ecri-facilities",
-        "Per facility: totals of its sizes",
+        "Per facility: totals of its latest run",
         &[
             "Facility",
             "As of",
             "Tenants",
-            "Tenants affected",
+            "Tenants increased",
             "Monthly uplift",
             "Expected move-outs",
-            "Net monthly uplift",
+            "Expected gain",
+            "Run",
             "Note",
         ],
     );
     for f in &report.facilities {
-        totals.row(cells![
-            f.facility_name.clone(),
-            f.as_of.map(|d| d.to_string()).unwrap_or_default(),
-            fig.count(f.totals.tenants as f64),
-            fig.count(f.totals.tenants_affected as f64),
-            fig.amount(f.totals.monthly_uplift),
-            fig.expected(f.totals.expected_move_outs),
-            fig.amount(f.totals.net_monthly_uplift),
-            f.reason.clone().unwrap_or_default(),
-        ]);
-        if !one_facility {
-            continue;
-        }
-        for z in &f.sizes {
-            sizes.row(size_row(fig, f, z));
-        }
+        totals.row(facility_row(fig, f));
     }
     (sizes, totals)
 }
 
-/// A size's row of the per-size table: its suggestion, and the guardrails that bound it.
-fn size_row(fig: &Figures, f: &FacilityOut, z: &SizeOut) -> Vec<Cell> {
-    let e = z.ecri.as_ref();
+fn facility_row(fig: &Figures, f: &FacilityOut) -> Vec<Cell> {
+    let run = f.run.as_ref().map(|r| {
+        let at = r.generated_at.format("%Y-%m-%d %H:%M UTC").to_string();
+        match &r.stale {
+            Some(why) => format!("{at} (out of date: {why})"),
+            None => at,
+        }
+    });
     cells![
         f.facility_name.clone(),
-        z.size.clone(),
-        fig.rate(z.street_rate),
-        fig.count(e.map(|e| e.tenants as f64)),
-        fig.rate(e.map(|e| e.current_avg_rent)),
-        fig.pct(e.map(|e| e.rent_gap_pct)),
-        fig.count(e.map(|e| e.tenants_affected as f64)),
-        fig.rate(e.map(|e| e.suggested_increase)),
-        fig.pct(e.map(|e| e.suggested_increase_pct)),
-        fig.rate(e.and_then(|e| e.suggested_new_rent)),
-        fig.amount(e.map(|e| e.monthly_uplift)),
-        fig.expected(e.map(|e| e.expected_move_outs)),
-        fig.amount(e.map(|e| e.net_monthly_uplift)),
-        e.map(|e| {
-            e.guardrails
-                .iter()
-                .map(|g| format!("{} ({} tenants)", word(&g.guardrail), g.tenants))
-                .collect::<Vec<_>>()
-                .join("; ")
-        })
-        .unwrap_or_default(),
-        z.reason.clone().unwrap_or_default(),
+        f.as_of.map(|d| d.to_string()).unwrap_or_default(),
+        fig.count(f.totals.tenants as f64),
+        fig.count(f.totals.tenants_affected as f64),
+        fig.amount(f.totals.monthly_uplift),
+        fig.expected(f.totals.expected_move_outs),
+        fig.amount(f.totals.expected_gain),
+        run.unwrap_or_else(|| "none yet".to_owned()),
+        f.reason.clone().unwrap_or_default(),
     ]
 }
 
-/// One facility's chart: each size's monthly uplift, before and after expected move-outs.
-fn sizes_chart(fig: Figures, f: Option<&FacilityOut>) -> Chart {
-    let sizes_of = f.map(|f| f.sizes.as_slice()).unwrap_or_default();
-    Chart {
-        id: "chart-ecri".into(),
-        title: "Monthly uplift per size, before and after expected move-outs".into(),
-        unit: "per month".into(),
-        measure: Measure::Amount,
-        figures: fig,
-        labels: sizes_of.iter().map(|z| z.size.clone()).collect(),
-        series: vec![
-            Series::new(
-                "Monthly uplift",
-                Kind::Bar,
-                sizes_of
-                    .iter()
-                    .map(|z| z.ecri.as_ref().map(|e| e.monthly_uplift))
-                    .collect(),
-            ),
-            Series::new(
-                "Net monthly uplift",
-                Kind::Bar,
-                sizes_of
-                    .iter()
-                    .map(|z| z.ecri.as_ref().map(|e| e.net_monthly_uplift))
-                    .collect(),
-            ),
-        ],
-        from_zero: true,
-    }
+/// A size's row: its suggestions, and the guardrails that bound them.
+fn size_row(fig: &Figures, z: &SizeSummary) -> Vec<Cell> {
+    cells![
+        z.size.clone(),
+        fig.count(z.tenants as f64),
+        fig.count(z.tenants_affected as f64),
+        fig.pct(z.avg_increase_pct),
+        fig.pct(z.median_increase_pct),
+        fig.amount(z.monthly_uplift),
+        fig.expected(z.expected_move_outs),
+        fig.amount(z.expected_gain),
+        z.guardrails
+            .iter()
+            .map(|(g, n)| format!("{} ({n} tenants)", word(g)))
+            .collect::<Vec<_>>()
+            .join("; "),
+    ]
 }
 
-/// The company's chart: the facilities of the largest net monthly uplift (at most
-/// [`MAX_BARS`]), largest first.
-fn facilities_chart(fig: Figures, report: &Report) -> Chart {
-    let mut top: Vec<_> = report.facilities.iter().collect();
-    top.sort_by(|a, b| {
-        b.totals
-            .net_monthly_uplift
-            .total_cmp(&a.totals.net_monthly_uplift)
-    });
-    top.truncate(MAX_BARS);
+/// One facility's chart: each size's monthly uplift and expected gain.
+fn sizes_chart(fig: Figures, sizes: &[SizeSummary]) -> Chart {
     Chart {
         id: "chart-ecri".into(),
-        title: format!(
-            "Net monthly uplift per facility (the {} largest)",
-            top.len()
-        ),
+        title: "Monthly uplift per size if every suggestion is made".into(),
         unit: "per month".into(),
         measure: Measure::Amount,
         figures: fig,
-        labels: top.iter().map(|f| f.facility_name.clone()).collect(),
+        labels: sizes.iter().map(|z| z.size.clone()).collect(),
         series: vec![Series::new(
-            "Net monthly uplift",
+            "Monthly uplift",
             Kind::Bar,
-            top.iter()
-                .map(|f| Some(f.totals.net_monthly_uplift))
-                .collect(),
+            sizes.iter().map(|z| Some(z.monthly_uplift)).collect(),
         )],
         from_zero: true,
     }
 }
 
-/// The tiles of the totals over every facility shown.
+/// The company's chart: the facilities of this page with the largest monthly uplift (at most
+/// [`MAX_BARS`]), largest first.
+fn facilities_chart(fig: Figures, report: &Report) -> Chart {
+    let mut top: Vec<_> = report.facilities.iter().collect();
+    top.sort_by(|a, b| b.totals.monthly_uplift.total_cmp(&a.totals.monthly_uplift));
+    top.truncate(MAX_BARS);
+    Chart {
+        id: "chart-ecri".into(),
+        title: format!("Monthly uplift per facility (the {} largest)", top.len()),
+        unit: "per month".into(),
+        measure: Measure::Amount,
+        figures: fig,
+        labels: top.iter().map(|f| f.facility_name.clone()).collect(),
+        series: vec![Series::new(
+            "Monthly uplift",
+            Kind::Bar,
+            top.iter().map(|f| Some(f.totals.monthly_uplift)).collect(),
+        )],
+        from_zero: true,
+    }
+}
+
+/// The tiles of the totals over every facility in scope.
 fn tiles(fig: &Figures, t: &Totals) -> Markup {
     html! {
         div class="figures" id="ecri-totals" {
             div { "Tenants" b { (fig.count(t.tenants as f64)) } }
-            div { "Tenants affected" b id="ecri-affected" { (fig.count(t.tenants_affected as f64)) } }
-            div { "Monthly uplift" b id="ecri-uplift" { (fig.amount(t.monthly_uplift)) } }
+            div { "Tenants increased" b id="ecri-affected" { (fig.count(t.tenants_affected as f64)) } }
+            div { "Monthly uplift (per month)" b id="ecri-uplift" { (fig.amount(t.monthly_uplift)) } }
             div { "Expected move-outs" b { (fig.expected(t.expected_move_outs)) } }
-            div { "Net monthly uplift" b id="ecri-net" { (fig.amount(t.net_monthly_uplift)) } }
+            div { "Expected gain over the horizon" b id="ecri-net" { (fig.amount(t.expected_gain)) } }
         }
     }
 }
@@ -239,7 +235,7 @@ fn tiles(fig: &Figures, t: &Totals) -> Markup {
 /// the link to make a batch of them, and the suggestion per tenant.
 fn engine_section(fig: &Figures, e: &FacilityEcri, tenants: &Table, q: &str) -> Markup {
     html! {
-        h2 { "Per tenant: the ECRI engine" }
+        h2 { "Per tenant" }
         p class="muted" id="ecri-engine-basis" {
             @match e.basis {
                 Some(jobs::ecri::Basis::RentRoll) => { "From the rent roll of " (e.as_of.map(|d| d.to_string()).unwrap_or_default()) ". " }

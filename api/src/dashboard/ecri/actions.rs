@@ -57,6 +57,21 @@ pub async fn create(
     }
 }
 
+/// Asks for a new ECRI run of the facility (the page's "Run now").
+pub async fn run_now(
+    State(state): State<AppState>,
+    SignedIn(s): SignedIn,
+    acting: crate::access::Acting,
+    Path(id): Path<String>,
+) -> PageResult {
+    let id: FacilityId = path_id(&id, "facility")?;
+    require_access(&s)?;
+    let done = jobs::ecri::runs::run_now(&state.db, &acting.who, id).await?;
+    state.finish(done).await;
+    let to = format!("{}?notice=run", super::href(id.uuid()));
+    Ok(Redirect::to(&to).into_response())
+}
+
 /// The end of a form that changes a batch: its jobs pushed and the batch's page with `notice`,
 /// or the page again with the refusal.
 async fn finished<T>(

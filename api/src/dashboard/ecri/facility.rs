@@ -42,7 +42,22 @@ pub(super) async fn facility_page(
     notice: Option<&'static str>,
     error: Option<String>,
 ) -> PageResult {
-    let engine = jobs::ecri::facility(&state.db, s.company_id, id).await?;
+    let latest = jobs::ecri::runs::latest(&state.db, s.company_id, id).await?;
+    let run_info = run_info(s, &latest);
+    let engine = match latest.run {
+        Some(r) => r.ecri,
+        None => jobs::ecri::FacilityEcri::without_run(
+            latest.facility_id,
+            latest.facility_name.clone(),
+            match latest.pending_job {
+                Some(_) => {
+                    "The facility's first ECRI run is on its way: reload in a moment.".to_owned()
+                }
+                None => "No ECRI run yet: one follows the facility's next sync, or run one now."
+                    .to_owned(),
+            },
+        ),
+    };
     let listed = batches::list(&state.db, s.company_id, id, None).await?;
     let fig = Figures::new(s.currency);
     let tenants = suggestions_table(&fig, &engine.lines, "ecri-suggestions");
@@ -66,6 +81,7 @@ pub(super) async fn facility_page(
             a href={"/app/analytics/ecri?facility_id=" (id)} { "ECRI analytics" } " · "
             a id="ecri-calibration-link" href="/app/analytics/ecri#calibration" { "Calibration of the stay model (predicted against realized stay, all facilities)" }
         }
+        (run_info)
         (new_batch(s, &fig, &engine, &action))
         section aria-labelledby="batches-h" {
             h2 id="batches-h" { "Batches" }
@@ -213,5 +229,46 @@ fn new_batch(
                 div class="actions" { button type="submit" id="create-batch" { "Create a draft batch" } }
             }
         }
+    }
+}
+
+/// Which stored run the page shows, whether it is stale, and the button that asks for a new one
+/// (for the roles that may).
+fn run_info(s: &Session, latest: &jobs::ecri::runs::Latest) -> maud::Markup {
+    let may_run = s.role.allows(jobs::access::Permission::Operate);
+    let id = latest.facility_id;
+    html! {
+        section class="card" id="ecri-run" aria-label="ECRI run" {
+            @match &latest.run {
+                Some(r) => p id="ecri-run-info" {
+                    "Suggestions of the ECRI run of " (r.created_at.format("%Y-%m-%d %H:%M UTC"))
+                    " (" (trigger_text(&r.trigger)) ")."
+                    @if let Some(why) = &r.stale { " " strong id="ecri-run-stale" { "Out of date: " (why) "." } }
+                },
+                None => p id="ecri-run-info" { "No ECRI run of this facility yet." },
+            }
+            @if latest.pending_job.is_some() {
+                p class="muted" id="ecri-run-pending" { "A new run is on its way; reload the page in a moment." }
+            }
+            @if may_run {
+                form method="post" action={"/app/facilities/" (id) "/ecri-run"} {
+                    (page::csrf(s))
+                    button type="submit" id="ecri-run-now" { "Run now" }
+                }
+            } @else {
+                p class="muted" { "An operator or an admin can ask for a new run." }
+            }
+        }
+    }
+}
+
+fn trigger_text(t: &str) -> &'static str {
+    match t {
+        "sync" => "after a sync",
+        "nightly" => "nightly",
+        "settings" => "after a settings change",
+        "batch" => "after an approval",
+        "on_demand" => "asked for",
+        _ => "run",
     }
 }

@@ -11,7 +11,7 @@ mod actions;
 mod batch;
 mod facility;
 
-pub use actions::{approve, cancel, create, edit, letters};
+pub use actions::{approve, cancel, create, edit, letters, run_now};
 pub use batch::batch;
 pub use facility::show;
 
@@ -35,6 +35,7 @@ pub(super) fn notice_text(n: Option<&str>) -> Option<&'static str> {
         "edited" => "The batch's lines are saved.",
         "approved" => "Approved: download the letters and send them by the notice date.",
         "cancelled" => "The batch is cancelled.",
+        "run" => "A new ECRI run is on its way: reload the page in a moment to see it.",
         _ => return None,
     })
 }

@@ -1,66 +1,53 @@
-//! `GET /api/v1/analytics/ecri` (see `jobs::analytics::reports::ecri`).
+//! `GET /api/v1/analytics/ecri` (see `jobs::analytics::reports::ecri`): read from each
+//! facility's latest stored ECRI run.
 
-use chrono::NaiveDate;
-use domain::analytics::ecri::{EcriSettings, SizeEcri};
+use chrono::{DateTime, NaiveDate, Utc};
+use jobs::analytics::reports::ecri as r;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use uuid::Uuid;
 
+/// One unit size: of one facility's run, or summed over the facilities in scope.
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = EcriSize)]
-pub(crate) struct SizeOut {
+pub(crate) struct Size {
+    /// Unit size (`10x10`).
     pub size: String,
-    /// Street rate of the size in the same snapshot; null when the snapshot has none.
+    /// Tenants of the size.
+    pub tenants: u64,
+    /// Tenants an increase is suggested for.
+    pub tenants_affected: u64,
+    /// Added rent per month if every suggestion is made and every tenant stays (currency).
+    pub monthly_uplift: f64,
+    /// Expected revenue over the horizon against no increase, net of expected move-outs and
+    /// the months their units stand empty (currency).
+    pub expected_gain: f64,
+    /// Tenants increased who are expected to have moved out 90 days after the notice.
+    pub expected_move_outs: f64,
+    /// Average suggested increase of the tenants increased, % of their rent.
+    pub avg_increase_pct: f64,
+    /// Median suggested increase of the tenants increased, % (over many facilities: the
+    /// average of their medians, weighted by tenants increased).
+    pub median_increase_pct: f64,
+    /// Street rate of the size (one facility's run only; null in sums).
     pub street_rate: Option<f64>,
-    #[serde(flatten)]
-    pub ecri: Option<SizeEcri>,
-    /// Why there is no suggestion for the size, when there is none.
-    pub reason: Option<String>,
-    /// The ECRI engine's suggestions for the size's tenants (docs/ecri.md), one line per
-    /// whole months since the rent was last set; empty when the size has no tenants.
-    pub cohorts: Vec<Cohort>,
+    /// Tenants per guardrail that held their increase back or capped it.
+    pub guardrails: BTreeMap<String, u64>,
 }
 
-/// Tenants of a size who share the months since their rent was last set, with the engine's
-/// suggestion for them.
-#[derive(Serialize, utoipa::ToSchema)]
-#[schema(as = EcriCohort)]
-pub(crate) struct Cohort {
-    /// Months since the last increase: as the cohort was sent, or whole months from a rent
-    /// roll (since the move-in for tenants never increased).
-    pub months_since_last_increase: Option<f64>,
-    /// Tenants.
-    pub tenant_count: u32,
-    /// Their average rent, currency per month.
-    pub avg_rent: f64,
-    /// The suggested increase per tenant, currency per month (0 for none).
-    pub increase: f64,
-    /// The average rent after the suggested increases.
-    pub new_rent: f64,
-    /// The chance a tenant stays through the 90 days after the notice (0 to 1).
-    pub stay_probability: f64,
-}
-
-impl From<jobs::ecri::CohortLine> for Cohort {
-    fn from(c: jobs::ecri::CohortLine) -> Self {
+impl From<jobs::ecri::sizes::SizeSummary> for Size {
+    fn from(s: jobs::ecri::sizes::SizeSummary) -> Self {
         Self {
-            months_since_last_increase: c.months_since_last_increase,
-            tenant_count: c.tenant_count,
-            avg_rent: c.avg_rent,
-            increase: c.increase,
-            new_rent: c.new_rent,
-            stay_probability: c.stay_probability,
-        }
-    }
-}
-
-impl From<jobs::analytics::reports::ecri::SizeOut> for SizeOut {
-    fn from(r: jobs::analytics::reports::ecri::SizeOut) -> Self {
-        Self {
-            size: r.size,
-            street_rate: r.street_rate,
-            ecri: r.ecri,
-            reason: r.reason,
-            cohorts: r.cohorts.into_iter().map(Into::into).collect(),
+            size: s.size,
+            tenants: s.tenants,
+            tenants_affected: s.tenants_affected,
+            monthly_uplift: s.monthly_uplift,
+            expected_gain: s.expected_gain,
+            expected_move_outs: s.expected_move_outs,
+            avg_increase_pct: s.avg_increase_pct,
+            median_increase_pct: s.median_increase_pct,
+            street_rate: s.street_rate,
+            guardrails: s.guardrails,
         }
     }
 }
@@ -72,24 +59,37 @@ pub(crate) struct Totals {
     pub tenants: u64,
     /// Tenants an increase is suggested for.
     pub tenants_affected: u64,
-    /// Added rent per month if every suggestion is made.
+    /// Added rent per month if every suggestion is made and every tenant stays (currency).
     pub monthly_uplift: f64,
-    /// Tenants expected to move out after the increases.
+    /// Expected revenue over each facility's horizon against no increase (currency).
+    pub expected_gain: f64,
+    /// Tenants increased who are expected to have moved out 90 days after the notice.
     pub expected_move_outs: f64,
-    /// Monthly uplift less the rent of the expected move-outs.
-    pub net_monthly_uplift: f64,
 }
 
-impl From<jobs::analytics::reports::ecri::Totals> for Totals {
-    fn from(r: jobs::analytics::reports::ecri::Totals) -> Self {
+impl From<r::Totals> for Totals {
+    fn from(t: r::Totals) -> Self {
         Self {
-            tenants: r.tenants,
-            tenants_affected: r.tenants_affected,
-            monthly_uplift: r.monthly_uplift,
-            expected_move_outs: r.expected_move_outs,
-            net_monthly_uplift: r.net_monthly_uplift,
+            tenants: t.tenants,
+            tenants_affected: t.tenants_affected,
+            monthly_uplift: t.monthly_uplift,
+            expected_gain: t.expected_gain,
+            expected_move_outs: t.expected_move_outs,
         }
     }
+}
+
+/// The stored run a facility's figures come from.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = EcriRunRef)]
+pub(crate) struct RunRef {
+    /// Id of the stored run (`GET /api/v1/facilities/{id}/ecri` serves the same).
+    pub run_id: Uuid,
+    /// When the worker computed it.
+    pub generated_at: DateTime<Utc>,
+    /// Why the run no longer describes the facility (a newer roll or snapshot, another engine
+    /// version); null while it does.
+    pub stale: Option<String>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -99,46 +99,78 @@ pub(crate) struct FacilityOut {
     pub facility_id: Uuid,
     /// The facility's name.
     pub facility_name: String,
-    /// Date of the snapshot the figures come from.
+    /// Date of the rent roll (or snapshot, for cohorts) the suggestions are for.
     pub as_of: Option<NaiveDate>,
-    /// Suggestions per unit size.
-    pub sizes: Vec<SizeOut>,
+    /// The run read; null before the facility's first run.
+    pub run: Option<RunRef>,
+    /// Per unit size, in natural size order (5x5 < 5x10 < 10x10).
+    pub sizes: Vec<Size>,
     /// Sums over the sizes.
     pub totals: Totals,
     /// Why there are no suggestions, when there are none.
     pub reason: Option<String>,
 }
 
-impl From<jobs::analytics::reports::ecri::FacilityOut> for FacilityOut {
-    fn from(r: jobs::analytics::reports::ecri::FacilityOut) -> Self {
+impl From<r::FacilityOut> for FacilityOut {
+    fn from(f: r::FacilityOut) -> Self {
         Self {
-            facility_id: r.facility_id,
-            facility_name: r.facility_name,
-            as_of: r.as_of,
-            sizes: r.sizes.into_iter().map(Into::into).collect(),
-            totals: r.totals.into(),
-            reason: r.reason,
+            facility_id: f.facility_id,
+            facility_name: f.facility_name,
+            as_of: f.as_of,
+            run: f.run.map(|x| RunRef {
+                run_id: x.run_id,
+                generated_at: x.generated_at,
+                stale: x.stale,
+            }),
+            sizes: f.sizes.into_iter().map(Into::into).collect(),
+            totals: f.totals.into(),
+            reason: f.reason,
         }
     }
+}
+
+/// How complete the figures are.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = EcriCoverage)]
+pub(crate) struct Coverage {
+    /// Facilities in scope.
+    pub facilities: u64,
+    /// Of those, with a stored run.
+    pub with_run: u64,
+    /// Of those, whose run is stale.
+    pub stale: u64,
+    /// The oldest run read.
+    pub oldest_run_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = EcriReport)]
 pub(crate) struct Report {
-    /// The settings the suggestions were made with.
-    pub settings: EcriSettings,
-    /// Per facility.
-    pub facilities: Vec<FacilityOut>,
-    /// Sums over every facility.
+    /// Sums over every facility in scope (every page).
     pub totals: Totals,
+    /// Per unit size over every facility in scope, in natural size order.
+    pub sizes: Vec<Size>,
+    /// How many facilities in scope have a stored run, and how many of those are stale.
+    pub coverage: Coverage,
+    /// This page of facilities, by name.
+    pub facilities: Vec<FacilityOut>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
 }
 
-impl From<jobs::analytics::reports::ecri::Report> for Report {
-    fn from(r: jobs::analytics::reports::ecri::Report) -> Self {
+impl From<r::Report> for Report {
+    fn from(x: r::Report) -> Self {
         Self {
-            settings: r.settings,
-            facilities: r.facilities.into_iter().map(Into::into).collect(),
-            totals: r.totals.into(),
+            totals: x.totals.into(),
+            sizes: x.sizes.into_iter().map(Into::into).collect(),
+            coverage: Coverage {
+                facilities: x.coverage.facilities,
+                with_run: x.coverage.with_run,
+                stale: x.coverage.stale,
+                oldest_run_at: x.coverage.oldest_run_at,
+            },
+            facilities: x.facilities.into_iter().map(Into::into).collect(),
+            next_cursor: x.next_cursor,
         }
     }
 }
