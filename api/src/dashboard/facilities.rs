@@ -65,8 +65,13 @@ pub async fn list(
     Query(n): Query<Notice>,
 ) -> PageResult {
     let items = facilities::list(&state.db, s.company_id, &s.scope).await?;
+    let admin = page::may_post(&s, "/app/facilities");
     let body = html! {
-        p { a class="button" href="/app/facilities/new" { "Add a facility" } }
+        @if admin {
+            p { a class="button" href="/app/facilities/new" { "Add a facility" } }
+        } @else {
+            (page::role_note(&s, "add, edit or delete facilities", "an admin or an owner"))
+        }
         @if items.is_empty() {
             p class="muted" { "No facility yet. Add one here, push a sync, or upload a file." }
         } @else {
@@ -82,8 +87,11 @@ pub async fn list(
                                 td class="num" { (f.rentable_sqft.map(|v| v.to_string()).unwrap_or_default()) }
                                 td { (f.last_sync_date.map(|d| d.to_string()).unwrap_or_else(|| "none".to_owned())) }
                                 td { div class="actions" {
-                                    a href={"/app/facilities/" (f.id) "/edit"} { "Edit" }
-                                    a href={"/app/facilities/" (f.id) "/delete"} { "Delete" }
+                                    a href={"/app/facilities/" (f.id)} { "Pricing" }
+                                    @if admin {
+                                        a href={"/app/facilities/" (f.id) "/edit"} { "Edit" }
+                                        a href={"/app/facilities/" (f.id) "/delete"} { "Delete" }
+                                    }
                                 } }
                             }
                         }
