@@ -189,7 +189,14 @@ async fn bulk_accept_stores_the_selection_and_the_history_shows_accepts_and_a_re
     let bulk = &entries[1];
     assert_eq!(bulk["via"], "dashboard");
     assert_eq!(bulk["after"].as_array().unwrap().len(), 2);
-    assert_eq!(bulk["before"][0]["rate_in_force"], 100.0);
+    // One request, in the sheet's order (5x5 before 10x10): the rate each stood at before.
+    let before: Vec<(&str, f64)> = bulk["before"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["size"].as_str().unwrap(), b["rate_in_force"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(before, vec![("5x5", 50.0), ("10x10", 100.0)]);
     app.run_jobs().await;
 }
 
