@@ -310,6 +310,7 @@ async fn the_pricing_page_of_the_demo_is_under_12000_px_tall_at_1440_px() {
         .await
         .as_f64()
         .unwrap();
+    println!("the pricing page is {height} px tall at 1,440 px");
     assert!(height < 12_000.0, "the page is {height} px tall");
     // The decision controls sit in the sheet, at the top of the page, not below the charts.
     let top = b

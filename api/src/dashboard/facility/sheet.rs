@@ -110,7 +110,7 @@ impl Page<'_> {
                 td class="num" { (change) " " br; span class="muted" { (action_word(rec.action)) } }
                 td class="num" { (fig.index(rec.confidence)) }
                 td class="num" { (fig.pct(rec.occupancy_pct)) " " br; span class="muted" { (vacant(line)) } }
-                td { (band_words(fig, rec)) }
+                td class="band" { (band_words(fig, rec)) }
                 td { (in_force_words(fig, line)) }
                 @if decide { td { (self.decide_form(i, rec, run_id)) } }
             }
@@ -140,6 +140,7 @@ impl Page<'_> {
             }
         };
         let rate = typed("rate").unwrap_or_else(|| plain_rate(rec.recommended_rate));
+        let unit = domain::pricing::decisions::unit_label(&rec.size, &rec.tier);
         html! {
             form class="decide" id={"decide-" (i)} method="post" action=(self.action("decisions")) {
                 (page::csrf(self.s))
@@ -148,8 +149,10 @@ impl Page<'_> {
                 input type="hidden" name="tier" value=(rec.tier);
                 @if mine { p class="field-error" role="alert" { (r.message) } }
                 div class="decide-fields" {
-                    label { "Rate" input type="text" inputmode="decimal" name="rate" value=(rate) size="8"; }
-                    label { "Reason" input type="text" name="reason" maxlength="500" value=[typed("reason")] placeholder="optional"; }
+                    input type="text" inputmode="decimal" name="rate" value=(rate) size="8"
+                        aria-label={"Rate for " (unit)} title="The rate to override with";
+                    input type="text" name="reason" maxlength="500" value=[typed("reason")]
+                        placeholder="Reason (optional)" aria-label={"Reason for " (unit)};
                 }
                 @if mine && r.field.as_deref() == Some("force") {
                     label class="check" {
