@@ -185,3 +185,56 @@ pub(super) fn history_table(fig: &Figures, logged: &[jobs::decisions::Logged]) -
     }
     t
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::pricing::decisions::Broken;
+
+    fn usd() -> Figures {
+        Figures::new(domain::values::Currency::parse("USD").unwrap())
+    }
+
+    fn units() -> Vec<(String, String)> {
+        vec![
+            ("5x5".to_owned(), String::new()),
+            ("10x10".to_owned(), "climate".to_owned()),
+        ]
+    }
+
+    #[test]
+    fn a_guardrail_refusal_names_the_unit_the_bounds_in_money_and_what_to_tick() {
+        let api = "decisions[1]: the override of 10x10 climate to 150.00 breaks the guardrail \
+                   max_step (at most 8% per change, 92.00 to 108.00): send force: true with a \
+                   reason to store it anyway";
+        let (text, field) = speak(api, &units(), &usd(), |i| {
+            assert_eq!(i, 1);
+            vec![Broken {
+                name: "max_step",
+                detail: "at most 8% per change, 92.00 to 108.00".into(),
+            }]
+        });
+        assert_eq!(
+            text,
+            "10x10 climate: this rate is outside the run's guardrails: max step (at most 8% per \
+             change, $92.00 to $108.00). To set it anyway, tick \u{201c}Apply anyway\u{201d}, \
+             give a reason and press Override again."
+        );
+        assert_eq!(field.as_deref(), Some("force"));
+    }
+
+    #[test]
+    fn other_refusals_name_the_unit_and_the_field_in_words() {
+        let (text, field) = speak(
+            "decisions[0].rate: must be a rate above 0 and at most 1000000",
+            &units(),
+            &usd(),
+            |_| Vec::new(),
+        );
+        assert_eq!(text, "5x5: Rate must be a rate above 0 and at most 1000000");
+        assert_eq!(field.as_deref(), Some("rate"));
+        let (text, field) = speak("decisions: must not be empty", &[], &usd(), |_| Vec::new());
+        assert_eq!(text, "decisions: must not be empty");
+        assert_eq!(field, None);
+    }
+}

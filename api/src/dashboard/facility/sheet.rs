@@ -86,8 +86,7 @@ impl Page<'_> {
             && self
                 .refused
                 .values
-                .get(&format!("pick:{}", pick_value(&rec.size, &rec.tier)))
-                .is_some();
+                .contains_key(&format!("pick:{}", pick_value(&rec.size, &rec.tier)));
         // The sign is the amount's (a cut reads `-$4.00`); the action word under it says which
         // way a change goes.
         let change = format!(
