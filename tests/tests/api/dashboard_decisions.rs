@@ -194,7 +194,12 @@ async fn bulk_accept_stores_the_selection_and_the_history_shows_accepts_and_a_re
         .as_array()
         .unwrap()
         .iter()
-        .map(|b| (b["size"].as_str().unwrap(), b["rate_in_force"].as_f64().unwrap()))
+        .map(|b| {
+            (
+                b["size"].as_str().unwrap(),
+                b["rate_in_force"].as_f64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(before, vec![("5x5", 50.0), ("10x10", 100.0)]);
     app.run_jobs().await;

@@ -543,7 +543,13 @@ async fn each_analytics_page_shows_the_numbers_of_its_endpoint() {
     );
     let channels = rows(&b, "lead-channels").await;
     for (row, c) in channels.iter().zip(api["channels"].as_array().unwrap()) {
-        assert_eq!(row[0], c["channel"].as_str().unwrap());
+        // The channel's id as a word (`walk_in` is "Walk-in").
+        let id = c["channel"].as_str().unwrap();
+        let word = match id {
+            "walk_in" => "Walk-in".to_owned(),
+            other => other[..1].to_uppercase() + &other[1..].replace('_', " "),
+        };
+        assert_eq!(row[0], word);
         assert_eq!(row[1], c["leads"].to_string());
         assert_eq!(row[2], pct(&c["share_pct"]));
     }
@@ -598,12 +604,32 @@ async fn each_analytics_page_shows_the_numbers_of_its_endpoint() {
         b.text("#lease-up-count").await,
         api["facilities_in_lease_up"].to_string()
     );
+    // The table lists the facilities in the chart's order, lowest occupancy first.
     let status = rows(&b, "lease-up-facilities").await;
-    for (row, f) in status.iter().zip(api["facilities"].as_array().unwrap()) {
+    let mut facilities = api["facilities"].as_array().unwrap().clone();
+    facilities.sort_by(|a, b| {
+        let o = |f: &Value| f["occupancy_pct"].as_f64().unwrap_or(f64::MAX);
+        o(a).total_cmp(&o(b))
+    });
+    assert_eq!(status.len(), facilities.len());
+    for (row, f) in status.iter().zip(&facilities) {
         assert_eq!(row[0], f["facility_name"].as_str().unwrap());
         assert_eq!(row[1], f["mode"].as_str().unwrap().replace('_', "-"));
         assert_eq!(row[2], pct(&f["occupancy_pct"]));
     }
+    let bars = b
+        .script("return Array.from(document.querySelectorAll('svg#chart-lease-up text.x-label title')).map(t => t.textContent)")
+        .await;
+    let first: Vec<&str> = facilities
+        .iter()
+        .take(bars.as_array().unwrap().len())
+        .map(|f| f["facility_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        bars,
+        json!(first),
+        "the bars' full names, in the table's order"
+    );
     // A bad parameter is the API's 422, said on the page.
     b.goto(&format!("{base}/app/analytics/leads?period=7d"))
         .await;
