@@ -327,3 +327,59 @@ async fn the_pricing_page_of_the_demo_is_under_12000_px_tall_at_1440_px() {
     b.close().await;
     app.run_jobs().await;
 }
+
+#[tokio::test]
+async fn a_refusal_of_a_form_sent_in_place_is_shown_not_swallowed() {
+    let app = spawn_app().await;
+    let id = facility(&app, "Main Street").await;
+    super::team::invite_and_accept(&app, "mia@example.com", "manager").await;
+    let b = signed_in(&app, "mia@example.com").await;
+    b.goto(&format!("{}/app/facilities/{id}", app.server.base))
+        .await;
+    b.find("#run-now").await;
+    // Her role drops to viewer while the page is open: "Run now" (sent in place by htmx) is
+    // refused with a 403, which htmx does not swap; the page says so all the same.
+    let team = get_ok(&app, "/api/v1/team").await;
+    let mia = team["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["email"] == "mia@example.com")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = app
+        .req(
+            reqwest::Method::PATCH,
+            &format!("/api/v1/team/members/{mia}"),
+        )
+        .json(&json!({ "role": "viewer" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    b.script("window.markedPage = true").await;
+    b.click("#run-now").await;
+    let page = b.wait_text("your role (viewer) may not do this").await;
+    assert!(
+        page.contains("Decide the street rates"),
+        "the page stays: {page}"
+    );
+    assert_eq!(
+        b.script("return window.markedPage === true").await,
+        json!(true)
+    );
+    assert_eq!(
+        b.script("return document.querySelectorAll('#flash #errors[role=alert]').length")
+            .await,
+        json!(1)
+    );
+    assert_eq!(
+        app.count("recommendation_runs").await,
+        1,
+        "the sync's run only"
+    );
+    b.close().await;
+    app.run_jobs().await;
+}
