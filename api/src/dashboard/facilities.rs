@@ -38,7 +38,19 @@ fn value_of(f: &Facility, field: &str) -> String {
     }
 }
 
+/// Whether the signed-in user's role may add, change or delete facilities (an admin's work).
+fn may_change(s: &Session) -> bool {
+    page::may_post(s, "/app/facilities")
+}
+
+fn no_changes(s: &Session) -> Markup {
+    page::role_note(s, "add, edit or delete facilities", "an admin or an owner")
+}
+
 fn form(s: &Session, action: &str, values: &BTreeMap<String, String>, submit: &str) -> Markup {
+    if !may_change(s) {
+        return no_changes(s);
+    }
     html! {
         form class="stack" method="post" action=(action) {
             (page::csrf(s))
@@ -65,12 +77,12 @@ pub async fn list(
     Query(n): Query<Notice>,
 ) -> PageResult {
     let items = facilities::list(&state.db, s.company_id, &s.scope).await?;
-    let admin = page::may_post(&s, "/app/facilities");
+    let admin = may_change(&s);
     let body = html! {
         @if admin {
             p { a class="button" href="/app/facilities/new" { "Add a facility" } }
         } @else {
-            (page::role_note(&s, "add, edit or delete facilities", "an admin or an owner"))
+            (no_changes(&s))
         }
         @if items.is_empty() {
             p class="muted" { "No facility yet. Add one here, push a sync, or upload a file." }
@@ -217,6 +229,15 @@ pub async fn confirm_delete(
 ) -> PageResult {
     let id = path_id(&id, "facility")?;
     let f = facilities::get(&state.db, s.company_id, id).await?;
+    if !may_change(&s) {
+        return Ok(page::render(page::frame(
+            &s,
+            Nav::Facilities,
+            "Delete a facility",
+            &Messages::default(),
+            no_changes(&s),
+        )));
+    }
     Ok(page::confirm(
         &s,
         page::Confirm {

@@ -272,8 +272,13 @@ async fn a_viewer_sees_the_figures_without_any_control_it_may_not_use() {
     let note = b.text(".role-note").await;
     assert_eq!(note, "Your role (viewer) may read this but not decide rates, run the engine, add competitor rates or change the settings; a manager, an admin or an owner may.");
     // The other pages: no control of an admin's or a manager's either.
+    let edit = format!("/app/facilities/{id}/edit");
+    let delete = format!("/app/facilities/{id}/delete");
     for (path, gone) in [
         ("/app/facilities", "a[href='/app/facilities/new']"),
+        ("/app/facilities", "a[href$='/edit']"),
+        (edit.as_str(), "main form[method=post]"),
+        (delete.as_str(), "main form[method=post]"),
         ("/app", "#company-settings"),
         ("/app/upload", "form[enctype='multipart/form-data']"),
     ] {
