@@ -8,8 +8,8 @@ use super::*;
 use crate::dashboard::prose::with_money;
 use jobs::rates::{RateLine, Rates};
 
-/// Columns of a sheet row before the decision cell.
-const FIGURE_COLUMNS: usize = 9;
+/// Columns of a sheet row without the box and the decision cell (a reader who may not decide).
+const FIGURE_COLUMNS: usize = 8;
 
 /// A rate as its input field holds it: plain, two decimals (what the parser reads back).
 fn plain_rate(v: f64) -> String {
@@ -94,7 +94,7 @@ impl Page<'_> {
             fig.rate(rec.change_amount),
             fig.pct(rec.change_pct)
         );
-        let columns = FIGURE_COLUMNS + usize::from(decide);
+        let columns = FIGURE_COLUMNS + 2 * usize::from(decide);
         html! {
             tr id={"row-" (i)} data-size=(rec.size) data-tier=(rec.tier) {
                 @if decide {
