@@ -98,8 +98,8 @@ pub(crate) async fn record(
 /// Records the service's key rotation in every company's log, in the rotation's transaction.
 pub(crate) async fn record_in_every_company(conn: &mut PgConnection, what: &str) -> Result<()> {
     sqlx::query!(
-        "INSERT INTO audit_log (company_id, actor, action)
-         SELECT id, $1, 'master_key.rotate' FROM companies",
+        "INSERT INTO audit_log (company_id, actor, action, via)
+         SELECT id, $1, 'master_key.rotate', 'service' FROM companies",
         crate::actor::Actor::system(what).json()
     )
     .execute(conn)
@@ -297,9 +297,9 @@ pub async fn sign_in_failed(pool: &PgPool, email: &str, client_addr: &str) -> Re
         return Ok(());
     }
     sqlx::query!(
-        r#"INSERT INTO audit_log (company_id, actor, action, target, client_addr)
+        r#"INSERT INTO audit_log (company_id, actor, action, target, client_addr, via)
            SELECT company_id, jsonb_build_object('type', 'user', 'id', id, 'name', email),
-                  'user.sign_in_failed', 'user:' || id, $2
+                  'user.sign_in_failed', 'user:' || id, $2, 'dashboard'
            FROM users WHERE lower(email) = lower($1)"#,
         email.trim(),
         client_addr

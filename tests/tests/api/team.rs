@@ -733,13 +733,12 @@ async fn every_change_appears_in_the_audit_log_with_its_actor_and_the_log_filter
             .collect::<Vec<_>>(),
         ["dashboard", "api"]
     );
-    assert_eq!(
-        by_action("user.sign_in")
-            .iter()
-            .map(via)
-            .collect::<Vec<_>>(),
-        ["dashboard"]
-    );
+    for signing_in in ["user.sign_in", "user.sign_in_failed"] {
+        assert_eq!(
+            by_action(signing_in).iter().map(via).collect::<Vec<_>>(),
+            ["dashboard"]
+        );
+    }
     let settings = by_action("pricing_settings.update");
     assert_eq!(settings[0]["facility_id"], fid.as_str());
     assert_eq!(settings[0]["before"], json!({ "max_step_pct": 6.0 }));
