@@ -15,7 +15,7 @@ use axum::http::{request::Parts, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use jobs::access::{Access, Permission};
-use jobs::door::Who;
+use jobs::door::{Via, Who};
 use jobs::sessions::Session;
 use jobs::tenancy::Principal;
 use uuid::Uuid;
@@ -119,15 +119,16 @@ impl FromRequestParts<AppState> for Acting {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let (company, access) = parts
+        // A key's request came through the API; a signed-in session's through the dashboard.
+        let (company, access, via) = parts
             .extensions
             .get::<Principal>()
-            .map(|p| (p.company_id, p.access()))
+            .map(|p| (p.company_id, p.access(), Via::Api))
             .or_else(|| {
                 parts
                     .extensions
                     .get::<Session>()
-                    .map(|s| (s.company_id, s.access()))
+                    .map(|s| (s.company_id, s.access(), Via::Dashboard))
             })
             .ok_or_else(|| ApiError::Unauthorized("missing API key".to_owned()))?;
         let Ok(peer) = PeerAddr::from_request_parts(parts, state).await;
@@ -135,6 +136,7 @@ impl FromRequestParts<AppState> for Acting {
             company,
             actor: access.actor.clone(),
             role: Some(access.role),
+            via,
             client_addr: Some(client(state, &parts.headers, &peer)),
         };
         Ok(Self { access, who })

@@ -109,6 +109,7 @@ pub(crate) async fn audit_log_rows(
                 json(e.before),
                 json(e.after),
                 e.client_addr.unwrap_or_default(),
+                e.via.unwrap_or_default(),
             ]
         }));
         match page.next {
@@ -127,6 +128,7 @@ pub(crate) async fn audit_log_rows(
         "Before",
         "After",
         "Client address",
+        "Via",
     ]
     .iter()
     .map(|h| (*h).to_owned())

@@ -62,6 +62,8 @@ pub(crate) struct By<'a> {
     pub actor: &'a Actor,
     /// `None` for the service and for a failed sign-in.
     pub role: Option<Role>,
+    /// Where the change came from; `None` where the caller does not know (a sign-in).
+    pub via: Option<crate::door::Via>,
     pub client_addr: Option<&'a str>,
 }
 
@@ -75,8 +77,8 @@ pub(crate) async fn record(
 ) -> Result<()> {
     sqlx::query!(
         "INSERT INTO audit_log
-             (company_id, actor, role, action, target, facility_id, before, after, client_addr)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+             (company_id, actor, role, action, target, facility_id, before, after, client_addr, via)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         company.uuid(),
         by.actor.json(),
         by.role.map(Role::as_str),
@@ -85,7 +87,8 @@ pub(crate) async fn record(
         change.facility_id,
         change.before,
         change.after,
-        by.client_addr
+        by.client_addr,
+        by.via.map(crate::door::Via::as_str)
     )
     .execute(conn)
     .await?;
@@ -95,8 +98,8 @@ pub(crate) async fn record(
 /// Records the service's key rotation in every company's log, in the rotation's transaction.
 pub(crate) async fn record_in_every_company(conn: &mut PgConnection, what: &str) -> Result<()> {
     sqlx::query!(
-        "INSERT INTO audit_log (company_id, actor, action)
-         SELECT id, $1, 'master_key.rotate' FROM companies",
+        "INSERT INTO audit_log (company_id, actor, action, via)
+         SELECT id, $1, 'master_key.rotate', 'service' FROM companies",
         crate::actor::Actor::system(what).json()
     )
     .execute(conn)
@@ -117,6 +120,8 @@ pub struct Entry {
     pub before: Option<Value>,
     pub after: Option<Value>,
     pub client_addr: Option<String>,
+    /// `api`, `dashboard` or `service`; `None` for entries recorded before it was kept.
+    pub via: Option<String>,
 }
 
 /// What to list: every filter is optional.
@@ -166,7 +171,7 @@ pub async fn list(pool: &PgPool, company: CompanyId, f: &Filter) -> Result<Page>
         None => (None, None),
     };
     let rows = sqlx::query!(
-        r#"SELECT id, at, actor, role, action, target, facility_id, before, after, client_addr
+        r#"SELECT id, at, actor, role, action, target, facility_id, before, after, client_addr, via
            FROM audit_log
            WHERE company_id = $1
              AND ($2::timestamptz IS NULL OR at >= $2)
@@ -203,6 +208,7 @@ pub async fn list(pool: &PgPool, company: CompanyId, f: &Filter) -> Result<Page>
             before: r.before,
             after: r.after,
             client_addr: r.client_addr,
+            via: r.via,
         })
         .collect();
     let next = more.then(|| entries.last().map(|e| e.id)).flatten();
@@ -269,6 +275,7 @@ pub async fn signed_in(pool: &PgPool, user_id: Uuid, client_addr: &str) -> Resul
         let by = By {
             actor: &Actor::user(user_id, &member.email),
             role: Some(member.role),
+            via: Some(crate::door::Via::Dashboard),
             client_addr: Some(client_addr),
         };
         record(
@@ -290,9 +297,9 @@ pub async fn sign_in_failed(pool: &PgPool, email: &str, client_addr: &str) -> Re
         return Ok(());
     }
     sqlx::query!(
-        r#"INSERT INTO audit_log (company_id, actor, action, target, client_addr)
+        r#"INSERT INTO audit_log (company_id, actor, action, target, client_addr, via)
            SELECT company_id, jsonb_build_object('type', 'user', 'id', id, 'name', email),
-                  'user.sign_in_failed', 'user:' || id, $2
+                  'user.sign_in_failed', 'user:' || id, $2, 'dashboard'
            FROM users WHERE lower(email) = lower($1)"#,
         email.trim(),
         client_addr

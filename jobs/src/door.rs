@@ -16,14 +16,35 @@ use domain::ids::CompanyId;
 use sqlx::{Postgres, Transaction};
 use uuid::Uuid;
 
+/// Where a change came from: a request to the API, a click on the dashboard, or the service
+/// on its own. The audit log records it beside the actor, so a person's click on the
+/// dashboard is told apart from the same person's key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    Api,
+    Dashboard,
+    Service,
+}
+
+impl Via {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::Api => "api",
+            Via::Dashboard => "dashboard",
+            Via::Service => "service",
+        }
+    }
+}
+
 /// Who makes a change, for the audit log: the company, the actor (a person, a key, the
-/// service), their role and the client's address.
+/// service), their role, where the change came from and the client's address.
 #[derive(Clone, Debug)]
 pub struct Who {
     pub company: CompanyId,
     pub actor: Actor,
     /// `None` for the service itself.
     pub role: Option<Role>,
+    pub via: Via,
     pub client_addr: Option<String>,
 }
 
@@ -34,6 +55,7 @@ impl Who {
             company,
             actor: Actor::system(what),
             role: None,
+            via: Via::Service,
             client_addr: None,
         }
     }
@@ -42,6 +64,7 @@ impl Who {
         By {
             actor: &self.actor,
             role: self.role,
+            via: Some(self.via),
             client_addr: self.client_addr.as_deref(),
         }
     }

@@ -32,6 +32,11 @@ static ASSETS: LazyLock<Vec<Asset>> = LazyLock::new(|| {
             "text/css; charset=utf-8",
             include_bytes!("../../assets/app.css").as_slice(),
         ),
+        (
+            "favicon.svg",
+            "image/svg+xml",
+            include_bytes!("../../assets/favicon.svg").as_slice(),
+        ),
     ]
     .into_iter()
     .map(|(logical, content_type, bytes)| {
@@ -74,4 +79,10 @@ pub async fn serve(Path(name): Path<String>) -> Response {
         )
             .into_response(),
     }
+}
+
+/// `/favicon.ico`: the icon's hashed address (the pages link it; a browser asks this address
+/// on its own).
+pub async fn favicon() -> Response {
+    axum::response::Redirect::permanent(&url("favicon.svg")).into_response()
 }

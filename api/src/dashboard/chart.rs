@@ -81,6 +81,43 @@ fn fit_label(label: &str, width_px: f64) -> String {
     }
 }
 
+/// The part of each category label that tells it from the others: the words every label
+/// starts or ends with are left out (`Demo Storage 0001`, `Demo Storage 0002` read `0001`,
+/// `0002`), so labels cut to their room do not all read `Demo Sto…`. Labels without a space
+/// (dates, months, sizes) and a single label are kept whole; the full label is the tooltip.
+fn distinct_parts(labels: &[String]) -> Vec<String> {
+    let words: Vec<Vec<&str>> = labels.iter().map(|l| l.split(' ').collect()).collect();
+    let shortest = words.iter().map(Vec::len).min().unwrap_or(0);
+    if labels.len() < 2 || shortest < 2 {
+        return labels.to_vec();
+    }
+    let first = &words[0];
+    let mut head = 0;
+    while head + 1 < shortest && words.iter().all(|w| w[head] == first[head]) {
+        head += 1;
+    }
+    let mut tail = 0;
+    while head + tail + 1 < shortest
+        && words
+            .iter()
+            .all(|w| w[w.len() - 1 - tail] == first[first.len() - 1 - tail])
+    {
+        tail += 1;
+    }
+    let parts: Vec<String> = words
+        .iter()
+        .map(|w| w[head..w.len() - tail].join(" "))
+        .collect();
+    let mut unique = parts.clone();
+    unique.sort();
+    unique.dedup();
+    if unique.len() == parts.len() {
+        parts
+    } else {
+        labels.to_vec()
+    }
+}
+
 /// How a series is drawn.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -287,9 +324,10 @@ impl Chart {
         let n = plot.n;
         let step = n.div_ceil(8).max(1);
         let room = PLOT_W / n.max(1) as f64 * step as f64 - 6.0;
+        let parts = distinct_parts(&self.labels);
         for i in (0..n).step_by(step) {
             let full = &self.labels[i];
-            let shown = fit_label(full, room);
+            let shown = fit_label(&parts[i], room);
             let _ = write!(
                 body,
                 r##"<text class="x-label" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11" fill="#5b6472">{}{}</text>"##,

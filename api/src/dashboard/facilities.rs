@@ -38,7 +38,19 @@ fn value_of(f: &Facility, field: &str) -> String {
     }
 }
 
+/// Whether the signed-in user's role may add, change or delete facilities (an admin's work).
+fn may_change(s: &Session) -> bool {
+    page::may_post(s, "/app/facilities")
+}
+
+fn no_changes(s: &Session) -> Markup {
+    page::role_note(s, "add, edit or delete facilities", "an admin or an owner")
+}
+
 fn form(s: &Session, action: &str, values: &BTreeMap<String, String>, submit: &str) -> Markup {
+    if !may_change(s) {
+        return no_changes(s);
+    }
     html! {
         form class="stack" method="post" action=(action) {
             (page::csrf(s))
@@ -65,8 +77,13 @@ pub async fn list(
     Query(n): Query<Notice>,
 ) -> PageResult {
     let items = facilities::list(&state.db, s.company_id, &s.scope).await?;
+    let admin = may_change(&s);
     let body = html! {
-        p { a class="button" href="/app/facilities/new" { "Add a facility" } }
+        @if admin {
+            p { a class="button" href="/app/facilities/new" { "Add a facility" } }
+        } @else {
+            (no_changes(&s))
+        }
         @if items.is_empty() {
             p class="muted" { "No facility yet. Add one here, push a sync, or upload a file." }
         } @else {
@@ -82,8 +99,11 @@ pub async fn list(
                                 td class="num" { (f.rentable_sqft.map(|v| v.to_string()).unwrap_or_default()) }
                                 td { (f.last_sync_date.map(|d| d.to_string()).unwrap_or_else(|| "none".to_owned())) }
                                 td { div class="actions" {
-                                    a href={"/app/facilities/" (f.id) "/edit"} { "Edit" }
-                                    a href={"/app/facilities/" (f.id) "/delete"} { "Delete" }
+                                    a href={"/app/facilities/" (f.id)} { "Pricing" }
+                                    @if admin {
+                                        a href={"/app/facilities/" (f.id) "/edit"} { "Edit" }
+                                        a href={"/app/facilities/" (f.id) "/delete"} { "Delete" }
+                                    }
                                 } }
                             }
                         }
@@ -209,6 +229,15 @@ pub async fn confirm_delete(
 ) -> PageResult {
     let id = path_id(&id, "facility")?;
     let f = facilities::get(&state.db, s.company_id, id).await?;
+    if !may_change(&s) {
+        return Ok(page::render(page::frame(
+            &s,
+            Nav::Facilities,
+            "Delete a facility",
+            &Messages::default(),
+            no_changes(&s),
+        )));
+    }
     Ok(page::confirm(
         &s,
         page::Confirm {

@@ -10,6 +10,7 @@ mod decisions;
 mod forms;
 mod held_roll;
 mod sections;
+mod sheet;
 mod tables;
 use super::extract::{Form, Query};
 use charts::*;
@@ -246,22 +247,59 @@ pub async fn save_settings(
     }
 }
 
-/// One decision of the form of a unit type, through the API's parser and use case
-/// (`POST /api/v1/facilities/:id/recommendation-runs/:run_id/decisions`).
+/// A decision of a sheet row, or "bulk accept" of the ticked rows, through the API's parser
+/// and use case (`POST /api/v1/facilities/:id/recommendation-runs/:run_id/decisions`); a
+/// refusal is shown at its row in words a person acts on.
 pub async fn decide(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
     acting: crate::access::Acting,
     Path(id): Path<String>,
-    Form(values): Form<BTreeMap<String, String>>,
+    Form(pairs): Form<Vec<(String, String)>>,
 ) -> PageResult {
     let id = path_id(&id, "facility")?;
     require_access(&s)?;
+    let mut values: BTreeMap<String, String> =
+        pairs.iter().filter(|(k, _)| k != "pick").cloned().collect();
     let run_id: domain::ids::RunId = path_id(
         values.get("run_id").map_or("", |r| r.as_str()),
         "recommendation run",
     )?;
-    let body = decision_body(&values);
+    let bulk = values.contains_key("bulk");
+    let units: Vec<(String, String)> = if bulk {
+        pairs
+            .iter()
+            .filter(|(k, _)| k == "pick")
+            .filter_map(|(_, v)| v.split_once('|'))
+            .map(|(size, tier)| (size.to_owned(), tier.to_owned()))
+            .collect()
+    } else {
+        let field = |k: &str| values.get(k).cloned().unwrap_or_default();
+        vec![(field("size"), field("tier"))]
+    };
+    let form = if bulk { "bulk" } else { "decision" };
+    if bulk {
+        for (size, tier) in &units {
+            values.insert(
+                format!("pick:{}", sheet::pick_value(size, tier)),
+                "on".into(),
+            );
+        }
+    }
+    if bulk && units.is_empty() {
+        let r = Refused {
+            form,
+            values,
+            field: None,
+            message: "Tick the rows to accept first: nothing was stored.".to_owned(),
+        };
+        return render(&state, &s, id, None, None, None, Some(r)).await;
+    }
+    let body = if bulk {
+        bulk_body(&units)
+    } else {
+        decision_body(&values)
+    };
     let decided = through_api(&body, |b: crate::requests::RateDecisions| {
         let requested: Vec<jobs::rates::Requested> =
             b.decisions.into_iter().map(Into::into).collect();
@@ -273,16 +311,69 @@ pub async fn decide(
     match decided {
         Ok(done) => {
             state.finish(done).await;
+            let notice = if bulk { "accepted" } else { "decision" };
             Ok(
-                Redirect::to(&format!("/app/facilities/{id}?notice=decision#decisions-h"))
+                Redirect::to(&format!("/app/facilities/{id}?notice={notice}#decisions-h"))
                     .into_response(),
             )
         }
         Err(e) => {
-            let r = Refused::new("decision", values, form_error(e)?);
+            let message = form_error(e)?;
+            let r = refusal(&state, &s, id, form, values, &units, &message).await?;
             render(&state, &s, id, None, None, None, Some(r)).await
         }
     }
+}
+
+/// A refused decision in words: the unit type named, a guardrail's bounds in money and the
+/// "apply anyway" box to tick, a run replaced meanwhile said as such.
+async fn refusal(
+    state: &AppState,
+    s: &Session,
+    id: FacilityId,
+    form: &'static str,
+    values: BTreeMap<String, String>,
+    units: &[(String, String)],
+    message: &str,
+) -> Result<Refused, page::PageError> {
+    if message.contains("is not the facility's latest run") {
+        return Ok(Refused {
+            form,
+            values,
+            field: None,
+            message: "A newer run has replaced the one this page showed: the sheet now shows the latest run; decide on it again.".to_owned(),
+        });
+    }
+    let run = jobs::pricing::latest_run(&state.db, s.company_id, id).await?;
+    let recs: Vec<Recommendation> = run
+        .as_ref()
+        .and_then(|r| serde_json::from_value(r.recommendations.clone()).ok())
+        .unwrap_or_default();
+    let settings: PricingSettings = run
+        .as_ref()
+        .and_then(|r| serde_json::from_value(r.settings.clone()).ok())
+        .unwrap_or_default();
+    let rate = values
+        .get("rate")
+        .and_then(|r| r.trim().parse::<f64>().ok());
+    let broken = |i: usize| {
+        let rec = units
+            .get(i)
+            .and_then(|(size, tier)| recs.iter().find(|r| &r.size == size && &r.tier == tier));
+        match (rec, rate) {
+            (Some(rec), Some(rate)) => {
+                domain::pricing::decisions::broken_guardrails(rate, rec, &settings)
+            }
+            _ => Vec::new(),
+        }
+    };
+    let (message, field) = speak(message, units, &Figures::new(s.currency), broken);
+    Ok(Refused {
+        form,
+        values,
+        field,
+        message,
+    })
 }
 
 /// The approved rates waiting for a snapshot, as the CSV of `GET .../rates.csv`.

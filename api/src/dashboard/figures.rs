@@ -98,6 +98,20 @@ macro_rules! cells {
 }
 pub(crate) use cells;
 
+/// How sizes sort on every page: by area, then width (`5x5` < `5x10` < `10x10` < `10x20`,
+/// where text order puts `10x10` first); a size that does not read as one sorts last, by its
+/// text.
+pub fn size_order(size: &str) -> (u64, u64, String) {
+    match domain::values::UnitSize::parse(size) {
+        Ok(u) => (
+            (u.area_sqft() * 100.0).round() as u64,
+            (u.width_ft() * 100.0).round() as u64,
+            size.to_owned(),
+        ),
+        Err(_) => (u64::MAX, u64::MAX, size.to_owned()),
+    }
+}
+
 /// The figures of one company: its currency, and a function per kind.
 #[derive(Clone, Copy, Debug)]
 pub struct Figures {
@@ -250,6 +264,17 @@ fn group(v: f64, decimals: u32) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn sizes_sort_by_area_then_width_not_as_text() {
+        let mut sizes = vec!["10x20", "10x10", "5x10", "oversize", "5x5", "7.5x10"];
+        sizes.sort_by_key(|s| size_order(s));
+        assert_eq!(
+            sizes,
+            ["5x5", "5x10", "7.5x10", "10x10", "10x20", "oversize"]
+        );
+    }
+
     use super::*;
 
     fn usd() -> Figures {

@@ -17,6 +17,7 @@ mod keys;
 mod overview;
 pub mod page;
 mod portfolio;
+mod prose;
 pub mod session;
 mod team;
 mod upload;
@@ -47,6 +48,8 @@ pub fn router(state: AppState) -> Router<AppState> {
         // Added after the layers, which so leave it alone: an asset carries its own headers
         // (cached for a year, where a page is `no-store`).
         .route("/assets/{name}", get(assets::serve))
+        // Browsers ask for this address on their own, whatever the page names.
+        .route("/favicon.ico", get(assets::favicon))
 }
 
 /// The pages before signing in: sign-in, sign-up and its confirmation, the password reset and
@@ -287,6 +290,7 @@ impl Notice {
             "rate" => "Competitor rate saved.",
             "settings" => "Pricing settings saved: the next run uses them.",
             "decision" => "Decision saved: the approved rates below show it.",
+            "accepted" => "The selected rates are accepted: the approved rates below show them.",
             "roll" => "The held rent roll is applied: it is the roll in force now.",
             _ => return None,
         })

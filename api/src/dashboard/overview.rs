@@ -141,6 +141,10 @@ async fn overview(
         }
         section class="card" aria-labelledby="company-h" {
             h2 id="company-h" { "Company settings" }
+            @if !page::may_post(s, "/app/company") {
+                p { "Currency: " strong { (s.currency.code()) } }
+                (page::role_note(s, "change the company's settings", "an admin or an owner"))
+            } @else {
             form class="stack" id="company-settings" method="post" action="/app/company" {
                 (page::csrf(s))
                 label { "Currency"
@@ -151,6 +155,7 @@ async fn overview(
                     datalist id="currencies" { @for c in COMMON_CURRENCIES { option value=(c) {} } }
                 }
                 div { button type="submit" { "Save" } }
+            }
             }
         }
         section class="card" aria-labelledby="account-h" {

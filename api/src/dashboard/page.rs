@@ -49,6 +49,24 @@ fn may_open(s: &Session, href: &str) -> bool {
     s.role.allows(crate::access::page(&method, href).permission)
 }
 
+/// Whether the signed-in user's role may send a form to the dashboard's `route` (as the
+/// router names it, `/app/facilities/{id}/run`): a page shows only the controls its reader's
+/// role may use, and says in words why the others are missing ([`role_note`]).
+pub fn may_post(s: &Session, route: &str) -> bool {
+    s.role
+        .allows(crate::access::page(&axum::http::Method::POST, route).permission)
+}
+
+/// Why a page shows no control for `what` (`"decide rates, run the engine or change settings"`):
+/// the reader's role, and who may.
+pub fn role_note(s: &Session, what: &str, who_may: &str) -> Markup {
+    html! {
+        p class="muted role-note" {
+            "Your role (" (s.role.as_str()) ") may read this but not " (what) "; " (who_may) " may."
+        }
+    }
+}
+
 fn head(title: &str) -> Markup {
     html! {
         meta charset="utf-8";
@@ -57,6 +75,7 @@ fn head(title: &str) -> Markup {
         // A refused form (422) is swapped in like a success, so its messages show at the fields.
         meta name="htmx-config" content=r#"{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"responseHandling":[{"code":"204","swap":false},{"code":"[23]..","swap":true},{"code":"422","swap":true},{"code":"[45]..","swap":false,"error":true},{"code":"...","swap":false}]}"#;
         title { (title) " · Self-Storage Pricing" }
+        link rel="icon" href=(assets::url("favicon.svg")) type="image/svg+xml";
         link rel="stylesheet" href=(assets::url("app.css"));
         script src=(assets::url("htmx.js")) defer {}
         script src=(assets::url("app.js")) defer {}

@@ -39,6 +39,9 @@ fn form(s: &Session, items: &[Facility], c: &Choice) -> Markup {
         ("competitor_rates", "Competitor rates"),
         ("rent_roll", "Rent roll (every tenant)"),
     ];
+    if !super::page::may_post(s, "/app/upload") {
+        return super::page::role_note(s, "upload files", "a manager, an admin or an owner");
+    }
     html! {
         form class="stack card" method="post" enctype="multipart/form-data"
              action={"/app/upload?csrf=" (s.csrf_token)} {

@@ -31,6 +31,9 @@ pub(crate) struct AuditEntry {
     pub after: Option<serde_json::Value>,
     /// The client's address.
     pub client_addr: Option<String>,
+    /// Where the change came from: `api` (a key's request), `dashboard` (a signed-in
+    /// person's click) or `service`; null for entries recorded before it was kept.
+    pub via: Option<String>,
 }
 
 impl From<jobs::audit::Entry> for AuditEntry {
@@ -46,6 +49,7 @@ impl From<jobs::audit::Entry> for AuditEntry {
             before: e.before,
             after: e.after,
             client_addr: e.client_addr,
+            via: e.via,
         }
     }
 }

@@ -23,7 +23,8 @@ pub(crate) struct Run {
     pub engine_version: String,
     /// Date of the snapshot the run priced.
     pub snapshot_date: NaiveDate,
-    /// What caused the run: `api` (a request) or `sync` (a new snapshot).
+    /// What caused the run: `api` (a request), `dashboard` ("Run now" on the facility's page)
+    /// or `sync` (a new snapshot).
     pub trigger: String,
     /// `lease_up` or `stabilized`.
     pub mode: String,
@@ -98,7 +99,7 @@ pub(crate) struct RunSummary {
     pub engine_version: String,
     /// Date of the snapshot the run priced.
     pub snapshot_date: NaiveDate,
-    /// What caused the run.
+    /// What caused the run: `api`, `dashboard` or `sync`.
     pub trigger: String,
     /// `lease_up` or `stabilized`.
     pub mode: String,

@@ -36,7 +36,10 @@ pub async fn run_now(
         who.company,
         facility_id,
         Uuid::now_v7().into(),
-        Trigger::Api,
+        match who.via {
+            crate::door::Via::Dashboard => Trigger::Dashboard,
+            crate::door::Via::Api | crate::door::Via::Service => Trigger::Api,
+        },
     )
     .await
     {

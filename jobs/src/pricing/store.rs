@@ -17,6 +17,8 @@ pub(crate) use super::inputs::{load, settings_of};
 pub enum Trigger {
     Api,
     Sync,
+    /// "Run now" on the facility's dashboard page.
+    Dashboard,
 }
 
 impl Trigger {
@@ -24,6 +26,7 @@ impl Trigger {
         match self {
             Self::Api => "api",
             Self::Sync => "sync",
+            Self::Dashboard => "dashboard",
         }
     }
 }

@@ -28,7 +28,7 @@ pub async fn decide(
     requested: &[Requested],
 ) -> Result<Committed<Decided>> {
     let mut tx = pool.begin().await?;
-    let decided = match decide_in(
+    let (decided, before) = match decide_in(
         &mut tx,
         who.company,
         facility_id,
@@ -44,24 +44,78 @@ pub async fn decide(
             return Err(e);
         }
     };
-    // The record names each decision: the size and tier, what was done, the rate before and
-    // the rate approved, and why where a reason was given.
+    // The record names each decision: before, the unit type's rate in force and the rate an
+    // earlier decision approved; after, what was done, the rate that is to be in force, the
+    // recommendation, and why where a reason was given.
     let after: Vec<serde_json::Value> = decided
         .decisions
         .iter()
-        .map(|d| {
+        .zip(&before)
+        .map(|(d, b)| {
+            let rate_after = d.rate.unwrap_or(b.rate_in_force);
             serde_json::json!({
                 "size": d.size, "tier": d.tier, "action": d.action, "rate": d.rate,
+                "rate_after": rate_after, "recommended_rate": d.recommended_rate,
                 "previous_rate": d.previous_rate, "reason": d.reason, "forced": d.forced,
             })
         })
         .collect();
+    let before: Vec<serde_json::Value> = before.iter().map(Before::json).collect();
     let change = Change::new("rate_decision.record")
         .target("recommendation_run", run_id)
         .facility(facility_id.uuid())
-        .values(None, Some(serde_json::Value::Array(after)));
+        .values(
+            Some(serde_json::Value::Array(before)),
+            Some(serde_json::Value::Array(after)),
+        );
     let jobs = Jobs::of(Kind::WebhookDelivery, decided.delivery_jobs.iter().copied());
     door::commit(tx, who, change, decided, jobs).await
+}
+
+/// A unit type as it stood before a decision: the rate in force (the latest snapshot's) and
+/// the rate an earlier decision approved, if one is in force.
+struct Before {
+    size: String,
+    tier: String,
+    rate_in_force: f64,
+    approved_rate: Option<f64>,
+    approved_status: Option<&'static str>,
+}
+
+impl Before {
+    fn json(&self) -> serde_json::Value {
+        json!({
+            "size": self.size, "tier": self.tier, "rate_in_force": self.rate_in_force,
+            "approved_rate": self.approved_rate, "approved_status": self.approved_status,
+        })
+    }
+}
+
+/// What each checked decision's unit type stood at, read under the facility's lock.
+async fn before_of(
+    conn: &mut PgConnection,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+    checked: &[Checked],
+) -> Result<Vec<Before>> {
+    let rates = super::load(conn, company_id, facility_id).await?;
+    Ok(checked
+        .iter()
+        .map(|c| {
+            let line = rates
+                .rates
+                .iter()
+                .find(|l| l.size == c.size && l.tier == c.tier);
+            let approved = line.and_then(|l| l.approved.as_ref());
+            Before {
+                size: c.size.clone(),
+                tier: c.tier.clone(),
+                rate_in_force: line.map_or(c.previous_rate, |l| l.rate_in_force),
+                approved_rate: approved.and_then(|a| a.rate),
+                approved_status: approved.and_then(|a| a.status).map(|s| s.as_str()),
+            }
+        })
+        .collect())
 }
 
 async fn decide_in(
@@ -71,7 +125,7 @@ async fn decide_in(
     run_id: RunId,
     requested: &[Requested],
     actor: &Actor,
-) -> Result<Decided> {
+) -> Result<(Decided, Vec<Before>)> {
     // Decisions of one facility are made one at a time, so "the latest run" and "the latest
     // decision" stay what each of them read.
     let facility_name = crate::facilities::lock_owned(conn, company_id, facility_id).await?;
@@ -90,13 +144,14 @@ async fn decide_in(
     let settings: PricingSettings = serde_json::from_value(run.settings)
         .map_err(|e| Error::Internal(format!("a stored run's settings could not be read: {e}")))?;
     let checked = decisions::check(requested, &recs, &settings)?;
+    let before = before_of(conn, company_id, facility_id, &checked).await?;
     let at = RunRef {
         company_id,
         facility_id,
         facility_name: &facility_name,
         run_id,
     };
-    store(conn, &at, &checked, actor, false).await
+    Ok((store(conn, &at, &checked, actor, false).await?, before))
 }
 
 /// Accepts the run's small changes by itself (the facility's `auto_accept_within_pct`), in the

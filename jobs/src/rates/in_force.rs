@@ -98,6 +98,9 @@ pub struct RateLine {
     pub tier: String,
     /// The street rate of the latest snapshot.
     pub rate_in_force: f64,
+    /// The unit type's units and occupied units in the latest snapshot, where it sent them.
+    pub total_units: Option<i32>,
+    pub occupied_units: Option<i32>,
     /// The latest approved rate (accepted or overridden) when the unit type's latest decision
     /// approved one; its status says whether a snapshot shows it yet.
     pub approved: Option<InForce>,
@@ -142,7 +145,7 @@ pub(crate) async fn load(
     let facility_name = crate::facilities::name_of(conn, company_id, facility_id).await?;
     let currency = crate::tenancy::currency_of(conn, company_id).await?;
     let units = sqlx::query!(
-        "SELECT u.snapshot_date, u.size, u.tier, u.street_rate
+        "SELECT u.snapshot_date, u.size, u.tier, u.street_rate, u.total_units, u.occupied_units
          FROM sync_unit_types u
          WHERE u.sync_id = (SELECT id FROM sync_records WHERE facility_id = $1
                             ORDER BY snapshot_date DESC LIMIT 1)
@@ -173,6 +176,8 @@ pub(crate) async fn load(
                 size: u.size,
                 tier: u.tier,
                 rate_in_force: u.street_rate,
+                total_units: u.total_units,
+                occupied_units: u.occupied_units,
                 approved,
             }
         })

@@ -102,6 +102,7 @@ pub(super) async fn hold(
     let by = By {
         actor: &guard,
         role: None,
+        via: Some(crate::door::Via::Service),
         client_addr: None,
     };
     audit::record(&mut *conn, company_id, &by, &change).await

@@ -457,6 +457,8 @@ pub async fn accept(
         company,
         actor: Actor::user(user_id, &inv.email),
         role: Some(role),
+        // Only the dashboard's invitation page accepts an invitation.
+        via: crate::door::Via::Dashboard,
         client_addr: client_addr.map(str::to_owned),
     };
     let change = Change::new("invitation.accept")

@@ -961,7 +961,7 @@ async fn screenshots_of_the_main_pages() {
     let facility_page = format!("/app/facilities/{}", ids[0]);
     for (name, path, ready) in [
         ("portfolio", "/app/portfolio", "#kpis"),
-        ("facility", facility_page.as_str(), "#recommendations"),
+        ("facility", facility_page.as_str(), "#sheet"),
         (
             "facility-charts",
             &format!("{facility_page}#charts-h"),

@@ -105,44 +105,50 @@ async fn the_facility_page_shows_every_sizes_recommendation_and_run_now_adds_a_r
     let b = signed_in(&app).await;
     let base = &app.server.base;
     b.goto(&format!("{base}/app/facilities/{id}")).await;
-    b.find("#recommendations").await;
-    let shown_recs = rows(&b, "recommendations").await;
+    b.find("#sheet").await;
+    let shown_recs: Vec<Vec<String>> = serde_json::from_value(
+        b.script(
+            "return Array.from(document.querySelectorAll('#sheet tbody tr:not(.why)')).map(r => Array.from(r.cells).map(c => c.textContent.replace(/\\u00a0/g, ' ').replace(/\\s+/g, ' ').trim()))",
+        )
+        .await,
+    )
+    .unwrap();
     assert_eq!(shown_recs.len(), recs.len());
     for (row, rec) in shown_recs.iter().zip(recs) {
-        assert_eq!(row[0], rec["size"].as_str().unwrap());
-        assert_eq!(row[1], rec["tier"].as_str().unwrap());
+        let tier = rec["tier"].as_str().unwrap();
+        let unit = format!("{} {tier}", rec["size"].as_str().unwrap());
+        assert_eq!(row[1], unit.trim());
         assert_eq!(row[2], money(&rec["current_rate"]));
         assert_eq!(row[3], money(&rec["recommended_rate"]));
-        assert_eq!(row[5], pct(&rec["change_pct"]));
-        assert_eq!(row[6], rec["action"].as_str().unwrap());
-        assert_eq!(row[7], index(&rec["confidence"]));
+        assert!(row[4].contains(&pct(&rec["change_pct"])), "{row:?}");
+        assert!(row[4].ends_with(rec["action"].as_str().unwrap()), "{row:?}");
+        assert_eq!(row[5], index(&rec["confidence"]));
     }
-    // Every factor of every size, with its explanation.
-    let factors = rows(&b, "factors").await;
-    let expected: usize = recs
-        .iter()
-        .map(|r| r["factors"].as_array().unwrap().len())
-        .sum();
-    assert!(expected >= recs.len());
-    assert_eq!(factors.len(), expected);
-    for rec in recs {
-        for f in rec["factors"].as_array().unwrap() {
+    // Every factor and guardrail of every size, folded under its row.
+    for (i, rec) in recs.iter().enumerate() {
+        let items: Vec<String> = serde_json::from_value(
+            b.script(&format!(
+                "return Array.from(document.querySelectorAll('#row-{i} + tr.why li')).map(l => l.textContent.replace(/\\u00a0/g, ' '))"
+            ))
+            .await,
+        )
+        .unwrap();
+        let factors = rec["factors"].as_array().unwrap();
+        assert!(!factors.is_empty());
+        assert_eq!(
+            items.len(),
+            factors.len() + rec["guardrails"].as_array().unwrap().len()
+        );
+        for (item, f) in items.iter().zip(factors) {
+            let name = f["name"].as_str().unwrap().replace('_', " ");
+            let contribution = written(&f["contribution_pct"], 1, "", " pp");
             assert!(
-                factors
-                    .iter()
-                    .any(|row| row[0] == rec["size"].as_str().unwrap()
-                        && row[1] == rec["tier"].as_str().unwrap()
-                        && row[3] == written(&f["contribution_pct"], 1, "", " pp")
-                        && row[4] == f["detail"].as_str().unwrap()),
-                "{rec} {f}"
+                item.to_lowercase()
+                    .starts_with(&format!("{name} ({contribution}): ")),
+                "{item} {f}"
             );
         }
     }
-    let guardrails: usize = recs
-        .iter()
-        .map(|r| r["guardrails"].as_array().unwrap().len())
-        .sum();
-    assert_eq!(rows(&b, "guardrails").await.len(), guardrails);
     // The charts: occupancy, move-ins, and one per size with street rates and the band.
     for (chart, title) in [
         ("chart-occupancy", "Occupancy, last 90 days"),
@@ -188,7 +194,7 @@ async fn the_facility_page_shows_every_sizes_recommendation_and_run_now_adds_a_r
     b.wait_text("The engine ran").await;
     let runs = rows(&b, "runs").await;
     assert_eq!(runs.len(), 2);
-    assert_eq!(runs[0][1], "api");
+    assert_eq!(runs[0][1], "dashboard");
     assert_eq!(
         b.script("return window.markedPage === true").await,
         json!(true)
@@ -213,7 +219,11 @@ async fn the_facility_page_shows_every_sizes_recommendation_and_run_now_adds_a_r
     )
     .await;
     assert_eq!(listed["count"], 3);
-    assert_eq!(rows(&b, "recommendations").await.len(), recs.len());
+    assert_eq!(
+        b.script("return document.querySelectorAll('#sheet tbody tr.why').length")
+            .await,
+        json!(recs.len())
+    );
     b.close().await;
 }
 
@@ -224,6 +234,8 @@ async fn settings_and_competitor_rates_are_changed_with_the_api_rules() {
     let b = signed_in(&app).await;
     let base = &app.server.base;
     b.goto(&format!("{base}/app/facilities/{id}")).await;
+    // The settings are folded under their heading.
+    b.click("#pricing-settings details > summary").await;
     // Each setting shows its default and range.
     let hint = b
         .script("return document.querySelector('input[name=max_step_pct]').parentElement.querySelector('.hint').textContent")
@@ -255,6 +267,7 @@ async fn settings_and_competitor_rates_are_changed_with_the_api_rules() {
     b.wait_text("Pricing settings saved").await;
     let settings = get_ok(&app, &format!("/api/v1/facilities/{id}/pricing-settings")).await;
     assert_eq!(settings["overrides"], json!({ "cooldown_days": 14 }));
+    b.click("#pricing-settings details > summary").await;
     assert_eq!(
         b.script("return document.querySelector('input[name=cooldown_days]').value")
             .await,
@@ -478,7 +491,7 @@ async fn the_portfolio_shows_the_kpis_and_each_facilitys_latest_run() {
     // A facility's name leads to its page.
     b.click(&format!("a[href='/app/facilities/{id}']")).await;
     b.wait_path(&format!("/app/facilities/{id}")).await;
-    b.find("#recommendations").await;
+    b.find("#sheet").await;
     b.close().await;
 }
 
@@ -531,7 +544,13 @@ async fn each_analytics_page_shows_the_numbers_of_its_endpoint() {
     );
     let channels = rows(&b, "lead-channels").await;
     for (row, c) in channels.iter().zip(api["channels"].as_array().unwrap()) {
-        assert_eq!(row[0], c["channel"].as_str().unwrap());
+        // The channel's id as a word (`walk_in` is "Walk-in").
+        let id = c["channel"].as_str().unwrap();
+        let word = match id {
+            "walk_in" => "Walk-in".to_owned(),
+            other => other[..1].to_uppercase() + &other[1..].replace('_', " "),
+        };
+        assert_eq!(row[0], word);
         assert_eq!(row[1], c["leads"].to_string());
         assert_eq!(row[2], pct(&c["share_pct"]));
     }
@@ -592,12 +611,32 @@ async fn each_analytics_page_shows_the_numbers_of_its_endpoint() {
         b.text("#lease-up-count").await,
         api["facilities_in_lease_up"].to_string()
     );
+    // The table lists the facilities in the chart's order, lowest occupancy first.
     let status = rows(&b, "lease-up-facilities").await;
-    for (row, f) in status.iter().zip(api["facilities"].as_array().unwrap()) {
+    let mut facilities = api["facilities"].as_array().unwrap().clone();
+    facilities.sort_by(|a, b| {
+        let o = |f: &Value| f["occupancy_pct"].as_f64().unwrap_or(f64::MAX);
+        o(a).total_cmp(&o(b))
+    });
+    assert_eq!(status.len(), facilities.len());
+    for (row, f) in status.iter().zip(&facilities) {
         assert_eq!(row[0], f["facility_name"].as_str().unwrap());
         assert_eq!(row[1], f["mode"].as_str().unwrap().replace('_', "-"));
         assert_eq!(row[2], pct(&f["occupancy_pct"]));
     }
+    let bars = b
+        .script("return Array.from(document.querySelectorAll('svg#chart-lease-up text.x-label title')).map(t => t.textContent)")
+        .await;
+    let first: Vec<&str> = facilities
+        .iter()
+        .take(bars.as_array().unwrap().len())
+        .map(|f| f["facility_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        bars,
+        json!(first),
+        "the bars' full names, in the table's order"
+    );
     // A bad parameter is the API's 422, said on the page.
     b.goto(&format!("{base}/app/analytics/leads?period=7d"))
         .await;

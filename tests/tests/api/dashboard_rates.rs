@@ -23,7 +23,7 @@ async fn the_facility_page_accepts_and_overrides_rates_and_lists_them_as_pending
     b.wait_path("/app").await;
     b.goto(&format!("{}/app/facilities/{id}", app.server.base))
         .await;
-    b.wait_text("No approved rate yet.").await;
+    b.wait_text("None yet.").await;
 
     let big = form_of("10x10");
     b.click(&format!("{big} button[value=accept]")).await;
@@ -33,8 +33,8 @@ async fn the_facility_page_accepts_and_overrides_rates_and_lists_them_as_pending
     let mid = form_of("5x10");
     b.fill(&format!("{mid} input[name=rate]"), "150").await;
     b.click(&format!("{mid} button[value=override]")).await;
-    let page = b.wait_text("breaks the guardrails").await;
-    assert!(page.contains("max_step"), "{page}");
+    let page = b.wait_text("outside the run's guardrails").await;
+    assert!(page.contains("max step"), "{page}");
     b.click(&format!("{mid} input[name=force]")).await;
     b.fill(&format!("{mid} input[name=reason]"), "a new road opened")
         .await;

@@ -12,6 +12,7 @@ mod bad_input;
 mod cli;
 mod crm_outbound;
 mod dashboard;
+mod dashboard_decisions;
 mod dashboard_ecri;
 mod dashboard_pricing;
 mod dashboard_rates;

@@ -724,6 +724,21 @@ async fn every_change_appears_in_the_audit_log_with_its_actor_and_the_log_filter
         by_action("api_key.revoke")[0]["target"],
         format!("api_key:{bi_id}")
     );
+    // Where each came from: a key's request, a click on a page, the login form.
+    let via = |e: &&Value| e["via"].as_str().unwrap_or("-").to_owned();
+    assert_eq!(
+        by_action("api_key.create")
+            .iter()
+            .map(via)
+            .collect::<Vec<_>>(),
+        ["dashboard", "api"]
+    );
+    for signing_in in ["user.sign_in", "user.sign_in_failed"] {
+        assert_eq!(
+            by_action(signing_in).iter().map(via).collect::<Vec<_>>(),
+            ["dashboard"]
+        );
+    }
     let settings = by_action("pricing_settings.update");
     assert_eq!(settings[0]["facility_id"], fid.as_str());
     assert_eq!(settings[0]["before"], json!({ "max_step_pct": 6.0 }));
@@ -787,13 +802,15 @@ async fn every_change_appears_in_the_audit_log_with_its_actor_and_the_log_filter
             "Facility id",
             "Before",
             "After",
-            "Client address"
+            "Client address",
+            "Via"
         ]
     );
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 2);
     assert_eq!(&rows[0][1], "API key \"default\"");
     assert_eq!(&rows[0][6], r#"{"max_step_pct":6.0}"#);
+    assert_eq!(&rows[0][9], "api");
 
     // Retention: refused outside 30 to 3,650 days; set, recorded and applied by the purge.
     let (s, _) = status_json(

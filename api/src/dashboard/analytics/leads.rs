@@ -80,7 +80,7 @@ fn channels_table(fig: &Figures, report: &Report, days: i64) -> Table {
     );
     for c in &report.funnel.channels {
         table.row(cells![
-            c.channel.clone(),
+            channel_word(&c.channel),
             fig.count(c.leads as f64),
             fig.pct(c.share_pct),
             fig.count(c.previous_period_leads as f64),
@@ -99,7 +99,7 @@ fn channels_chart(fig: Figures, channels: &[Channel], days: i64) -> Chart {
         unit: "leads".into(),
         measure: Measure::Count,
         figures: fig,
-        labels: channels.iter().map(|c| c.channel.clone()).collect(),
+        labels: channels.iter().map(|c| channel_word(&c.channel)).collect(),
         series: vec![
             Series::new(
                 "This period",
@@ -137,7 +137,8 @@ fn summary(fig: &Figures, report: &Report, days: i64) -> Markup {
         }
         @if !f.dead_channels.is_empty() {
             p class="banner" id="dead-channels" {
-                "No leads this period from a channel that brought some before: " (f.dead_channels.join(", ")) "."
+                "No leads this period from a channel that brought some before: "
+                (f.dead_channels.iter().map(|c| channel_word(c)).collect::<Vec<_>>().join(", ")) "."
             }
         }
         p class="muted" { "Per-channel conversion is not measured: the data carries move-ins, not their channel." }
@@ -148,5 +149,39 @@ fn summary(fig: &Figures, report: &Report, days: i64) -> Markup {
             }
         }
         @if let Some(reason) = &report.reason { p class="muted" { (reason) } }
+    }
+}
+
+/// A channel id as a person reads it: `walk_in` is "Walk-in", `google_ads` "Google ads",
+/// `email` "E-mail". The id the CRM sent stays in the API's answer.
+fn channel_word(id: &str) -> String {
+    let id = id.trim();
+    match id.to_lowercase().as_str() {
+        "walk_in" | "walk-in" | "walkin" => return "Walk-in".to_owned(),
+        "email" | "e_mail" => return "E-mail".to_owned(),
+        "sms" => return "SMS".to_owned(),
+        _ => {}
+    }
+    let words = id.replace(['_', '-'], " ");
+    let mut c = words.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn channel_ids_read_as_words() {
+        for (id, word) in [
+            ("walk_in", "Walk-in"),
+            ("web", "Web"),
+            ("phone", "Phone"),
+            ("google_ads", "Google ads"),
+            ("email", "E-mail"),
+            ("", ""),
+        ] {
+            assert_eq!(super::channel_word(id), word);
+        }
     }
 }

@@ -46,7 +46,7 @@ pub async fn lease_up(
 fn tables(fig: &Figures, report: &Report) -> [Table; 3] {
     let mut status = Table::new(
         "lease-up-facilities",
-        "Mode per facility",
+        "Mode per facility, lowest occupancy first (the chart's order)",
         &[
             "Facility",
             "Mode",
@@ -78,7 +78,7 @@ fn tables(fig: &Figures, report: &Report) -> [Table; 3] {
             "Engine against this suggestion",
         ],
     );
-    for f in &report.facilities {
+    for f in by_occupancy(report) {
         status.row(cells![
             f.facility_name.clone(),
             f.mode.replace('_', "-"),
@@ -96,7 +96,9 @@ fn tables(fig: &Figures, report: &Report) -> [Table; 3] {
                 fig.pct(e.occupancy_pct),
             ]);
         }
-        for x in &f.fill_suggestions {
+        let mut suggestions: Vec<_> = f.fill_suggestions.iter().collect();
+        suggestions.sort_by_key(|x| crate::dashboard::figures::size_order(&x.size));
+        for x in suggestions {
             fills.row(cells![
                 f.facility_name.clone(),
                 x.size.clone(),
@@ -118,12 +120,7 @@ fn tables(fig: &Figures, report: &Report) -> [Table; 3] {
 /// The chart of occupancy against the thresholds of entering and leaving lease-up, for the
 /// lowest occupancies first: those nearest to (or in) lease-up.
 fn occupancy_chart(fig: Figures, report: &Report) -> Chart {
-    let mut shown: Vec<_> = report.facilities.iter().collect();
-    shown.sort_by(|a, b| {
-        a.occupancy_pct
-            .unwrap_or(f64::MAX)
-            .total_cmp(&b.occupancy_pct.unwrap_or(f64::MAX))
-    });
+    let mut shown = by_occupancy(report);
     shown.truncate(MAX_BARS);
     let n = shown.len();
     Chart {
@@ -154,4 +151,16 @@ fn occupancy_chart(fig: Figures, report: &Report) -> Chart {
         ],
         from_zero: true,
     }
+}
+
+/// The facilities lowest occupancy first (one without a figure last), the order of both the
+/// chart's bars and the table under it.
+fn by_occupancy(report: &Report) -> Vec<&jobs::analytics::reports::lease_up::FacilityOut> {
+    let mut shown: Vec<_> = report.facilities.iter().collect();
+    shown.sort_by(|a, b| {
+        a.occupancy_pct
+            .unwrap_or(f64::MAX)
+            .total_cmp(&b.occupancy_pct.unwrap_or(f64::MAX))
+    });
+    shown
 }

@@ -62,6 +62,11 @@ impl Table {
                             } }
                         }
                     }
+                    // An empty table says so rather than showing bare headers (in the foot, so
+                    // its body still has a row per record).
+                    @if self.rows.is_empty() {
+                        tfoot { tr { td class="muted empty" colspan=(self.headers.len()) { "None yet." } } }
+                    }
                 }
             }
         }

@@ -254,3 +254,29 @@ fn csv_holds_plain_figures_and_names_the_currency() {
         "name,rate (USD),occupancy\n\"Self, Storage \"\"A\"\"\",1234.50,85.3\nB,,\n"
     );
 }
+
+#[test]
+fn category_labels_keep_the_part_that_tells_them_apart() {
+    let labels = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    assert_eq!(
+        distinct_parts(&labels(&[
+            "Demo Storage 0001",
+            "Demo Storage 0002",
+            "Demo Storage 0010"
+        ])),
+        labels(&["0001", "0002", "0010"])
+    );
+    assert_eq!(
+        distinct_parts(&labels(&["North Self Storage", "South Self Storage"])),
+        labels(&["North", "South"])
+    );
+    // Nothing in common, one word, a single label: kept whole.
+    for kept in [
+        labels(&["Elm Street", "Oak Avenue"]),
+        labels(&["2026-10-01", "2026-10-02"]),
+        labels(&["Demo Storage 0001"]),
+        labels(&["Main", "Main Street"]),
+    ] {
+        assert_eq!(distinct_parts(&kept), kept);
+    }
+}

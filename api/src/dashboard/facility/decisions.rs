@@ -1,59 +1,10 @@
-//! The facility page's decisions: a form per unit type of the latest run (accept, override
-//! with a rate, reject, each with a reason; a force box once an override is refused for a
-//! guardrail) and the table of approved rates with their status.
+//! The facility page's decisions: a decision form as the API's body (one unit type, or the
+//! ticked rows of the sheet), a refusal in words a person acts on, the table of approved
+//! rates with their status and the facility's history of decisions.
 
 use super::*;
+use crate::dashboard::prose::with_money;
 use jobs::rates::Rates;
-
-/// The form of each unit type of the latest run, posted to `action`.
-pub(super) fn decision_forms(
-    s: &Session,
-    action: &str,
-    run_id: Uuid,
-    fig: &Figures,
-    recs: &[Recommendation],
-    refused: &Refused,
-) -> Markup {
-    html! {
-        div class="stack" id="decision-forms" {
-            @for (i, rec) in recs.iter().enumerate() {
-                @let mine = refused.form == "decision"
-                    && refused.values.get("size") == Some(&rec.size)
-                    && refused.values.get("tier").map_or("", |t| t.as_str()) == rec.tier;
-                @let typed = |name: &str| if mine { refused.values.get(name).cloned() } else { None };
-                form class="card decision" id={"decide-" (i)} method="post" action=(action) {
-                    (page::csrf(s))
-                    input type="hidden" name="run_id" value=(run_id);
-                    input type="hidden" name="size" value=(rec.size);
-                    input type="hidden" name="tier" value=(rec.tier);
-                    p {
-                        strong { (domain::pricing::decisions::unit_label(&rec.size, &rec.tier)) }
-                        ": " (fig.rate(rec.current_rate)) " now, recommended "
-                        (fig.rate(rec.recommended_rate)) " (" (action_word(rec.action)) ")"
-                    }
-                    @if mine {
-                        p class="field-error" role="alert" { (refused.message) }
-                    }
-                    div class="actions" {
-                        label { "Rate"
-                            input type="text" inputmode="decimal" name="rate" value=[typed("rate")]; }
-                        label { "Reason"
-                            input type="text" name="reason" maxlength="500" value=[typed("reason")]; }
-                        @if mine && refused.message.contains("force: true") {
-                            label class="check" {
-                                input type="checkbox" name="force" value="true";
-                                "Override past the guardrails (needs a reason)"
-                            }
-                        }
-                        button type="submit" name="action" value="accept" { "Accept" }
-                        button type="submit" name="action" value="override" { "Override" }
-                        button type="submit" name="action" value="reject" { "Reject" }
-                    }
-                }
-            }
-        }
-    }
-}
 
 /// The unit types with an approved rate: in force, approved, source, status, when and by whom.
 pub(super) fn approved_table(fig: &Figures, rates: &Rates) -> Table {
@@ -107,4 +58,183 @@ pub(super) fn decision_body(values: &BTreeMap<String, String>) -> Vec<u8> {
         decision["force"] = serde_json::Value::Bool(true);
     }
     serde_json::to_vec(&serde_json::json!({ "decisions": [decision] })).unwrap_or_default()
+}
+
+/// The ticked rows of the sheet as the body of `POST .../decisions`: an accept of each, in
+/// one request (stored together, or none is).
+pub(super) fn bulk_body(picks: &[(String, String)]) -> Vec<u8> {
+    let decisions: Vec<serde_json::Value> = picks
+        .iter()
+        .map(|(size, tier)| serde_json::json!({ "size": size, "tier": tier, "action": "accept" }))
+        .collect();
+    serde_json::to_vec(&serde_json::json!({ "decisions": decisions })).unwrap_or_default()
+}
+
+/// A refusal of the decision API as the person who clicked reads it: the unit type named
+/// instead of `decisions[0]`, and for an override past a guardrail, the guardrails with their
+/// bounds in money and what to do ("tick Apply anyway") instead of the API's `force: true`.
+/// The second value is the field the message belongs to (`force` for a guardrail).
+pub(super) fn speak(
+    message: &str,
+    units: &[(String, String)],
+    fig: &Figures,
+    broken: impl Fn(usize) -> Vec<domain::pricing::decisions::Broken>,
+) -> (String, Option<String>) {
+    let (index, field, text) = match message
+        .strip_prefix("decisions[")
+        .and_then(|r| r.split_once(']'))
+    {
+        Some((n, rest)) => {
+            let (path, text) = rest.split_once(": ").unwrap_or(("", rest));
+            (
+                n.parse::<usize>().ok(),
+                path.trim_start_matches('.').to_owned(),
+                text.to_owned(),
+            )
+        }
+        None => (None, String::new(), message.to_owned()),
+    };
+    let unit = index
+        .and_then(|i| units.get(i))
+        .map(|(s, t)| domain::pricing::decisions::unit_label(s, t));
+    if text.contains("breaks the guardrail") {
+        let list: Vec<String> = index
+            .map(&broken)
+            .unwrap_or_default()
+            .iter()
+            .map(|b| {
+                format!(
+                    "{} ({})",
+                    b.name.replace('_', " "),
+                    with_money(&b.detail, fig)
+                )
+            })
+            .collect();
+        let text = format!(
+            "{}: this rate is outside the run's guardrails: {}. To set it anyway, tick \
+             \u{201c}Apply anyway\u{201d}, give a reason and press Override again.",
+            unit.unwrap_or_default(),
+            list.join("; ")
+        );
+        return (text, Some("force".to_owned()));
+    }
+    let text = with_money(&text, fig);
+    let field_word = match field.as_str() {
+        "" => String::new(),
+        f => format!("{} ", sentence(f)),
+    };
+    let text = match unit {
+        Some(u) => format!("{u}: {field_word}{text}"),
+        None => format!("{field_word}{text}"),
+    };
+    (text, (!field.is_empty()).then_some(field))
+}
+
+fn sentence(s: &str) -> String {
+    let s = s.replace('_', " ");
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
+/// The facility's street-rate decisions, newest first: when, who, the unit type, what was
+/// done, the rate, the recommendation, the rate it started from, the reason.
+pub(super) fn history_table(fig: &Figures, logged: &[jobs::decisions::Logged]) -> Table {
+    let mut t = Table::new(
+        "decision-history",
+        "Street-rate decisions of this facility, newest first",
+        &[
+            "When",
+            "Who",
+            "Unit type",
+            "Decision",
+            "Rate",
+            "Recommended",
+            "Was",
+            "Reason",
+        ],
+    );
+    for e in logged.iter().filter(|e| e.action.starts_with("rate.")) {
+        let d = &e.detail;
+        let word = match e.action.as_str() {
+            "rate.accepted" => "accepted",
+            "rate.overridden" if d["forced"] == true => "overridden (forced)",
+            "rate.overridden" => "overridden",
+            "rate.rejected" => "rejected",
+            other => other,
+        };
+        let who = if d["automatic"] == true {
+            "the service (auto-accept)".to_owned()
+        } else {
+            e.actor.label()
+        };
+        t.row(cells![
+            page::when(Some(e.at)),
+            who,
+            domain::pricing::decisions::unit_label(
+                d["size"].as_str().unwrap_or_default(),
+                d["tier"].as_str().unwrap_or_default()
+            ),
+            word,
+            fig.rate(d["rate"].as_f64()),
+            fig.rate(d["recommended_rate"].as_f64()),
+            fig.rate(d["previous_rate"].as_f64()),
+            d["reason"].as_str().unwrap_or_default().to_owned(),
+        ]);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::pricing::decisions::Broken;
+
+    fn usd() -> Figures {
+        Figures::new(domain::values::Currency::parse("USD").unwrap())
+    }
+
+    fn units() -> Vec<(String, String)> {
+        vec![
+            ("5x5".to_owned(), String::new()),
+            ("10x10".to_owned(), "climate".to_owned()),
+        ]
+    }
+
+    #[test]
+    fn a_guardrail_refusal_names_the_unit_the_bounds_in_money_and_what_to_tick() {
+        let api = "decisions[1]: the override of 10x10 climate to 150.00 breaks the guardrail \
+                   max_step (at most 8% per change, 92.00 to 108.00): send force: true with a \
+                   reason to store it anyway";
+        let (text, field) = speak(api, &units(), &usd(), |i| {
+            assert_eq!(i, 1);
+            vec![Broken {
+                name: "max_step",
+                detail: "at most 8% per change, 92.00 to 108.00".into(),
+            }]
+        });
+        assert_eq!(
+            text,
+            "10x10 climate: this rate is outside the run's guardrails: max step (at most 8% per \
+             change, $92.00 to $108.00). To set it anyway, tick \u{201c}Apply anyway\u{201d}, \
+             give a reason and press Override again."
+        );
+        assert_eq!(field.as_deref(), Some("force"));
+    }
+
+    #[test]
+    fn other_refusals_name_the_unit_and_the_field_in_words() {
+        let (text, field) = speak(
+            "decisions[0].rate: must be a rate above 0 and at most 1000000",
+            &units(),
+            &usd(),
+            |_| Vec::new(),
+        );
+        assert_eq!(text, "5x5: Rate must be a rate above 0 and at most 1000000");
+        assert_eq!(field.as_deref(), Some("rate"));
+        let (text, field) = speak("decisions: must not be empty", &[], &usd(), |_| Vec::new());
+        assert_eq!(text, "decisions: must not be empty");
+        assert_eq!(field, None);
+    }
 }

@@ -85,6 +85,7 @@ pub(super) fn settings_form(
     action: &str,
     current: &PricingSettings,
     refused: &Refused,
+    editable: bool,
 ) -> Markup {
     let current_v = serde_json::to_value(current).unwrap_or_default();
     let defaults = serde_json::to_value(PricingSettings::default()).unwrap_or_default();
@@ -105,6 +106,8 @@ pub(super) fn settings_form(
             hx-target="#pricing-settings" hx-select="#pricing-settings" hx-swap="outerHTML" hx-select-oob="#flash" {
             p class="muted" { "Each setting shows its default and the range it accepts. A value equal to its default is not stored as an override." }
             (page::csrf(s))
+            // A role that may not change them reads them in the same fields, disabled.
+            fieldset class="plain" disabled[!editable] {
             div class="settings-grid" {
                 @for r in &RANGES {
                     label {
@@ -121,7 +124,12 @@ pub(super) fn settings_form(
                     "Round to whole currency units (default yes)"
                 }
             }
-            div class="actions" { button type="submit" { "Save settings" } }
+            }
+            @if editable {
+                div class="actions" { button type="submit" { "Save settings" } }
+            } @else {
+                p class="muted" { "Your role (" (s.role.as_str()) ") may not change the settings: a manager, an admin or an owner may." }
+            }
         }
     }
 }

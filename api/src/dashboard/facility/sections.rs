@@ -14,6 +14,7 @@ pub(super) struct Tables {
     pub rates: Table,
     pub bands: Table,
     pub approved: Table,
+    pub history: Table,
     /// The table view of each chart, in the charts' order.
     pub charts: Vec<Table>,
 }
@@ -29,6 +30,7 @@ impl Tables {
             rates: rates_table(fig, &l.rates),
             bands: bands_table(fig, &l.rates),
             approved: approved_table(fig, &l.rates_in_force),
+            history: history_table(fig, &l.history.decisions),
             charts: charts
                 .iter()
                 .map(|c| c.table(format!("{}-table", c.id)))
@@ -40,6 +42,7 @@ impl Tables {
     pub fn all(&self) -> Vec<&Table> {
         let mut all = vec![
             &self.approved,
+            &self.history,
             &self.recs,
             &self.factors,
             &self.guards,
@@ -69,15 +72,20 @@ pub(super) struct Page<'a> {
 
 impl Page<'_> {
     /// The address a form of the page posts to.
-    fn action(&self, p: &str) -> String {
+    pub(super) fn action(&self, p: &str) -> String {
         format!("/app/facilities/{}/{p}", self.id)
     }
 
-    /// The page's body: the line under the title, then its sections.
+    /// The page's body: the line under the title, then its sections: the decision sheet
+    /// first, the rates in force beside the decisions made, then the history, the competitor
+    /// rates and the settings (the long lists folded).
     pub fn body(&self) -> Markup {
         html! {
             (self.header_line())
-            // The three forms swap their own section with htmx (the page the server answers, its
+            @if !self.may_decide() {
+                (page::role_note(self.s, "decide rates, run the engine, add competitor rates or change the settings", "a manager, an admin or an owner"))
+            }
+            // The forms swap their own section with htmx (the page the server answers, its
             // section and messages taken in place of the current ones); without script they post
             // and the whole page loads, as before.
             (self.recs_section())
@@ -86,7 +94,10 @@ impl Page<'_> {
             (self.rates_section())
             section id="pricing-settings" aria-labelledby="settings-h" {
                 h2 id="settings-h" { "Pricing settings" }
-                (settings_form(self.s, &self.action("settings"), &self.l.settings, self.refused))
+                details class="fold" open[self.refused.form == "settings"] {
+                    summary { "Show the settings" }
+                    (settings_form(self.s, &self.action("settings"), &self.l.settings, self.refused, self.may_decide()))
+                }
             }
         }
     }
@@ -104,69 +115,68 @@ impl Page<'_> {
         }
     }
 
-    /// The latest run's recommendations with their factors and guardrails, "run now" and the
-    /// run history.
+    /// The latest run as a decision sheet, "run now" and the run history.
     fn recs_section(&self) -> Markup {
         let (l, t, query) = (self.l, self.t, self.query);
         let run_now = self.action("run");
         html! {
             section id="recs" aria-labelledby="recs-h" {
-                h2 id="recs-h" { "Latest recommendations" }
+                h2 id="recs-h" { "Decide the street rates" }
                 div class="actions" {
-                    form method="post" action=(run_now) hx-post=(run_now)
-                        hx-target="#recs" hx-select="#recs" hx-swap="outerHTML" hx-select-oob="#flash" {
-                        (page::csrf(self.s))
-                        button type="submit" id="run-now" { "Run now" }
+                    @if self.may_decide() {
+                        form method="post" action=(run_now) hx-post=(run_now)
+                            hx-target="#recs" hx-select="#recs" hx-swap="outerHTML" hx-select-oob="#flash" {
+                            (page::csrf(self.s))
+                            button type="submit" id="run-now" class="secondary" { "Run now" }
+                        }
                     }
                     @if let Some(run) = &l.latest {
                         span class="muted" id="latest-run" {
                             "Run " (page::when(Some(run.generated_at))) " (" (run.trigger) ") on the data of " (run.snapshot_date)
                         }
+                        a class="csv" href={"?" (query) "&csv=recommendations"} download { "CSV" }
                     }
                 }
-                @if l.latest.is_none() {
-                    p class="muted" { "No recommendation run yet: run the engine now." }
+                @if let Some(run) = &l.latest {
+                    @if self.may_decide() {
+                        p class="muted" {
+                            "Accept the recommended rate, override it with the rate in the field (within the run's guardrails, or applied anyway with a reason), or reject it. The next run starts from an approved rate until a snapshot shows it."
+                        }
+                    }
+                    (self.sheet(run.recommendation_id))
                 } @else {
-                    (t.recs.render(query))
-                    h3 { "Why: each factor's share of the change" }
-                    (t.factors.render(query))
-                    h3 { "Guardrails that bound a recommendation" }
-                    @if t.guards.rows.is_empty() {
-                        p class="muted" { "No guardrail changed a recommendation of this run." }
-                    }
-                    (t.guards.render(query))
+                    p class="muted" { "No recommendation run yet: run the engine now." }
                 }
-                h3 { "Run history" }
-                (t.runs.render(query))
+                details class="fold" {
+                    summary { "Run history (the latest " (RUNS_SHOWN) " runs)" }
+                    (t.runs.render(query))
+                }
             }
         }
     }
 
-    /// The decision forms on the latest run, and the approved rates pending a snapshot with
-    /// their CSV for the PMS.
+    /// The rates in force and approved (with their CSV for the PMS) beside the facility's
+    /// history of decisions.
     fn decisions_section(&self) -> Markup {
-        let approved = &self.t.approved;
+        let (approved, history) = (&self.t.approved, &self.t.history);
         html! {
             section id="decisions" aria-labelledby="decisions-h" {
-                h2 id="decisions-h" { "Decisions" }
-                @if let Some(run) = &self.l.latest {
-                    p class="muted" {
-                        "Accept a recommended rate, override it with a rate of your own (it must pass the run's guardrails unless forced with a reason), or reject it. The next run starts from an approved rate until a snapshot shows it."
+                h2 id="decisions-h" { "Rates in force and decisions" }
+                div class="side-by-side" {
+                    div {
+                        h3 { "Approved rates" }
+                        p class="muted" {
+                            "Pending until a snapshot dated on or after the decision day shows it; not applied after "
+                            (jobs::rates::PENDING_DAYS) " days of snapshots without it. "
+                            a href=(self.action("rates.csv")) id="rates-csv" download { "Pending rates for your PMS (CSV)" }
+                        }
+                        (approved.render(self.query))
                     }
-                    (decision_forms(self.s, &self.action("decisions"), run.recommendation_id, self.fig, self.recs, self.refused))
-                } @else {
-                    p class="muted" { "No run to decide on yet." }
+                    div {
+                        h3 { "Decision history" }
+                        (history.render(self.query))
+                    }
                 }
-                h3 { "Pending changes" }
-                p class="muted" {
-                    "An approved rate is pending until a snapshot dated on or after the decision day shows it; not applied after "
-                    (jobs::rates::PENDING_DAYS) " days of snapshots without it. "
-                    a href=(self.action("rates.csv")) id="rates-csv" download { "Pending rates for your PMS (CSV)" }
-                }
-                @if approved.rows.is_empty() {
-                    p class="muted" { "No approved rate yet." }
-                }
-                (approved.render(self.query))
             }
         }
     }
@@ -185,8 +195,10 @@ impl Page<'_> {
                         }
                     }
                 }
-                @for (c, t) in self.charts.iter().zip(&self.t.charts) {
-                    (chart::with_table(c, t, self.query))
+                div class="charts-grid" {
+                    @for (c, t) in self.charts.iter().zip(&self.t.charts) {
+                        div { (chart::with_table(c, t, self.query)) }
+                    }
                 }
             }
         }
@@ -199,8 +211,13 @@ impl Page<'_> {
                 h2 id="rates-h" { "Competitor rates" }
                 p class="muted" { "Stale: older than " (self.l.settings.competitor_stale_after_days) " days (the facility's setting); the engine gives a stale rate less weight." }
                 (self.t.bands.render(self.query))
-                (self.t.rates.render(self.query))
-                (rate_form(self.s, &self.action("competitor-rates"), self.refused))
+                details class="fold" open[self.refused.form == "rate"] {
+                    summary { "Every observation (" (self.t.rates.rows.len()) ")" }
+                    (self.t.rates.render(self.query))
+                }
+                @if self.may_decide() {
+                    (rate_form(self.s, &self.action("competitor-rates"), self.refused))
+                }
             }
         }
     }

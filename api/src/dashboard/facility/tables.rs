@@ -161,7 +161,9 @@ pub(super) fn bands_table(fig: &Figures, l: &competitors::Listing) -> Table {
             "Newest",
         ],
     );
-    for b in &l.bands {
+    let mut bands: Vec<_> = l.bands.iter().collect();
+    bands.sort_by_key(|b| crate::dashboard::figures::size_order(&b.size));
+    for b in bands {
         t.row(cells![
             b.size.clone(),
             fig.rate(b.band.p25),

@@ -114,7 +114,7 @@ pub async fn audit(
         p { a href={"/app/audit.csv?" (f.query_string(None))} download { "Download as CSV" } }
         div class="table-wrap" {
             table id="audit" {
-                thead { tr { th { "Time" } th { "Actor" } th { "Role" } th { "Action" } th { "Target" } th { "Before" } th { "After" } th { "Address" } } }
+                thead { tr { th { "Time" } th { "Actor" } th { "Role" } th { "Action" } th { "Target" } th { "Before" } th { "After" } th { "Address" } th { "Via" } } }
                 tbody {
                     @for e in &page_of_log.entries {
                         tr data-action=(e.action) {
@@ -123,6 +123,7 @@ pub async fn audit(
                             td { (e.target.as_deref().unwrap_or("")) }
                             td { code { (json_cell(&e.before)) } } td { code { (json_cell(&e.after)) } }
                             td { (e.client_addr.as_deref().unwrap_or("")) }
+                            td { (e.via.as_deref().unwrap_or("")) }
                         }
                     }
                 }
