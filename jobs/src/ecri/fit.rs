@@ -22,7 +22,7 @@ use uuid::Uuid;
 const KEEP_FITS: i64 = 3;
 /// Days a facility's superseded runs are kept (the latest, and any a batch was drafted from,
 /// are kept whatever their age).
-pub const KEEP_RUN_DAYS: i32 = 30;
+pub const KEEP_RUN_DAYS: i32 = 7;
 /// The hour (the company's time zone) from which its nightly fit and runs are due.
 pub const NIGHTLY_HOUR: u32 = 4;
 

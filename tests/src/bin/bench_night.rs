@@ -12,7 +12,8 @@
 //! per night the time to push the syncs, the time to drain, each job kind's p50 / p99 (claim to
 //! finish), each worker's peak memory (VmHWM), the database's growth, and the rows written per
 //! tenant changed (from `pg_stat_user_tables`). `--big-facility N` then adds one facility of N
-//! tenants and reports one worker's peak memory for its ECRI run.
+//! tenants (or several, comma-separated) and reports one worker's peak memory for its ECRI
+//! run.
 
 use clap::Parser;
 use hdrhistogram::Histogram;
@@ -28,7 +29,7 @@ struct Args {
     facilities: u32,
     #[arg(long, default_value_t = 365)]
     days: u32,
-    /// Worker processes of each night, comma-separated.
+    /// Worker processes of each night, comma-separated (empty: no night).
     #[arg(long, default_value = "1,2,4")]
     workers: String,
     /// Share (%) of each roll's tenants changed in a night.
@@ -44,9 +45,10 @@ struct Args {
     /// Syncs sent at once.
     #[arg(long, default_value_t = 4)]
     clients: usize,
-    /// Tenants of one extra facility whose ECRI run's worker memory is measured (0: none).
-    #[arg(long, default_value_t = 0)]
-    big_facility: usize,
+    /// Tenants of extra facilities (comma-separated) whose ECRI run's worker memory is measured,
+    /// each drained by a worker of its own.
+    #[arg(long, default_value = "")]
+    big_facility: String,
 }
 
 fn round(x: f64, d: i32) -> f64 {
@@ -93,17 +95,28 @@ async fn main() -> anyhow::Result<()> {
         let _ = stopped.await;
     }));
     let mut nights = Vec::new();
-    for (i, w) in args.workers.split(',').enumerate() {
+    for (i, w) in args
+        .workers
+        .split(',')
+        .filter(|w| !w.trim().is_empty())
+        .enumerate()
+    {
         let workers: usize = w.trim().parse()?;
         let night = night(&args, &db, &base, &key, &prefix, company_id, i, workers).await?;
         eprintln!("{night}");
         nights.push(night);
     }
-    let big = if args.big_facility > 0 {
-        Some(big_facility(&args, &db, &base, &key, &prefix, args.big_facility).await?)
-    } else {
-        None
-    };
+    let mut big = Vec::new();
+    for n in args
+        .big_facility
+        .split(',')
+        .filter(|n| !n.trim().is_empty())
+    {
+        let n: usize = n.trim().parse()?;
+        let one = big_facility(&args, &db, &base, &key, &prefix, n).await?;
+        eprintln!("{one}");
+        big.push(one);
+    }
     println!(
         "{}",
         serde_json::to_string_pretty(&json!({
@@ -474,20 +487,28 @@ async fn big_facility(
         })
         .collect();
     let body = json!({
-        "facility": { "name": "Big Facility" }, "date": day,
+        "facility": { "name": format!("Big Facility {n}") }, "date": day,
         "unit_types": sizes.iter().map(|(s, r)| json!({
             "size": s, "tier": "standard", "street_rate": r,
             "total_units": n / sizes.len() + 20, "occupied_units": n / sizes.len()
         })).collect::<Vec<_>>(),
         "tenants": tenants,
     });
+    let started = chrono::Utc::now();
     send_all(base, key, vec![body], 1).await?;
-    let started = chrono::Utc::now() - chrono::Duration::seconds(60);
     let mut procs = vec![Worker::start(&args.database, prefix)];
     let peaks = drain(db, &mut procs, Duration::from_secs(1800)).await?;
+    let body_bytes: i64 = sqlx::query_scalar(
+        "SELECT pg_column_size(r.body)::int8 FROM ecri_runs r JOIN facilities f ON f.id = r.facility_id
+         WHERE f.name = $1 ORDER BY r.created_at DESC LIMIT 1",
+    )
+    .bind(format!("Big Facility {n}"))
+    .fetch_one(db)
+    .await?;
     Ok(json!({
         "tenants": n,
         "worker_peak_mib": peaks,
         "jobs": job_latencies(db, started).await?,
+        "stored_body_bytes": body_bytes,
     }))
 }
