@@ -14,6 +14,7 @@ mod crm_outbound;
 mod dashboard;
 mod dashboard_decisions;
 mod dashboard_ecri;
+mod dashboard_heights;
 mod dashboard_pricing;
 mod dashboard_rates;
 mod dashboard_team;
