@@ -23,6 +23,7 @@ mod ecri_approval;
 mod ecri_batches;
 mod ecri_compliance;
 mod ecri_learning;
+mod ecri_letters;
 mod ecri_outcome;
 mod ecri_runs;
 mod envelope;

@@ -222,7 +222,7 @@ pub async fn letters(
     Path((id, bid)): Path<(String, String)>,
 ) -> PageResult {
     let (id, bid) = ids(&id, &bid)?;
-    match batches::letters(&state.db, s.company_id, id, bid).await {
+    match batches::letters(&state.db, s.company_id, id, bid, s.role.sees_tenants()).await {
         Ok(l) => Ok(crate::exports::letters(&l)),
         Err(e) => refused(&state, &s, id, bid, e).await,
     }
