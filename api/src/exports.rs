@@ -42,17 +42,17 @@ pub(crate) fn letters_csv(l: &batches::Letters) -> Vec<u8> {
     let date = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string()).unwrap_or_default();
     let opt = |v: &Option<String>| v.clone().unwrap_or_default();
     let rows = l.letters.iter().map(|t| {
-        let join = |f: &dyn Fn(&batches::LetterUnit) -> String| {
+        let join = |f: fn(&batches::LetterUnit) -> String| {
             t.units.iter().map(f).collect::<Vec<_>>().join("; ")
         };
         let m = &t.mailing;
         vec![
-            join(&|u| u.tenant_id.clone().unwrap_or_default()),
+            join(|u| u.tenant_id.clone().unwrap_or_default()),
             t.customer_id.clone().unwrap_or_default(),
             t.tenant_count().to_string(),
             l.batch.facility_name.clone(),
             l.facility_address.clone().unwrap_or_default(),
-            join(&|u| u.size.clone()),
+            join(|u| u.size.clone()),
             l.currency.clone(),
             format!("{:.2}", t.current_rent()),
             format!("{:.2}", t.new_rent()),
@@ -68,19 +68,23 @@ pub(crate) fn letters_csv(l: &batches::Letters) -> Vec<u8> {
             opt(&m.region),
             opt(&m.postal_code),
             t.units.len().to_string(),
-            join(&|u| {
-                format!(
-                    "{} ({}): {:.2} to {:.2} {}",
-                    u.unit_id
-                        .clone()
-                        .or_else(|| u.tenant_id.clone())
-                        .unwrap_or_else(|| "cohort".to_owned()),
-                    u.size,
-                    u.current_rent,
-                    u.new_rent,
-                    l.currency
-                )
-            }),
+            t.units
+                .iter()
+                .map(|u| {
+                    format!(
+                        "{} ({}): {:.2} to {:.2} {}",
+                        u.unit_id
+                            .clone()
+                            .or_else(|| u.tenant_id.clone())
+                            .unwrap_or_else(|| "cohort".to_owned()),
+                        u.size,
+                        u.current_rent,
+                        u.new_rent,
+                        l.currency
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
         ]
     });
     crate::csv_export::write(&headers, rows)

@@ -175,7 +175,12 @@ pub fn with_roll(body: &mut Value, facility: u32) {
     let mut rng = StdRng::seed_from_u64(0x5eed_0000 + u64::from(facility));
     let mut tenants = Vec::new();
     let mut n = 0u32;
-    for (c, cohort) in body["tenant_rents"].as_array().into_iter().flatten().enumerate() {
+    for (c, cohort) in body["tenant_rents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let (Some(size), Some(rent), Some(count), Some(months)) = (
             cohort["size"].as_str(),
             cohort["avg_rent"].as_f64(),
@@ -192,7 +197,10 @@ pub fn with_roll(body: &mut Value, facility: u32) {
             let (move_in, raised) = if own_months < 9.0 || rng.gen_bool(0.2) {
                 (set_on, None)
             } else {
-                (set_on - Duration::days(rng.gen_range(365..1460)), Some(set_on))
+                (
+                    set_on - Duration::days(rng.gen_range(365..1460)),
+                    Some(set_on),
+                )
             };
             let mut flags = Vec::new();
             if n.is_multiple_of(25) {
@@ -230,8 +238,14 @@ const LAST_NAMES: [&str; 16] = [
     "Martinez", "Davis", "Haddad", "Wilson", "Rossi", "Murphy", "Clark",
 ];
 const STREETS: [&str; 8] = [
-    "Maple Avenue", "Oak Street", "Cedar Lane", "Elm Drive", "Lakeview Road", "Pine Court",
-    "Birch Way", "Willow Street",
+    "Maple Avenue",
+    "Oak Street",
+    "Cedar Lane",
+    "Elm Drive",
+    "Lakeview Road",
+    "Pine Court",
+    "Birch Way",
+    "Willow Street",
 ];
 const CITIES: [(&str, &str, u32); 4] = [
     ("Springfield", "IL", 62701),
@@ -249,7 +263,11 @@ fn mailing(t: &mut Value, customer: u32) {
         FIRST_NAMES[(i * 7) % FIRST_NAMES.len()],
         LAST_NAMES[(i * 13 + i / 16) % LAST_NAMES.len()]
     ));
-    t["address_line1"] = json!(format!("{} {}", 10 + (i * 37) % 980, STREETS[(i * 3) % STREETS.len()]));
+    t["address_line1"] = json!(format!(
+        "{} {}",
+        10 + (i * 37) % 980,
+        STREETS[(i * 3) % STREETS.len()]
+    ));
     if i.is_multiple_of(6) {
         t["address_line2"] = json!(format!("Apt {}", 1 + i % 24));
     }

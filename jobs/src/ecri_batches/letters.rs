@@ -92,7 +92,11 @@ impl Letters {
             .filter(|p| !p.is_empty())
             .collect::<Vec<_>>()
             .join("-");
-        let name = if name.is_empty() { "facility".to_owned() } else { name };
+        let name = if name.is_empty() {
+            "facility".to_owned()
+        } else {
+            name
+        };
         match self.batch.notice_date {
             Some(d) => format!("{name}-{d}"),
             None => name,

@@ -165,7 +165,10 @@ async fn the_facility_ecri_page_is_a_work_queue_filtered_paged_and_picked_into_a
         .iter()
         .filter(|l| l["size"] == "10x10" && f(&l["increase"]) > 0.0)
         .count();
-    assert!(raised_10 > 50, "the test needs a second page of raises: {raised_10}");
+    assert!(
+        raised_10 > 50,
+        "the test needs a second page of raises: {raised_10}"
+    );
     let b = Browser::start_sized(1440, 900).await;
     b.login(&app.server.base, &app.tenant.email, PASSWORD).await;
     b.wait_path("/app").await;
@@ -195,14 +198,16 @@ async fn the_facility_ecri_page_is_a_work_queue_filtered_paged_and_picked_into_a
         .await;
     let second = queue_rows(&b).await;
     assert_eq!(second.len(), raised_10 - 50);
-    assert!(second.iter().all(|t| t.starts_with("L-") && !first.contains(t)));
+    assert!(second
+        .iter()
+        .all(|t| t.starts_with("L-") && !first.contains(t)));
     // The page is the queue's order: the largest expected gain first.
-    let gain = |t: &str| {
-        f(&lines.iter().find(|l| l["tenant_id"] == t).unwrap()["expected_gain"])
-    };
+    let gain = |t: &str| f(&lines.iter().find(|l| l["tenant_id"] == t).unwrap()["expected_gain"]);
     assert!(gain(&first[49]) >= gain(&second[0]));
     // Each line carries its short reasons, the full explanation folded away.
-    let row = b.text(&format!("#ecri-queue tr[data-tenant='{}']", second[0])).await;
+    let row = b
+        .text(&format!("#ecri-queue tr[data-tenant='{}']", second[0]))
+        .await;
     assert!(row.contains("stay ") && row.contains("gain $"), "{row}");
     let open = b
         .script("return document.querySelector('#ecri-queue details').open")
@@ -211,10 +216,15 @@ async fn the_facility_ecri_page_is_a_work_queue_filtered_paged_and_picked_into_a
     // The CSV still holds every matching line, not one page of it.
     let cookie = app.session_cookie().await;
     let csv = app
-        .page_text(&cookie, &format!("{page}?size=10x10&band=raised&page=2&csv=ecri-suggestions"))
+        .page_text(
+            &cookie,
+            &format!("{page}?size=10x10&band=raised&page=2&csv=ecri-suggestions"),
+        )
         .await;
     assert_eq!(csv.lines().count(), 1 + raised_10, "{csv}");
-    let all = app.page_text(&cookie, &format!("{page}?csv=ecri-suggestions")).await;
+    let all = app
+        .page_text(&cookie, &format!("{page}?csv=ecri-suggestions"))
+        .await;
     assert_eq!(all.lines().count(), 1 + lines.len());
 
     // Pick two tenants of page 2 into a draft batch.
@@ -239,12 +249,16 @@ async fn the_facility_ecri_page_is_a_work_queue_filtered_paged_and_picked_into_a
     want.sort();
     assert_eq!(in_batch, want);
     for l in draft["lines"].as_array().unwrap() {
-        let engine = lines.iter().find(|x| x["tenant_id"] == l["tenant_id"]).unwrap();
+        let engine = lines
+            .iter()
+            .find(|x| x["tenant_id"] == l["tenant_id"])
+            .unwrap();
         assert_eq!(f(&l["new_rent"]), f(&engine["new_rent"]));
     }
 
     // Approved, its tenants are shown as in the batch and cannot be picked again.
-    let (s, approved) = status_json(app.post(&format!("{api_batch}/approve"), &json!({})).await).await;
+    let (s, approved) =
+        status_json(app.post(&format!("{api_batch}/approve"), &json!({})).await).await;
     assert_eq!(s, 200, "{approved}");
     app.ecri_now(&fid).await;
     b.goto(&app.url(&format!("{page}?size=10x10"))).await;
@@ -269,7 +283,9 @@ async fn the_facility_ecri_page_is_a_work_queue_filtered_paged_and_picked_into_a
         };
         let text = shown[0].as_str().unwrap();
         assert!(
-            text.contains(&format!("in the batch approved on {approved_on}, effective {effective}")),
+            text.contains(&format!(
+                "in the batch approved on {approved_on}, effective {effective}"
+            )),
             "{text}"
         );
         assert_eq!(shown[1], json!(false), "{t} is offered again");
@@ -319,7 +335,13 @@ async fn an_approved_batch_shows_a_left_out_line_unraised_and_its_status_in_view
     let head = b
         .script("return [...document.querySelectorAll('#ecri-batch-lines thead th')].map(c => c.textContent.trim())")
         .await;
-    let col = |name: &str| head.as_array().unwrap().iter().position(|h| h == name).unwrap();
+    let col = |name: &str| {
+        head.as_array()
+            .unwrap()
+            .iter()
+            .position(|h| h == name)
+            .unwrap()
+    };
     let left = &rows[0];
     assert_eq!(left[col("Line status")], "left out");
     assert_eq!(left[col("New rent")], "", "{left}");
@@ -334,7 +356,10 @@ async fn an_approved_batch_shows_a_left_out_line_unraised_and_its_status_in_view
     let inside = b
         .script("const w=document.querySelector('#ecri-batch-lines').closest('.table-wrap').getBoundingClientRect(); return [...document.querySelectorAll('#ecri-batch-lines thead th')].map(h => h.getBoundingClientRect().right <= w.right + 0.5)")
         .await;
-    assert!(inside.as_array().unwrap().iter().all(|v| v == &json!(true)), "{inside} {head}");
+    assert!(
+        inside.as_array().unwrap().iter().all(|v| v == &json!(true)),
+        "{inside} {head}"
+    );
     b.close().await;
     app.run_jobs().await;
 }

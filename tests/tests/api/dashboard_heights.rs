@@ -41,7 +41,10 @@ async fn no_page_of_one_facility_or_of_analytics_is_taller_than_12000_px_on_demo
     let fid = &ids[0];
     let ecri = get_ok(&app, &format!("/api/v1/facilities/{fid}/ecri")).await;
     let tenants = ecri["lines"].as_array().map_or(0, Vec::len);
-    assert!(tenants > 200, "the demo roll is a real one: {tenants} lines");
+    assert!(
+        tenants > 200,
+        "the demo roll is a real one: {tenants} lines"
+    );
 
     let b = Browser::start_sized(1440, 900).await;
     b.login(&app.server.base, &app.tenant.email, PASSWORD).await;
@@ -85,9 +88,15 @@ async fn no_page_of_one_facility_or_of_analytics_is_taller_than_12000_px_on_demo
         heights.iter().any(|(p, _)| p.ends_with("/ecri")),
         "{heights:?}"
     );
-    assert!(heights.len() >= 8, "the walk reached the pages: {heights:?}");
+    assert!(
+        heights.len() >= 8,
+        "the walk reached the pages: {heights:?}"
+    );
     let tall: Vec<_> = heights.iter().filter(|(_, h)| *h > MAX_HEIGHT).collect();
-    assert!(tall.is_empty(), "taller than {MAX_HEIGHT} px: {tall:?} (all: {heights:?})");
+    assert!(
+        tall.is_empty(),
+        "taller than {MAX_HEIGHT} px: {tall:?} (all: {heights:?})"
+    );
     b.close().await;
     app.run_jobs().await;
 }

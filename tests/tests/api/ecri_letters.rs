@@ -43,7 +43,7 @@ async fn roll(app: &TestApp) -> String {
     r["facility"]["id"].as_str().unwrap().to_owned()
 }
 
-fn rows(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
+fn parse_csv(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
     let mut csv = csv::Reader::from_reader(text.as_bytes());
     let head = csv.headers().unwrap().iter().map(str::to_owned).collect();
     let rows = csv
@@ -71,8 +71,11 @@ async fn a_customer_with_two_units_gets_one_letter_naming_both_with_name_and_add
     let bid = b["id"].as_str().unwrap();
     let notice = (Utc::now().date_naive() + Duration::days(3)).to_string();
     let (s, a) = status_json(
-        app.post(&format!("{base}/{bid}/approve"), &json!({"notice_date": notice}))
-            .await,
+        app.post(
+            &format!("{base}/{bid}/approve"),
+            &json!({"notice_date": notice}),
+        )
+        .await,
     )
     .await;
     assert_eq!(s, 200, "{a}");
@@ -82,10 +85,13 @@ async fn a_customer_with_two_units_gets_one_letter_naming_both_with_name_and_add
         r.headers()["content-disposition"],
         format!("attachment; filename=\"Letter-Lane-Storage-{notice}.csv\"").as_str()
     );
-    let (head, rows) = rows(&r.text().await.unwrap());
+    let (head, rows) = parse_csv(&r.text().await.unwrap());
     let col = |n: &str| head.iter().position(|h| h == n).unwrap();
     assert_eq!(rows.len(), 2, "one letter per customer: {rows:?}");
-    let dana = rows.iter().find(|r| r[col("customer_id")] == "C-7").unwrap();
+    let dana = rows
+        .iter()
+        .find(|r| r[col("customer_id")] == "C-7")
+        .unwrap();
     assert_eq!(dana[col("tenant_id")], "T-1; T-2");
     assert_eq!(dana[col("unit_count")], "2");
     assert_eq!(dana[col("tenant_count")], "2");
@@ -121,7 +127,10 @@ async fn a_customer_with_two_units_gets_one_letter_naming_both_with_name_and_add
         format!("{:.2}", n(&l1["new_rent"]) + n(&l2["new_rent"]))
     );
     assert_eq!(dana[col("notice_date")], notice);
-    let sam = rows.iter().find(|r| r[col("customer_id")] == "C-9").unwrap();
+    let sam = rows
+        .iter()
+        .find(|r| r[col("customer_id")] == "C-9")
+        .unwrap();
     assert_eq!(sam[col("customer_name")], "Sam Ortiz");
     assert_eq!(sam[col("units")].split("; ").count(), 1);
 
@@ -144,10 +153,21 @@ async fn a_customer_with_two_units_gets_one_letter_naming_both_with_name_and_add
         .unwrap();
     assert_eq!(r.status(), 200);
     let text = r.text().await.unwrap();
-    for personal in ["Dana", "Whitfield", "Orchard", "Springfield", "62704", "Sam Ortiz", "Hill Road"] {
-        assert!(!text.contains(personal), "{personal} in a viewer's letters: {text}");
+    for personal in [
+        "Dana",
+        "Whitfield",
+        "Orchard",
+        "Springfield",
+        "62704",
+        "Sam Ortiz",
+        "Hill Road",
+    ] {
+        assert!(
+            !text.contains(personal),
+            "{personal} in a viewer's letters: {text}"
+        );
     }
-    let (_, vrows) = rows(&text);
+    let (_, vrows) = parse_csv(&text);
     assert_eq!(vrows.len(), 2);
     assert_eq!(vrows[0][col("tenant_id")], rows[0][col("tenant_id")]);
     // The batch's own answer carries no personal field either way.

@@ -67,7 +67,15 @@ pub async fn create(
             )
         }
         Err(e @ (jobs::Error::Invalid(_) | jobs::Error::Conflict(_))) => {
-            facility_page(&state, &s, id, (None, &no_filters), None, Some(e.to_string())).await
+            facility_page(
+                &state,
+                &s,
+                id,
+                (None, &no_filters),
+                None,
+                Some(e.to_string()),
+            )
+            .await
         }
         Err(e) => Err(e.into()),
     }

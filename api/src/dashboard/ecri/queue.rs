@@ -198,40 +198,53 @@ pub fn filter_form(lines: &[TenantLine], f: &Filters) -> Markup {
         .into_iter()
         .collect();
     sizes.sort_by(|a, b| size_order(a, b));
-    let tiers: BTreeSet<&str> = lines.iter().filter_map(|l| l.input.tier.as_deref()).collect();
+    let tiers: BTreeSet<&str> = lines
+        .iter()
+        .filter_map(|l| l.input.tier.as_deref())
+        .collect();
     let guardrails: BTreeSet<&str> = lines
         .iter()
         .filter_map(|l| l.suggestion.binding_guardrail.map(|g| g.name()))
         .collect();
-    let choice = |name: &'static str, label: &'static str, all: &'static str, options: Vec<(String, String)>, current: Option<&str>| {
-        html! {
-            label { (label)
-                select name=(name) id={"filter-" (name)} {
-                    option value="" selected[current.is_none()] { (all) }
-                    @for (v, text) in &options {
-                        option value=(v) selected[current == Some(v.as_str())] { (text) }
-                    }
-                }
-            }
-        }
+    let own = |v: &[&str]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|s| ((*s).to_owned(), s.replace('_', " ")))
+            .collect()
     };
-    let own = |v: &[&str]| v.iter().map(|s| ((*s).to_owned(), s.replace('_', " "))).collect();
     let tiers: Vec<&str> = tiers.into_iter().collect();
     let guardrails: Vec<&str> = guardrails.into_iter().collect();
-    let bands = BANDS
+    let bands: Vec<(String, String)> = BANDS
         .iter()
         .map(|(v, t)| ((*v).to_owned(), (*t).to_owned()))
         .collect();
     html! {
         form class="card filters" method="get" id="queue-filters" action="#queue-h" {
-            (choice("size", "Size", "every size", own(&sizes), set(&f.size)))
-            @if !tiers.is_empty() { (choice("tier", "Tier", "every tier", own(&tiers), set(&f.tier))) }
-            (choice("band", "Increase", "any", bands, set(&f.band)))
-            (choice("guardrail", "Guardrail that binds", "any", own(&guardrails), set(&f.guardrail)))
+            (choice(("size", "Size", "every size"), &own(sizes.as_slice()), set(&f.size)))
+            @if !tiers.is_empty() { (choice(("tier", "Tier", "every tier"), &own(tiers.as_slice()), set(&f.tier))) }
+            (choice(("band", "Increase", "any"), &bands, set(&f.band)))
+            (choice(("guardrail", "Guardrail that binds", "any"), &own(guardrails.as_slice()), set(&f.guardrail)))
             label { input type="checkbox" name="flagged" value="1" checked[set(&f.flagged) == Some("1")]; " Only flagged tenants" }
             div class="actions" {
                 button type="submit" id="apply-filters" { "Show" }
                 a href="?#queue-h" { "Clear" }
+            }
+        }
+    }
+}
+
+/// One choice of the filters: its field name, label and the text of "no filter".
+fn choice(
+    (name, label, all): (&str, &str, &str),
+    options: &[(String, String)],
+    current: Option<&str>,
+) -> Markup {
+    html! {
+        label { (label)
+            select name=(name) id={"filter-" (name)} {
+                option value="" selected[current.is_none()] { (all) }
+                @for (v, text) in options {
+                    option value=(v) selected[current == Some(v.as_str())] { (text) }
+                }
             }
         }
     }
@@ -267,7 +280,7 @@ pub fn queue(
     let shown = lines.iter().skip((page - 1) * PER_PAGE).take(PER_PAGE);
     let may_batch = page::may_post(s, "/app/facilities/{id}/ecri-batches");
     let from = (page - 1) * PER_PAGE + usize::from(!lines.is_empty());
-    let to = ((page) * PER_PAGE).min(lines.len());
+    let to = (page * PER_PAGE).min(lines.len());
     let nav = html! {
         nav class="pager" aria-label="Pages of the queue" {
             span id="queue-position" { "Lines " (from) " to " (to) " of " (lines.len()) " · page " (page) " of " (pages) }
