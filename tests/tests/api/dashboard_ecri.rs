@@ -160,7 +160,7 @@ async fn the_facility_ecri_page_is_a_work_queue_filtered_paged_and_picked_into_a
     let fid = queue_roll(&app).await;
     app.ecri_now(&fid).await;
     let api = get_ok(&app, &format!("/api/v1/facilities/{fid}/ecri")).await;
-    let lines = api["lines"].as_array().unwrap();
+    let lines = api["tenants"].as_array().unwrap();
     let raised_10 = lines
         .iter()
         .filter(|l| l["size"] == "10x10" && f(&l["increase"]) > 0.0)

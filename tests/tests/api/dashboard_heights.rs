@@ -40,7 +40,7 @@ async fn no_page_of_one_facility_or_of_analytics_is_taller_than_12000_px_on_demo
     }
     let fid = &ids[0];
     let ecri = get_ok(&app, &format!("/api/v1/facilities/{fid}/ecri")).await;
-    let tenants = ecri["lines"].as_array().map_or(0, Vec::len);
+    let tenants = ecri["tenants"].as_array().map_or(0, Vec::len);
     assert!(
         tenants > 200,
         "the demo roll is a real one: {tenants} lines"
