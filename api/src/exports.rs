@@ -8,8 +8,10 @@ use axum::response::{IntoResponse, Response};
 use domain::ids::CompanyId;
 use jobs::ecri_batches as batches;
 
-/// The header of the letters' CSV.
-pub(crate) const LETTER_COLUMNS: [&str; 14] = [
+/// The header of the letters' CSV: one row per customer. The first fourteen columns are those
+/// of a letter of one unit (a customer's units joined by "; " in `tenant_id` and `unit_size`,
+/// their rents summed), then the customer's name and mailing address and the units listed.
+pub(crate) const LETTER_COLUMNS: [&str; 22] = [
     "tenant_id",
     "customer_id",
     "tenant_count",
@@ -24,41 +26,78 @@ pub(crate) const LETTER_COLUMNS: [&str; 14] = [
     "notice_date",
     "effective_date",
     "batch_id",
+    "customer_name",
+    "address_line1",
+    "address_line2",
+    "city",
+    "region",
+    "postal_code",
+    "unit_count",
+    "units",
 ];
 
 /// The letters of an approved batch as CSV, for a mail merge.
 pub(crate) fn letters_csv(l: &batches::Letters) -> Vec<u8> {
     let headers: Vec<String> = LETTER_COLUMNS.iter().map(|c| (*c).to_owned()).collect();
     let date = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string()).unwrap_or_default();
+    let opt = |v: &Option<String>| v.clone().unwrap_or_default();
     let rows = l.letters.iter().map(|t| {
+        let join = |f: fn(&batches::LetterUnit) -> String| {
+            t.units.iter().map(f).collect::<Vec<_>>().join("; ")
+        };
+        let m = &t.mailing;
         vec![
-            t.tenant_id.clone().unwrap_or_default(),
+            join(|u| u.tenant_id.clone().unwrap_or_default()),
             t.customer_id.clone().unwrap_or_default(),
-            t.tenant_count.to_string(),
+            t.tenant_count().to_string(),
             l.batch.facility_name.clone(),
             l.facility_address.clone().unwrap_or_default(),
-            t.size.clone(),
+            join(|u| u.size.clone()),
             l.currency.clone(),
-            format!("{:.2}", t.current_rent),
-            format!("{:.2}", t.new_rent),
-            format!("{:.2}", t.increase),
-            format!("{:.2}", t.increase_pct),
+            format!("{:.2}", t.current_rent()),
+            format!("{:.2}", t.new_rent()),
+            format!("{:.2}", t.increase()),
+            format!("{:.2}", t.increase_pct()),
             date(l.batch.notice_date),
             date(l.batch.effective_date),
             l.batch.id.to_string(),
+            opt(&m.customer_name),
+            opt(&m.address_line1),
+            opt(&m.address_line2),
+            opt(&m.city),
+            opt(&m.region),
+            opt(&m.postal_code),
+            t.units.len().to_string(),
+            t.units
+                .iter()
+                .map(|u| {
+                    format!(
+                        "{} ({}): {:.2} to {:.2} {}",
+                        u.unit_id
+                            .clone()
+                            .or_else(|| u.tenant_id.clone())
+                            .unwrap_or_else(|| "cohort".to_owned()),
+                        u.size,
+                        u.current_rent,
+                        u.new_rent,
+                        l.currency
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
         ]
     });
     crate::csv_export::write(&headers, rows)
 }
 
-/// The CSV answer of a batch's letters.
+/// The CSV answer of a batch's letters, named by the facility and the notice date.
 pub(crate) fn letters(l: &batches::Letters) -> Response {
     (
         [
             (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
             (
                 header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"ecri-letters-{}.csv\"", l.batch.id),
+                format!("attachment; filename=\"{}.csv\"", l.file_stem()),
             ),
             // Lines whose letter is withheld because they would not pass now (the tenant left,
             // was flagged, or its rent changed): how many, and each with its reason.

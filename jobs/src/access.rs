@@ -67,6 +67,13 @@ impl Role {
         p <= self.grant()
     }
 
+    /// Whether this role may see tenants' personal data (a customer's name and mailing
+    /// address, as the letters carry them): the roles that act on tenants (manager and
+    /// above). A viewer reads the figures, never who pays them.
+    pub fn sees_tenants(self) -> bool {
+        self.allows(Permission::Operate)
+    }
+
     /// Whether a member or key of this role may be limited to some facilities. Owners and
     /// admins run the whole account (keys, webhooks, data sources act company-wide), so a
     /// scope is for managers and viewers.

@@ -55,6 +55,20 @@ struct Stored {
     customer_id: Option<String>,
     flags: Vec<String>,
     moved_out_on: Option<NaiveDate>,
+    /// The unit's number and the customer's name and mailing address, for the letters.
+    mailing: Mailing,
+}
+
+/// What a letter needs besides the rents: the unit's number, the customer's name and address.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Mailing {
+    pub unit_id: Option<String>,
+    pub customer_name: Option<String>,
+    pub address_line1: Option<String>,
+    pub address_line2: Option<String>,
+    pub city: Option<String>,
+    pub region: Option<String>,
+    pub postal_code: Option<String>,
 }
 
 impl Stored {
@@ -71,8 +85,21 @@ impl Stored {
             customer_id: t.customer_id.as_ref().map(|c| c.as_str().to_owned()),
             flags,
             moved_out_on: None,
+            mailing: Mailing {
+                unit_id: text(&t.unit_id),
+                customer_name: text(&t.customer_name),
+                address_line1: text(&t.address_line1),
+                address_line2: text(&t.address_line2),
+                city: text(&t.city),
+                region: text(&t.region),
+                postal_code: text(&t.postal_code),
+            },
         }
     }
+}
+
+fn text<const N: usize>(t: &Option<domain::values::Text<N>>) -> Option<String> {
+    t.as_ref().map(|t| t.as_str().to_owned())
 }
 
 /// Column arrays of the rows to upsert and the events to insert.
@@ -86,6 +113,8 @@ struct Writes {
     t_raised: Vec<Option<NaiveDate>>,
     t_customer: Vec<Option<String>>,
     t_flags: Vec<String>,
+    /// The mailing fields, one array per field in [`Mailing`]'s order.
+    t_mail: [Vec<Option<String>>; 7],
     gone: Vec<String>,
     e_tenant: Vec<String>,
     e_date: Vec<NaiveDate>,
@@ -106,6 +135,18 @@ impl Writes {
         self.t_customer.push(s.customer_id.clone());
         // One text per row (arrays of arrays must be rectangular): joined by a unit separator.
         self.t_flags.push(s.flags.join("\u{1f}"));
+        let m = &s.mailing;
+        for (col, v) in self.t_mail.iter_mut().zip([
+            &m.unit_id,
+            &m.customer_name,
+            &m.address_line1,
+            &m.address_line2,
+            &m.city,
+            &m.region,
+            &m.postal_code,
+        ]) {
+            col.push(v.clone());
+        }
     }
 
     fn event(
@@ -228,7 +269,8 @@ async fn stored_roll(
 ) -> Result<HashMap<String, Stored>> {
     let rows = sqlx::query!(
         r#"SELECT tenant_id, size, tier, rent, move_in_date, last_increase_date, customer_id,
-                  flags, moved_out_on
+                  flags, moved_out_on, unit_id, customer_name, address_line1, address_line2,
+                  city, region, postal_code
            FROM rent_roll_tenants WHERE facility_id = $1"#,
         facility_id
     )
@@ -248,6 +290,15 @@ async fn stored_roll(
                     customer_id: r.customer_id,
                     flags: r.flags,
                     moved_out_on: r.moved_out_on,
+                    mailing: Mailing {
+                        unit_id: r.unit_id,
+                        customer_name: r.customer_name,
+                        address_line1: r.address_line1,
+                        address_line2: r.address_line2,
+                        city: r.city,
+                        region: r.region,
+                        postal_code: r.postal_code,
+                    },
                 },
             )
         })
@@ -328,13 +379,15 @@ async fn write(
     if !w.t_id.is_empty() {
         sqlx::query!(
             r#"INSERT INTO rent_roll_tenants (facility_id, tenant_id, company_id, size, tier, rent,
-                   move_in_date, last_increase_date, customer_id, flags, first_seen_on)
+                   move_in_date, last_increase_date, customer_id, flags, first_seen_on,
+                   unit_id, customer_name, address_line1, address_line2, city, region, postal_code)
                SELECT $1, u.id, $2, u.size, u.tier, u.rent, u.mi, u.li, u.cu,
                       CASE WHEN u.fl = '' THEN '{}'::text[] ELSE string_to_array(u.fl, E'\x1f') END,
-                      $3
+                      $3, u.un, u.cn, u.a1, u.a2, u.ci, u.re, u.pc
                FROM UNNEST($4::text[], $5::text[], $6::text[], $7::float8[], $8::date[],
-                           $9::date[], $10::text[], $11::text[])
-                    AS u(id, size, tier, rent, mi, li, cu, fl)
+                           $9::date[], $10::text[], $11::text[], $12::text[], $13::text[],
+                           $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+                    AS u(id, size, tier, rent, mi, li, cu, fl, un, cn, a1, a2, ci, re, pc)
                ON CONFLICT (facility_id, tenant_id) DO UPDATE SET
                    size = EXCLUDED.size, tier = EXCLUDED.tier, rent = EXCLUDED.rent,
                    move_in_date = EXCLUDED.move_in_date,
@@ -346,6 +399,10 @@ async fn write(
                        THEN GREATEST(rent_roll_tenants.last_increase_date, EXCLUDED.last_increase_date)
                        ELSE EXCLUDED.last_increase_date END,
                    customer_id = EXCLUDED.customer_id, flags = EXCLUDED.flags,
+                   unit_id = EXCLUDED.unit_id, customer_name = EXCLUDED.customer_name,
+                   address_line1 = EXCLUDED.address_line1, address_line2 = EXCLUDED.address_line2,
+                   city = EXCLUDED.city, region = EXCLUDED.region,
+                   postal_code = EXCLUDED.postal_code,
                    first_seen_on = CASE WHEN rent_roll_tenants.moved_out_on IS NULL
                                         THEN rent_roll_tenants.first_seen_on ELSE EXCLUDED.first_seen_on END,
                    moved_out_on = NULL, updated_at = now()"#,
@@ -360,6 +417,13 @@ async fn write(
             &w.t_raised as &[Option<NaiveDate>],
             &w.t_customer as &[Option<String>],
             &w.t_flags,
+            &w.t_mail[0] as &[Option<String>],
+            &w.t_mail[1] as &[Option<String>],
+            &w.t_mail[2] as &[Option<String>],
+            &w.t_mail[3] as &[Option<String>],
+            &w.t_mail[4] as &[Option<String>],
+            &w.t_mail[5] as &[Option<String>],
+            &w.t_mail[6] as &[Option<String>],
         )
         .execute(&mut *conn)
         .await?;

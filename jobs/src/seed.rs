@@ -157,10 +157,14 @@ pub fn snapshot(
     })
 }
 
-/// Adds the tenant-level rent roll of a snapshot's cohorts (`tenant_rents`): each cohort's
-/// tenants at its average rent, their rent last set its months ago (raised then, or moved in
-/// then for the recent move-ins), one tenant in 25 a business and one in 40 military, and one
-/// customer in 30 renting two units. Deterministic, so a seed's figures do not depend on it.
+/// Adds the tenant-level rent roll of a snapshot's cohorts (`tenant_rents`), as a real roll
+/// reads: each tenant with its own rent drawn around its cohort's average (within 12 %), its
+/// own tenure and last increase drawn around the cohort's months (within 4 months; a cohort
+/// under 9 months moved in then, an older one was raised then after a stay of one to four
+/// years, one in five of them never raised), a unit number, a customer's name and mailing
+/// address; one tenant in 25 a business, one in 40 military, one in 33 delinquent, and one
+/// customer in 30 renting two units (one letter for both). Deterministic per facility, so a
+/// seed's figures do not depend on when it runs.
 pub fn with_roll(body: &mut Value, facility: u32) {
     let Some(date) = body["date"]
         .as_str()
@@ -168,9 +172,15 @@ pub fn with_roll(body: &mut Value, facility: u32) {
     else {
         return;
     };
+    let mut rng = StdRng::seed_from_u64(0x5eed_0000 + u64::from(facility));
     let mut tenants = Vec::new();
     let mut n = 0u32;
-    for cohort in body["tenant_rents"].as_array().into_iter().flatten() {
+    for (c, cohort) in body["tenant_rents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let (Some(size), Some(rent), Some(count), Some(months)) = (
             cohort["size"].as_str(),
             cohort["avg_rent"].as_f64(),
@@ -179,18 +189,19 @@ pub fn with_roll(body: &mut Value, facility: u32) {
         ) else {
             continue;
         };
-        let set_on = date - Duration::days((months * 30.44).round() as i64);
-        // A cohort under 9 months moved in then; an older one was raised then, after a stay.
-        let (move_in, raised) = if months < 9.0 {
-            (set_on, None)
-        } else {
-            (
-                set_on - Duration::days(400 + i64::from(n % 700)),
-                Some(set_on),
-            )
-        };
         for _ in 0..count {
             n += 1;
+            let own_rent = (rent * rng.gen_range(0.88..1.12_f64) * 100.0).round() / 100.0;
+            let own_months = (months + rng.gen_range(-4.0..4.0_f64)).max(0.3);
+            let set_on = date - Duration::days((own_months * 30.44).round() as i64);
+            let (move_in, raised) = if own_months < 9.0 || rng.gen_bool(0.2) {
+                (set_on, None)
+            } else {
+                (
+                    set_on - Duration::days(rng.gen_range(365..1460)),
+                    Some(set_on),
+                )
+            };
             let mut flags = Vec::new();
             if n.is_multiple_of(25) {
                 flags.push("business");
@@ -198,18 +209,71 @@ pub fn with_roll(body: &mut Value, facility: u32) {
             if n.is_multiple_of(40) {
                 flags.push("military");
             }
+            if n.is_multiple_of(33) {
+                flags.push("delinquent");
+            }
             let customer = if n.is_multiple_of(30) { n - 1 } else { n };
-            tenants.push(json!({
+            let mut t = json!({
                 "tenant_id": format!("D{:04}-{n:05}", facility + 1),
-                "size": size, "rent": rent,
+                "unit_id": format!("{}{:03}", char::from(b'A' + (c % 26) as u8), n % 1000),
+                "size": size, "rent": own_rent,
                 "move_in_date": move_in.to_string(),
                 "last_increase_date": raised.map(|d| d.to_string()),
                 "customer_id": format!("C{:04}-{customer:05}", facility + 1),
                 "flags": flags,
-            }));
+            });
+            mailing(&mut t, customer);
+            tenants.push(t);
         }
     }
     body["tenants"] = Value::Array(tenants);
+}
+
+const FIRST_NAMES: [&str; 16] = [
+    "Alex", "Maria", "James", "Priya", "Daniel", "Grace", "Omar", "Linda", "Chen", "Rosa",
+    "Michael", "Aisha", "David", "Sofia", "Kevin", "Hannah",
+];
+const LAST_NAMES: [&str; 16] = [
+    "Johnson", "Garcia", "Nguyen", "Patel", "Smith", "Okafor", "Brown", "Kowalski", "Lee",
+    "Martinez", "Davis", "Haddad", "Wilson", "Rossi", "Murphy", "Clark",
+];
+const STREETS: [&str; 8] = [
+    "Maple Avenue",
+    "Oak Street",
+    "Cedar Lane",
+    "Elm Drive",
+    "Lakeview Road",
+    "Pine Court",
+    "Birch Way",
+    "Willow Street",
+];
+const CITIES: [(&str, &str, u32); 4] = [
+    ("Springfield", "IL", 62701),
+    ("Riverton", "IL", 62561),
+    ("Chatham", "IL", 62629),
+    ("Rochester", "IL", 62563),
+];
+
+/// A made-up customer's name and mailing address, the same for every unit of the customer.
+fn mailing(t: &mut Value, customer: u32) {
+    let i = customer as usize;
+    let (city, region, zip) = CITIES[(i / 7) % CITIES.len()];
+    t["customer_name"] = json!(format!(
+        "{} {}",
+        FIRST_NAMES[(i * 7) % FIRST_NAMES.len()],
+        LAST_NAMES[(i * 13 + i / 16) % LAST_NAMES.len()]
+    ));
+    t["address_line1"] = json!(format!(
+        "{} {}",
+        10 + (i * 37) % 980,
+        STREETS[(i * 3) % STREETS.len()]
+    ));
+    if i.is_multiple_of(6) {
+        t["address_line2"] = json!(format!("Apt {}", 1 + i % 24));
+    }
+    t["city"] = json!(city);
+    t["region"] = json!(region);
+    t["postal_code"] = json!(format!("{}", zip + (i % 9) as u32));
 }
 
 /// Evolving figures of one synthetic facility.

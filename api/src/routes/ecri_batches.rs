@@ -180,9 +180,12 @@ async fn cancel(
     Ok(axum::Json(answer(&state, batch).await?))
 }
 
-/// One row per tenant of an approved batch for a mail merge: the tenant, the facility's name
-/// and address, the unit size, the current and new rent, the increase, the notice and
-/// effective dates. A cohort line is one row with an empty `tenant_id` and its `tenant_count`.
+/// One row per customer of an approved batch for a mail merge (a customer's units together,
+/// named `<facility>-<notice date>.csv`): the tenants, the facility's name and address, the
+/// unit sizes, the current and new rent, the increase, the notice and effective dates, then
+/// the customer's name and mailing address (empty for a viewer's key: a viewer never sees who
+/// pays) and the units listed. A cohort line is one row with an empty `tenant_id` and its
+/// `tenant_count`.
 #[utoipa::path(get, path = "/api/v1/facilities/{id}/ecri-batches/{batch_id}/letters.csv", tag = "ecri",
     params(("id" = Uuid, Path, description = "Id of the facility."),
            ("batch_id" = Uuid, Path, description = "Id of the batch.")),
@@ -197,6 +200,7 @@ async fn letters(
     Path((id, bid)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     let (facility_id, batch_id) = batch_ids(&id, &bid)?;
-    let l = batches::letters(&state.db, who.company_id, facility_id, batch_id).await?;
+    let personal = who.role.sees_tenants();
+    let l = batches::letters(&state.db, who.company_id, facility_id, batch_id, personal).await?;
     Ok(crate::exports::letters(&l))
 }

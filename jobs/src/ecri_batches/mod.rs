@@ -37,7 +37,7 @@ pub use approve::{approve, Approve};
 pub use cancel::cancel;
 pub use create::create;
 pub use edit::edit;
-pub use letters::{letters, Letter, Letters};
+pub use letters::{letters, Letter, LetterUnit, Letters};
 pub use outcome::Outcome;
 pub use read::{get, list, Summary};
 pub use recheck::Failing;

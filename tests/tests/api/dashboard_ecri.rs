@@ -1,6 +1,7 @@
 //! The ECRI pages of the dashboard in a real browser: a batch drafted from the suggestions, a
-//! rent edited and a line left out, approved, and its letters linked; every change checked
-//! through the API, with the signed-in user as its actor.
+//! rent edited and a line left out, approved, and its letters linked; the facility's page as a
+//! work queue (filters, pages, tenants picked into a draft, tenants of an approved batch shown
+//! as such); every change checked through the API, with the signed-in user as its actor.
 
 use chrono::{Duration, Utc};
 use e2e::browser::Browser;
@@ -46,7 +47,7 @@ async fn a_revenue_manager_drafts_edits_and_approves_a_batch_in_the_browser() {
     app.ecri_now(&fid).await;
     b.goto(&app.url(&format!("/app/facilities/{fid}/ecri")))
         .await;
-    b.wait_text("Suggestions now").await;
+    b.wait_text("A batch of every suggestion").await;
     b.click("#create-batch").await;
     b.wait_text("The draft batch is made").await;
     let path = b.path().await;
@@ -110,6 +111,254 @@ async fn a_revenue_manager_drafts_edits_and_approves_a_batch_in_the_browser() {
     assert!(
         listed.contains("approved") && listed.contains(&app.tenant.email),
         "{listed}"
+    );
+    b.close().await;
+    app.run_jobs().await;
+}
+
+/// A roll of 60 tenants of 10x10 and 12 of 5x5, each with its own rent (not clones).
+async fn queue_roll(app: &TestApp) -> String {
+    let mut tenants: Vec<Value> = (0..60)
+        .map(|i| {
+            json!({"tenant_id": format!("L-{i:02}"), "size": "10x10", "rent": 95 + (i * 7) % 30,
+                   "move_in_date": format!("2023-{:02}-01", 1 + i % 12)})
+        })
+        .collect();
+    tenants.extend((0..12).map(|i| {
+        json!({"tenant_id": format!("S-{i:02}"), "size": "5x5", "rent": 40 + i,
+               "move_in_date": "2024-01-01"})
+    }));
+    let date = (Utc::now().date_naive() - Duration::days(2)).to_string();
+    let (s, r) = status_json(
+        app.sync(&json!({
+            "facility": {"name": "Queue Bay"},
+            "date": date,
+            "unit_types": [
+                {"size": "10x10", "tier": "standard", "street_rate": 150, "total_units": 70, "occupied_units": 66},
+                {"size": "5x5", "tier": "standard", "street_rate": 65, "total_units": 14, "occupied_units": 13}
+            ],
+            "tenants": tenants
+        }))
+        .await,
+    )
+    .await;
+    assert_eq!(s, 200, "{r}");
+    r["facility"]["id"].as_str().unwrap().to_owned()
+}
+
+/// The tenant ids of the queue's rows on the page, in order.
+async fn queue_rows(b: &Browser) -> Vec<String> {
+    let v = b
+        .script("return [...document.querySelectorAll('#ecri-queue tbody tr')].map(r => r.dataset.tenant)")
+        .await;
+    serde_json::from_value(v).unwrap()
+}
+
+#[tokio::test]
+async fn the_facility_ecri_page_is_a_work_queue_filtered_paged_and_picked_into_a_batch() {
+    let app = spawn_app().await;
+    let fid = queue_roll(&app).await;
+    app.ecri_now(&fid).await;
+    let api = get_ok(&app, &format!("/api/v1/facilities/{fid}/ecri")).await;
+    let lines = api["tenants"].as_array().unwrap();
+    let raised_10 = lines
+        .iter()
+        .filter(|l| l["size"] == "10x10" && f(&l["increase"]) > 0.0)
+        .count();
+    assert!(
+        raised_10 > 50,
+        "the test needs a second page of raises: {raised_10}"
+    );
+    let b = Browser::start_sized(1440, 900).await;
+    b.login(&app.server.base, &app.tenant.email, PASSWORD).await;
+    b.wait_path("/app").await;
+    let page = format!("/app/facilities/{fid}/ecri");
+    b.goto(&app.url(&page)).await;
+    // The page opens on the summary per size, in natural order, with the run's figures.
+    let sizes = b
+        .script("return [...document.querySelectorAll('#ecri-queue-sizes tbody tr')].map(r => [...r.cells].map(c => c.textContent.trim()))")
+        .await;
+    assert_eq!(sizes[0][0], "5x5", "{sizes}");
+    assert_eq!(sizes[1][0], "10x10", "{sizes}");
+    assert_eq!(sizes[1][1], "60", "{sizes}");
+    assert_eq!(sizes[1][2], raised_10.to_string(), "{sizes}");
+    // Every line of the run is on 50-line pages: the first page holds 50 rows.
+    assert_eq!(queue_rows(&b).await.len(), 50);
+
+    // Filter by size and by "any increase", then go to page 2.
+    b.select("#filter-size", "10x10").await;
+    b.select("#filter-band", "raised").await;
+    b.click("#apply-filters").await;
+    b.wait_text(&format!("Lines 1 to 50 of {raised_10}")).await;
+    let first = queue_rows(&b).await;
+    assert_eq!(first.len(), 50);
+    assert!(first.iter().all(|t| t.starts_with("L-")), "{first:?}");
+    b.click("#queue-next").await;
+    b.wait_text(&format!("Lines 51 to {raised_10} of {raised_10}"))
+        .await;
+    let second = queue_rows(&b).await;
+    assert_eq!(second.len(), raised_10 - 50);
+    assert!(second
+        .iter()
+        .all(|t| t.starts_with("L-") && !first.contains(t)));
+    // The page is the queue's order: the largest expected gain first.
+    let gain = |t: &str| f(&lines.iter().find(|l| l["tenant_id"] == t).unwrap()["expected_gain"]);
+    assert!(gain(&first[49]) >= gain(&second[0]));
+    // Each line carries its short reasons, the full explanation folded away.
+    let row = b
+        .text(&format!("#ecri-queue tr[data-tenant='{}']", second[0]))
+        .await;
+    assert!(row.contains("stay ") && row.contains("gain $"), "{row}");
+    let open = b
+        .script("return document.querySelector('#ecri-queue details').open")
+        .await;
+    assert_eq!(open, json!(false));
+    // The CSV still holds every matching line, not one page of it.
+    let cookie = app.session_cookie().await;
+    let csv = app
+        .page_text(
+            &cookie,
+            &format!("{page}?size=10x10&band=raised&page=2&csv=ecri-suggestions"),
+        )
+        .await;
+    assert_eq!(csv.lines().count(), 1 + raised_10, "{csv}");
+    let all = app
+        .page_text(&cookie, &format!("{page}?csv=ecri-suggestions"))
+        .await;
+    assert_eq!(all.lines().count(), 1 + lines.len());
+
+    // Pick two tenants of page 2 into a draft batch.
+    let picked = b
+        .script("const b=[...document.querySelectorAll('#ecri-queue input[type=checkbox]')].slice(0,2); b.forEach(x=>x.click()); return b.map(x=>x.name.slice(5))")
+        .await;
+    let picked: Vec<String> = serde_json::from_value(picked).unwrap();
+    assert_eq!(picked, second[..2].to_vec());
+    b.click("#create-selected").await;
+    b.wait_text("The draft batch is made").await;
+    let bid = b.path().await.rsplit('/').next().unwrap().to_owned();
+    let api_batch = format!("/api/v1/facilities/{fid}/ecri-batches/{bid}");
+    let draft = get_ok(&app, &api_batch).await;
+    let mut in_batch: Vec<String> = draft["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["tenant_id"].as_str().unwrap().to_owned())
+        .collect();
+    in_batch.sort();
+    let mut want = picked.clone();
+    want.sort();
+    assert_eq!(in_batch, want);
+    for l in draft["lines"].as_array().unwrap() {
+        let engine = lines
+            .iter()
+            .find(|x| x["tenant_id"] == l["tenant_id"])
+            .unwrap();
+        assert_eq!(f(&l["new_rent"]), f(&engine["new_rent"]));
+    }
+
+    // Approved, its tenants are shown as in the batch and cannot be picked again.
+    let (s, approved) =
+        status_json(app.post(&format!("{api_batch}/approve"), &json!({})).await).await;
+    assert_eq!(s, 200, "{approved}");
+    app.ecri_now(&fid).await;
+    b.goto(&app.url(&format!("{page}?size=10x10"))).await;
+    let approved_on = approved["approved_at"].as_str().unwrap()[..10].to_owned();
+    let effective = approved["effective_date"].as_str().unwrap().to_owned();
+    for t in &picked {
+        let sel = format!("#ecri-queue tr[data-tenant='{t}']");
+        let shown = b
+            .script(&format!(
+                "const r=document.querySelector(\"{sel}\"); return r ? [r.textContent, !!r.querySelector('input[type=checkbox]')] : null"
+            ))
+            .await;
+        let shown = if shown.is_null() {
+            // Held by the engine now, the tenant sorts among the lines without a raise.
+            b.goto(&app.url(&format!("{page}?size=10x10&page=2"))).await;
+            b.script(&format!(
+                "const r=document.querySelector(\"{sel}\"); return [r.textContent, !!r.querySelector('input[type=checkbox]')]"
+            ))
+            .await
+        } else {
+            shown
+        };
+        let text = shown[0].as_str().unwrap();
+        assert!(
+            text.contains(&format!(
+                "in the batch approved on {approved_on}, effective {effective}"
+            )),
+            "{text}"
+        );
+        assert_eq!(shown[1], json!(false), "{t} is offered again");
+    }
+    // And a draft asked for with them anyway leaves them out (the batch use case's rule).
+    let (s, e) = status_json(
+        app.post(
+            &format!("/api/v1/facilities/{fid}/ecri-batches"),
+            &json!({"tenant_ids": picked}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(s, 409, "{e}");
+    b.close().await;
+    app.run_jobs().await;
+}
+
+#[tokio::test]
+async fn an_approved_batch_shows_a_left_out_line_unraised_and_its_status_in_view() {
+    let app = spawn_app().await;
+    let fid = roll(&app).await;
+    app.ecri_now(&fid).await;
+    let base = format!("/api/v1/facilities/{fid}/ecri-batches");
+    let (s, draft) = status_json(app.post(&base, &json!({})).await).await;
+    assert_eq!(s, 201, "{draft}");
+    let bid = draft["id"].as_str().unwrap();
+    let (s, e) = status_json(
+        app.req(reqwest::Method::PATCH, &format!("{base}/{bid}"))
+            .json(&json!({"lines": [{"line": 1, "excluded": true}]}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 200, "{e}");
+    let (s, a) = status_json(app.post(&format!("{base}/{bid}/approve"), &json!({})).await).await;
+    assert_eq!(s, 200, "{a}");
+    let b = Browser::start_sized(1440, 900).await;
+    b.login(&app.server.base, &app.tenant.email, PASSWORD).await;
+    b.wait_path("/app").await;
+    b.goto(&app.url(&format!("/app/facilities/{fid}/ecri-batches/{bid}")))
+        .await;
+    let rows = b
+        .script("return [...document.querySelectorAll('#ecri-batch-lines tbody tr')].map(r => [...r.cells].map(c => c.textContent.trim()))")
+        .await;
+    let head = b
+        .script("return [...document.querySelectorAll('#ecri-batch-lines thead th')].map(c => c.textContent.trim())")
+        .await;
+    let col = |name: &str| {
+        head.as_array()
+            .unwrap()
+            .iter()
+            .position(|h| h == name)
+            .unwrap()
+    };
+    let left = &rows[0];
+    assert_eq!(left[col("Line status")], "left out");
+    assert_eq!(left[col("New rent")], "", "{left}");
+    assert_eq!(left[col("Increase")], "", "{left}");
+    let kept = &rows[1];
+    assert_eq!(kept[col("Line status")], "kept");
+    assert_eq!(
+        kept[col("New rent")],
+        format!("${:.2}", f(&a["lines"][1]["new_rent"]))
+    );
+    // The status column is inside the table's frame at 1,440 px, without scrolling.
+    let inside = b
+        .script("const w=document.querySelector('#ecri-batch-lines').closest('.table-wrap').getBoundingClientRect(); return [...document.querySelectorAll('#ecri-batch-lines thead th')].map(h => h.getBoundingClientRect().right <= w.right + 0.5)")
+        .await;
+    assert!(
+        inside.as_array().unwrap().iter().all(|v| v == &json!(true)),
+        "{inside} {head}"
     );
     b.close().await;
     app.run_jobs().await;

@@ -272,7 +272,15 @@ async fn a_batch_is_drafted_edited_approved_mailed_and_its_outcome_counted() {
             "increase_pct",
             "notice_date",
             "effective_date",
-            "batch_id"
+            "batch_id",
+            "customer_name",
+            "address_line1",
+            "address_line2",
+            "city",
+            "region",
+            "postal_code",
+            "unit_count",
+            "units"
         ]
     );
     let rows: Vec<csv::StringRecord> = csv.records().map(Result::unwrap).collect();

@@ -350,7 +350,8 @@ async fn the_engine_answers_each_tenant_of_the_roll_with_its_reasons() {
     assert_eq!(five["tenants_affected"], 1, "{five}");
     assert_eq!(five["monthly_uplift"].as_f64().unwrap(), increase);
 
-    // The dashboard's ECRI page shows the same lines, money as money.
+    // The dashboard's ECRI pages show the same lines, money as money: the facility's queue
+    // lists them, the analytics page says what they rest on and links to the queue.
     let cookie = app.session_cookie().await;
     app.ecri_now(&facility).await;
     let page = app
@@ -359,8 +360,16 @@ async fn the_engine_answers_each_tenant_of_the_roll_with_its_reasons() {
             &format!("/app/analytics/ecri?facility_id={facility}"),
         )
         .await;
-    let html = scraper::Html::parse_document(&page);
-    let row = scraper::Selector::parse("#ecri-tenants tbody tr").unwrap();
+    assert!(
+        page.contains("From the rent roll of"),
+        "the page says what it rests on"
+    );
+    assert!(page.contains(&format!(r#"href="/app/facilities/{facility}/ecri""#)));
+    let queue = app
+        .page_text(&cookie, &format!("/app/facilities/{facility}/ecri"))
+        .await;
+    let html = scraper::Html::parse_document(&queue);
+    let row = scraper::Selector::parse("#ecri-queue tbody tr").unwrap();
     let td = scraper::Selector::parse("td").unwrap();
     let shown: Vec<Vec<String>> = html
         .select(&row)
@@ -371,16 +380,12 @@ async fn the_engine_answers_each_tenant_of_the_roll_with_its_reasons() {
         })
         .collect();
     assert_eq!(shown.len(), 4, "{shown:?}");
-    let c3 = shown.iter().find(|r| r[0] == "C-3").unwrap();
-    assert_eq!(c3[4], "$45.10");
-    assert_eq!(c3[5], format!("${:.2}", 45.1 + increase));
-    assert_eq!(c3[6], format!("${increase:.2}"));
-    let e5 = shown.iter().find(|r| r[0] == "E-5").unwrap();
-    assert_eq!(e5[10], "excluded flag");
-    assert!(
-        page.contains("From the rent roll of"),
-        "the page says what it rests on"
-    );
+    let c3 = shown.iter().find(|r| r[1] == "C-3").unwrap();
+    assert_eq!(c3[3], "$45.10");
+    assert_eq!(c3[4], format!("${:.2}", 45.1 + increase));
+    assert!(c3[5].starts_with(&format!("${increase:.2} (")), "{c3:?}");
+    let e5 = shown.iter().find(|r| r[1] == "E-5").unwrap();
+    assert!(e5[6].contains("excluded flag"), "{e5:?}");
     // Another company's facility is not there.
     let other = app.create_tenant("Other Storage").await;
     app.ecri_now(&facility).await;

@@ -1,7 +1,9 @@
 //! The ECRI page: the engine's suggested increases for existing tenants, read from each
 //! facility's latest stored run (`GET /api/v1/analytics/ecri`): totals, per size over the
-//! facilities in scope, per facility a page at a time; for one facility, its suggestion per
-//! tenant (`GET /api/v1/facilities/:id/ecri`, the same stored run).
+//! facilities in scope, and per facility a page at a time as a portfolio-wide queue (each
+//! facility linked to its work queue with its tenants to raise and expected gain, the largest
+//! gain first); for one facility, its suggestion per tenant as CSV (the page links to the
+//! facility's queue rather than listing hundreds of tenants).
 
 use super::*;
 use jobs::analytics::reports::ecri::{FacilityOut, Page, Report, Totals};
@@ -74,8 +76,9 @@ pub async fn ecri(
         @if let Some(e) = &engine {
             (engine_section(&fig, e, &tenants, &q))
         }
-        h2 { "Per facility" }
-        (totals.render(&q))
+        h2 { "Per facility: where to raise rents" }
+        p class="muted" { "Each facility's latest run, the largest expected gain first (of the facilities on this page); a facility's name opens its queue of tenants." }
+        (facilities_queue(&fig, &report, &totals, &q))
         @if let Some(href) = &next {
             p { a id="ecri-next-page" href=(href) { "Next facilities" } }
         }
@@ -132,10 +135,68 @@ fn tables(fig: &Figures, report: &Report) -> (Table, Table) {
             "Note",
         ],
     );
-    for f in &report.facilities {
+    for f in by_gain(report) {
         totals.row(facility_row(fig, f));
     }
     (sizes, totals)
+}
+
+/// The page's facilities, the largest expected gain first (then the most tenants to raise,
+/// then by name); a facility without a run last.
+fn by_gain(report: &Report) -> Vec<&FacilityOut> {
+    let mut v: Vec<&FacilityOut> = report.facilities.iter().collect();
+    v.sort_by(|a, b| {
+        b.run
+            .is_some()
+            .cmp(&a.run.is_some())
+            .then(b.totals.expected_gain.total_cmp(&a.totals.expected_gain))
+            .then(b.totals.tenants_affected.cmp(&a.totals.tenants_affected))
+            .then_with(|| a.facility_name.cmp(&b.facility_name))
+    });
+    v
+}
+
+/// The per-facility table as a queue: each facility's name links to its ECRI work queue, then
+/// its tenants to raise and expected gain; the rest of its figures follow. Rows as in `totals`
+/// (the CSV).
+fn facilities_queue(fig: &Figures, report: &Report, totals: &Table, q: &str) -> Markup {
+    let href = if q.is_empty() {
+        format!("?csv={}", totals.id)
+    } else {
+        format!("?{q}&csv={}", totals.id)
+    };
+    html! {
+        div class="table-head" {
+            span class="muted" { (totals.caption) }
+            a class="csv" href=(href) download { "CSV" }
+        }
+        div class="table-wrap" {
+            table id="ecri-facilities" {
+                thead { tr {
+                    th scope="col" { "Facility" } th scope="col" { "Tenants to raise" }
+                    th scope="col" { "Expected gain" } th scope="col" { "Monthly uplift" }
+                    th scope="col" { "Expected move-outs" } th scope="col" { "Tenants" }
+                    th scope="col" { "Run" }
+                } }
+                tbody {
+                    @for (f, row) in by_gain(report).into_iter().zip(&totals.rows) {
+                        tr {
+                            td { a class="ecri-queue-link" href={"/app/facilities/" (f.facility_id) "/ecri"} { (f.facility_name) } }
+                            td class="num" { (fig.count(f.totals.tenants_affected as f64)) }
+                            td class="num" { (fig.amount(f.totals.expected_gain)) }
+                            td class="num" { (fig.amount(f.totals.monthly_uplift)) }
+                            td class="num" { (fig.expected(f.totals.expected_move_outs)) }
+                            td class="num" { (fig.count(f.totals.tenants as f64)) }
+                            td { (row[7]) @if let Some(r) = &f.reason { " " span class="muted" { (r) } } }
+                        }
+                    }
+                }
+                @if report.facilities.is_empty() {
+                    tfoot { tr { td class="muted empty" colspan="7" { "None yet." } } }
+                }
+            }
+        }
+    }
 }
 
 fn facility_row(fig: &Figures, f: &FacilityOut) -> Vec<Cell> {
@@ -254,7 +315,12 @@ fn engine_section(fig: &Figures, e: &FacilityEcri, tenants: &Table, q: &str) -> 
             }
         }
         @if let Some(reason) = &e.reason { p class="muted" { (reason) } }
-        p { a id="ecri-batches-link" href={"/app/facilities/" (e.facility_id) "/ecri"} { "Make a batch of these increases, approve it and send the letters" } }
-        (tenants.render(q))
+        p {
+            a id="ecri-batches-link" href={"/app/facilities/" (e.facility_id) "/ecri"} { "Open the facility's queue of tenants: filter, pick, draft a batch, approve it and send the letters" }
+            " · "
+            a class="csv" id="ecri-tenants-csv" href={"?" (q) (if q.is_empty() { "" } else { "&" }) "csv=" (tenants.id)} download {
+                "CSV of its " (e.lines.len()) " lines"
+            }
+        }
     }
 }

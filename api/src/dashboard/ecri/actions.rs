@@ -19,7 +19,9 @@ use jobs::sessions::Session;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-/// Creates a draft from the form (sizes, comma-separated, optional).
+/// Creates a draft from one of the page's two forms: the tenants picked in the queue
+/// (`selection=1` and a `pick.<tenant id>` per box), or every suggestion, optionally of some
+/// sizes (comma-separated).
 pub async fn create(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
@@ -38,9 +40,23 @@ pub async fn create(
                 .collect()
         })
         .unwrap_or_default();
-    let filter = batches::NewBatch {
-        sizes: (!sizes.is_empty()).then_some(sizes),
-        tenant_ids: None,
+    let selection = values.contains_key("selection");
+    let picked = super::queue::picked(&values);
+    let no_filters = super::queue::Filters::default();
+    if selection && picked.is_empty() {
+        let msg = "Pick at least one tenant in the list to draft a batch of them.".to_owned();
+        return facility_page(&state, &s, id, (None, &no_filters), None, Some(msg)).await;
+    }
+    let filter = if selection {
+        batches::NewBatch {
+            sizes: None,
+            tenant_ids: Some(picked),
+        }
+    } else {
+        batches::NewBatch {
+            sizes: (!sizes.is_empty()).then_some(sizes),
+            tenant_ids: None,
+        }
     };
     match batches::create(&state.db, &acting.who, id, &filter).await {
         Ok(done) => {
@@ -51,7 +67,15 @@ pub async fn create(
             )
         }
         Err(e @ (jobs::Error::Invalid(_) | jobs::Error::Conflict(_))) => {
-            facility_page(&state, &s, id, None, None, Some(e.to_string())).await
+            facility_page(
+                &state,
+                &s,
+                id,
+                (None, &no_filters),
+                None,
+                Some(e.to_string()),
+            )
+            .await
         }
         Err(e) => Err(e.into()),
     }
@@ -206,7 +230,7 @@ pub async fn letters(
     Path((id, bid)): Path<(String, String)>,
 ) -> PageResult {
     let (id, bid) = ids(&id, &bid)?;
-    match batches::letters(&state.db, s.company_id, id, bid).await {
+    match batches::letters(&state.db, s.company_id, id, bid, s.role.sees_tenants()).await {
         Ok(l) => Ok(crate::exports::letters(&l)),
         Err(e) => refused(&state, &s, id, bid, e).await,
     }

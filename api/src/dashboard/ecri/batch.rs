@@ -111,7 +111,10 @@ pub(super) async fn batch_page(
     )
 }
 
-/// The batch's lines as a table (an approved or cancelled batch's; a draft's are a form).
+/// The batch's lines as a table (an approved or cancelled batch's; a draft's are a form). What
+/// became of a line (kept, edited, left out) comes right after the tenant, so it is in view at
+/// 1,440 px; a line left out shows no new rent or increase (its rent stays), and why the
+/// service left it out comes last.
 fn lines_table(fig: &Figures, b: &batches::Batch) -> Table {
     let mut lines = Table::new(
         "ecri-batch-lines",
@@ -119,9 +122,9 @@ fn lines_table(fig: &Figures, b: &batches::Batch) -> Table {
         &[
             "Line",
             "Tenant",
+            "Line status",
             "Size",
             "Tenants",
-            "Months unchanged",
             "Rent",
             "Suggested",
             "New rent",
@@ -129,30 +132,35 @@ fn lines_table(fig: &Figures, b: &batches::Batch) -> Table {
             "Increase (%)",
             "Stays 90 days",
             "Expected gain",
-            "Edited",
-            "Left out",
+            "Why left out",
         ],
     );
     for l in &b.lines {
+        let kept = !l.excluded;
+        let status = match (&l.dropped, l.excluded, l.edited) {
+            (Some(d), true, _) => format!("left out ({})", d.guardrail.replace('_', " ")),
+            (None, true, _) => "left out".to_owned(),
+            (_, false, true) => "edited".to_owned(),
+            (_, false, false) => "kept".to_owned(),
+        };
         lines.row(cells![
             l.line.to_string(),
             l.tenant_id.clone().unwrap_or_else(|| "(cohort)".to_owned()),
+            status,
             l.size.clone(),
             fig.count(f64::from(l.tenant_count)),
-            fig.count(l.months_since_last_increase),
             fig.rate(l.current_rent),
             fig.rate(l.suggested_rent),
-            fig.rate(l.new_rent),
-            fig.rate(l.increase()),
-            fig.pct(l.increase_pct()),
+            fig.rate(kept.then_some(l.new_rent)),
+            fig.rate(kept.then(|| l.increase())),
+            fig.pct(kept.then(|| l.increase_pct())),
             fig.pct(l.stay_probability * 100.0),
-            fig.amount(l.expected_gain),
-            if l.edited { "yes" } else { "" }.to_owned(),
-            match (&l.dropped, l.excluded) {
-                (Some(d), _) => format!("{}: {}", d.guardrail, d.reason),
-                (None, true) => "yes".to_owned(),
-                (None, false) => String::new(),
-            },
+            fig.amount(kept.then_some(l.expected_gain)),
+            l.dropped
+                .as_ref()
+                .filter(|_| l.excluded)
+                .map(|d| d.reason.clone())
+                .unwrap_or_default(),
         ]);
     }
     lines

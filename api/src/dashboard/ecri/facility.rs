@@ -1,7 +1,10 @@
-//! A facility's ECRI page: a new batch from the engine's suggestions, the batches made so far
-//! with what approved ones did (predicted against realized stay), and the suggestions now.
+//! A facility's ECRI page, a work queue: the run's summary per size, its lines filtered and a
+//! page at a time with a box each to draft a batch of the tenants picked (`queue`), a draft of
+//! every suggestion (optionally of some sizes), the batches made so far with what approved ones
+//! did (predicted against realized stay).
 
-use super::{batch_href, notice_text, respond, suggestions_table, PageQuery};
+use super::queue::{self, Filters};
+use super::{batch_href, notice_text, respond, suggestions_table};
 use crate::dashboard::chart::{self, Chart, Kind, Series, Table};
 use crate::dashboard::extract::Query;
 use crate::dashboard::figures::{cells, Figures, Measure};
@@ -14,34 +17,58 @@ use domain::ids::FacilityId;
 use jobs::ecri_batches::{self as batches, Batch, Status};
 use jobs::sessions::Session;
 use maud::html;
+use serde::Deserialize;
+
+/// The page's query: a CSV asked for, the notice of a form just sent, the queue's filters.
+#[derive(Deserialize)]
+pub struct ShowQuery {
+    csv: Option<String>,
+    notice: Option<String>,
+    size: Option<String>,
+    tier: Option<String>,
+    band: Option<String>,
+    guardrail: Option<String>,
+    flagged: Option<String>,
+    page: Option<String>,
+}
 
 /// The facility's ECRI page.
 pub async fn show(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
     Path(id): Path<String>,
-    Query(q): Query<PageQuery>,
+    Query(q): Query<ShowQuery>,
 ) -> PageResult {
     let id = path_id(&id, "facility")?;
+    let filters = Filters {
+        size: q.size,
+        tier: q.tier,
+        band: q.band,
+        guardrail: q.guardrail,
+        flagged: q.flagged,
+        page: q.page,
+    };
     facility_page(
         &state,
         &s,
         id,
-        q.csv.as_deref(),
+        (q.csv.as_deref(), &filters),
         notice_text(q.notice.as_deref()),
         None,
     )
     .await
 }
 
+/// The page; `asked` is the CSV asked for and the queue's filters.
 pub(super) async fn facility_page(
     state: &AppState,
     s: &Session,
     id: FacilityId,
-    csv: Option<&str>,
+    asked: (Option<&str>, &Filters),
     notice: Option<&'static str>,
     error: Option<String>,
 ) -> PageResult {
+    let (csv, filters) = asked;
     let latest = jobs::ecri::runs::latest(&state.db, s.company_id, id).await?;
     let run_info = run_info(s, &latest);
     let engine = match latest.run {
@@ -60,7 +87,15 @@ pub(super) async fn facility_page(
     };
     let listed = batches::list(&state.db, s.company_id, id, None).await?;
     let fig = Figures::new(s.currency);
-    let tenants = suggestions_table(&fig, &engine.lines, "ecri-suggestions");
+    // The queue: every line passing the filters (the CSV holds them all, the page one page).
+    let matching = queue::filtered(&engine.lines, filters);
+    let owned: Vec<jobs::ecri::TenantLine> = matching.iter().map(|l| (*l).clone()).collect();
+    let tenants = suggestions_table(&fig, &owned, "ecri-suggestions");
+    let sizes = queue::sizes_table(
+        &fig,
+        &jobs::ecri::sizes::summarize(&engine.lines, &engine.markets),
+    );
+    let held = queue::in_batches(&listed, chrono::Utc::now().date_naive());
     let list = batches_table(&fig, &listed);
     // Predicted against realized stay, per approved batch (oldest first).
     let approved: Vec<&Batch> = listed
@@ -71,7 +106,11 @@ pub(super) async fn facility_page(
         .collect();
     let stay_chart = stay_chart(state, &fig, &approved).await?;
     let stay_table = stay_chart.table("chart-ecri-stay-table");
-    if let Some(r) = chart::export(&[&tenants, &list, &stay_table], csv, &format!("ecri-{id}")) {
+    if let Some(r) = chart::export(
+        &[&sizes, &tenants, &list, &stay_table],
+        csv,
+        &format!("ecri-{id}"),
+    ) {
         return Ok(r);
     }
     let action = format!("/app/facilities/{id}/ecri-batches");
@@ -82,6 +121,20 @@ pub(super) async fn facility_page(
             a id="ecri-calibration-link" href="/app/analytics/ecri#calibration" { "Calibration of the stay model (predicted against realized stay, all facilities)" }
         }
         (run_info)
+        section aria-labelledby="sizes-h" {
+            h2 id="sizes-h" { "Per size" }
+            @if let Some(reason) = &engine.reason { p class="muted" { (reason) } }
+            (sizes.render(""))
+        }
+        section aria-labelledby="queue-h" {
+            h2 id="queue-h" { "Tenants" }
+            p class="muted" {
+                "Pick tenants to draft a batch of them; tenants whose approved increase is not yet in force are shown with their batch and cannot be picked again. "
+                a class="csv" id="queue-csv" href={"?" (csv_query(filters)) "csv=ecri-suggestions"} download { "CSV of every matching line" }
+            }
+            (queue::filter_form(&engine.lines, filters))
+            (queue::queue(s, &fig, &matching, filters, &held, &action))
+        }
         (new_batch(s, &fig, &engine, &action))
         section aria-labelledby="batches-h" {
             h2 id="batches-h" { "Batches" }
@@ -100,11 +153,6 @@ pub(super) async fn facility_page(
                 (chart::with_table(&stay_chart, &stay_table, ""))
             }
         }
-        section aria-labelledby="suggestions-h" {
-            h2 id="suggestions-h" { "Suggestions now" }
-            @if let Some(reason) = &engine.reason { p class="muted" { (reason) } }
-            (tenants.render(""))
-        }
     };
     respond(
         s,
@@ -113,6 +161,16 @@ pub(super) async fn facility_page(
         error,
         body,
     )
+}
+
+/// The filters' query string ready for one more pair.
+fn csv_query(f: &Filters) -> String {
+    let q = f.query();
+    if q.is_empty() {
+        q
+    } else {
+        format!("{q}&")
+    }
 }
 
 /// The facility's batches, newest first.
@@ -206,7 +264,7 @@ fn new_batch(
         .count();
     html! {
         section aria-labelledby="batch-new-h" {
-            h2 id="batch-new-h" { "New batch" }
+            h2 id="batch-new-h" { "A batch of every suggestion" }
             @if let Some(stop) = &engine.stop_loss {
                 p class="banner" id="ecri-stop-loss" {
                     "Increases are held: " (fig.pct(stop.increased_move_out_pct)) " of the last "
@@ -226,7 +284,7 @@ fn new_batch(
                 label { "Only these sizes (optional, comma-separated, e.g. 10x10, 10x15)"
                     input type="text" name="sizes";
                 }
-                div class="actions" { button type="submit" id="create-batch" { "Create a draft batch" } }
+                div class="actions" { button type="submit" id="create-batch" { "Create a draft batch of every suggested increase" } }
             }
         }
     }

@@ -4,12 +4,14 @@
 //! Every action calls the `jobs::ecri_batches` function its `/api/v1` twin calls.
 
 //!
-//! `facility` is the facility's page, `batch` one batch's page, `actions` the forms that change
-//! a batch (each finishing the use case its `/api/v1` twin calls).
+//! `facility` is the facility's page (a work queue: `queue` filters, pages and picks its lines),
+//! `batch` one batch's page, `actions` the forms that change a batch (each finishing the use
+//! case its `/api/v1` twin calls).
 
 mod actions;
 mod batch;
 mod facility;
+mod queue;
 
 pub use actions::{approve, cancel, create, edit, letters, run_now};
 pub use batch::batch;

@@ -196,8 +196,30 @@ pub struct RollTenant {
     /// Day of the tenant's last rent increase; null or absent when never increased. On or
     /// after the move-in and on or before the snapshot's date.
     pub last_increase_date: Option<SnapshotDate>,
-    /// Groups the units of one customer (all raised together).
+    /// Groups the units of one customer (all raised together, one letter for them all).
     pub customer_id: Option<Text<100>>,
+    /// The unit's number or name at the facility (`B-112`), for the letter.
+    #[serde(default)]
+    pub unit_id: Option<Text<40>>,
+    /// The customer's name as letters address it. Personal data: shown only to roles that
+    /// may act on tenants (manager and above).
+    #[serde(default)]
+    pub customer_name: Option<Text<200>>,
+    /// The customer's mailing address, first line (personal data, as `customer_name`).
+    #[serde(default)]
+    pub address_line1: Option<Text<200>>,
+    /// Second line of the mailing address.
+    #[serde(default)]
+    pub address_line2: Option<Text<200>>,
+    /// City of the mailing address.
+    #[serde(default)]
+    pub city: Option<Text<100>>,
+    /// State, province or region of the mailing address.
+    #[serde(default)]
+    pub region: Option<Text<100>>,
+    /// Postal code of the mailing address.
+    #[serde(default)]
+    pub postal_code: Option<Text<20>>,
     /// Markers such as `business`, `delinquent`, `military`, `do_not_increase` (at most 10,
     /// case-insensitive; stored lower-cased).
     #[serde(default, deserialize_with = "null_as_empty")]
