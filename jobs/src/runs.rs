@@ -194,17 +194,20 @@ pub(crate) async fn end_waiting_deliveries(conn: &mut PgConnection, ids: &[Uuid]
     Ok(())
 }
 
-/// A pricing run of the facility that waits to start, if there is one.
-pub(crate) async fn waiting_pricing_run(
+/// A job of `kind` for the facility that waits to start, if there is one (a pricing or ECRI
+/// run is requested once however many changes ask for it before it starts).
+pub(crate) async fn waiting(
     conn: &mut PgConnection,
+    kind: Kind,
     company_id: CompanyId,
     facility_id: FacilityId,
 ) -> Result<Option<Uuid>> {
     Ok(sqlx::query_scalar!(
-        "SELECT id FROM job_runs WHERE kind = 'pricing_run' AND status = 'queued'
+        "SELECT id FROM job_runs WHERE kind = $3 AND status = 'queued'
            AND company_id = $1 AND payload->>'facility_id' = $2::uuid::text LIMIT 1",
         company_id.uuid(),
-        facility_id.uuid()
+        facility_id.uuid(),
+        kind.as_str()
     )
     .fetch_optional(conn)
     .await?)

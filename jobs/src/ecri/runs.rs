@@ -83,6 +83,9 @@ pub async fn store(
     let sum = |g: fn(&SizeSummary) -> f64| sizes.iter().map(g).sum::<f64>();
     let tenants: u64 = sizes.iter().map(|s| s.tenants).sum();
     let affected: u64 = sizes.iter().map(|s| s.tenants_affected).sum();
+    let monthly_uplift = domain::values::round2(sum(|s| s.monthly_uplift));
+    let expected_gain = domain::values::round2(sum(|s| s.expected_gain));
+    let expected_move_outs = (sum(|s| s.expected_move_outs) * 10.0).round() / 10.0;
     let roll_date = match f.basis {
         Some(super::Basis::RentRoll) => f.as_of,
         _ => None,
@@ -90,13 +93,6 @@ pub async fn store(
     // Written straight from the answer (no JSON tree in between): a 10,000-tenant roll's body
     // is megabytes.
     let body = sqlx::types::Json(f);
-    let totals = serde_json::json!({
-        "tenants": tenants,
-        "tenants_affected": affected,
-        "monthly_uplift": domain::values::round2(sum(|s| s.monthly_uplift)),
-        "expected_gain": domain::values::round2(sum(|s| s.expected_gain)),
-        "expected_move_outs": (sum(|s| s.expected_move_outs) * 10.0).round() / 10.0,
-    });
     sqlx::query!(
         "INSERT INTO ecri_runs (id, company_id, facility_id, engine_version, trigger, fit_id,
                                 fitted_at, roll_date, snapshot_date, basis, tenants,
@@ -121,16 +117,22 @@ pub async fn store(
         }),
         i64::try_from(tenants).unwrap_or(i64::MAX),
         i64::try_from(affected).unwrap_or(i64::MAX),
-        totals["monthly_uplift"].as_f64().unwrap_or(0.0),
-        totals["expected_gain"].as_f64().unwrap_or(0.0),
-        totals["expected_move_outs"].as_f64().unwrap_or(0.0),
+        monthly_uplift,
+        expected_gain,
+        expected_move_outs,
         serde_json::to_value(&sizes).unwrap_or(serde_json::Value::Null),
         body as _,
         f.reason
     )
     .execute(conn)
     .await?;
-    Ok(totals)
+    Ok(serde_json::json!({
+        "tenants": tenants,
+        "tenants_affected": affected,
+        "monthly_uplift": monthly_uplift,
+        "expected_gain": expected_gain,
+        "expected_move_outs": expected_move_outs,
+    }))
 }
 
 /// The facility's latest stored run (read, not recomputed) and any job on its way; 404 for a
@@ -229,15 +231,7 @@ pub async fn request(
     facility_id: FacilityId,
     trigger: Trigger,
 ) -> Result<(Uuid, bool)> {
-    let waiting = sqlx::query_scalar!(
-        "SELECT id FROM job_runs WHERE kind = 'ecri_run' AND status = 'queued'
-           AND payload->>'facility_id' = $1::uuid::text AND company_id = $2 LIMIT 1",
-        facility_id.uuid(),
-        company_id.uuid()
-    )
-    .fetch_optional(&mut *conn)
-    .await?;
-    if let Some(id) = waiting {
+    if let Some(id) = jobs_rows::waiting(conn, Kind::EcriRun, company_id, facility_id).await? {
         return Ok((id, false));
     }
     let id = jobs_rows::insert(

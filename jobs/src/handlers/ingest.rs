@@ -30,7 +30,7 @@ pub async fn run(
     crate::facilities::lock(&mut tx, facility_id).await?;
     let recorded = crate::lease_up::record(&mut tx, company_id, facility_id).await?;
     // Request a pricing run unless one is already waiting for this facility.
-    let waiting = runs::waiting_pricing_run(&mut tx, company_id, facility_id).await?;
+    let waiting = runs::waiting(&mut tx, Kind::PricingRun, company_id, facility_id).await?;
     let mut follow_ups = FollowUps::none();
     let pricing_run = match waiting {
         Some(id) => id,
