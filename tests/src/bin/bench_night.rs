@@ -8,14 +8,17 @@
 //! in-process (one fit, one stored run per facility), then plays one night per entry of
 //! `--workers`: every facility's sync of the next day through the real api (its full roll, about
 //! `--changed-pct` of the tenants changed: rents raised, move-outs, move-ins), then as many real
-//! `worker` processes drain what the syncs caused (ingest, pricing run, ECRI run). It reports
-//! per night the time to push the syncs, the time to drain, each job kind's p50 / p99 (claim to
-//! finish), each worker's peak memory (VmHWM), the database's growth, and the rows written per
-//! tenant changed (from `pg_stat_user_tables`). `--big-facility N` then adds one facility of N
+//! `worker` processes drain what the syncs caused (ingest, pricing run, ECRI run, and the webhook
+//! delivery each pricing run causes to the company's one subscription: a local HTTPS receiver
+//! answering 200). It reports per night the time to push the syncs, the time to drain, each job
+//! kind's p50 / p99 (claim to finish), the deliveries the receiver took, each worker's peak
+//! memory (VmHWM), the database's growth, and the rows written per tenant changed (from
+//! `pg_stat_user_tables`). `--big-facility N` then adds one facility of N
 //! tenants (or several, comma-separated) and reports one worker's peak memory for its ECRI
 //! run.
 
 use clap::Parser;
+use e2e::receiver::{Receiver, Reply, TestCa};
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection, PgPool};
@@ -70,10 +73,21 @@ async fn main() -> anyhow::Result<()> {
             .await?;
     }
     let prefix = format!("bench:{}", Uuid::new_v4().simple());
+    // Webhooks go to a local HTTPS receiver, which the outbound guard lets through only here.
+    let ca = TestCa::new();
+    let receiver = Receiver::start(&ca, |_, _| Reply::status(200)).await;
+    let outbound = Outbound {
+        ca_file: ca.pem_path().to_owned(),
+    };
     let config = e2e::test_config(
         &args.database,
         &prefix,
-        &[("DATABASE_MAX_CONNECTIONS", "16"), ("LOG_FORMAT", "json")],
+        &[
+            ("DATABASE_MAX_CONNECTIONS", "16"),
+            ("LOG_FORMAT", "json"),
+            ("OUTBOUND_ALLOW_PRIVATE_TARGETS", "127.0.0.1"),
+            ("OUTBOUND_CA_FILE", &outbound.ca_file),
+        ],
     );
     let state = api::AppState::connect(config).await?;
     jobs::db::migrate(&state.db).await?;
@@ -88,6 +102,7 @@ async fn main() -> anyhow::Result<()> {
     .await?
     .into_value()
     .api_key;
+    subscribe(&state, company_id, receiver.url("/night")).await?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -102,7 +117,12 @@ async fn main() -> anyhow::Result<()> {
         .enumerate()
     {
         let workers: usize = w.trim().parse()?;
-        let night = night(&args, &db, &base, &key, &prefix, company_id, i, workers).await?;
+        let hits = receiver.count();
+        let mut night = night(
+            &args, &db, &base, &key, &prefix, &outbound, company_id, i, workers,
+        )
+        .await?;
+        night["webhooks_received"] = json!(receiver.count() - hits);
         eprintln!("{night}");
         nights.push(night);
     }
@@ -113,7 +133,7 @@ async fn main() -> anyhow::Result<()> {
         .filter(|n| !n.trim().is_empty())
     {
         let n: usize = n.trim().parse()?;
-        let one = big_facility(&args, &db, &base, &key, &prefix, n).await?;
+        let one = big_facility(&args, &db, &base, &key, &prefix, &outbound, n).await?;
         eprintln!("{one}");
         big.push(one);
     }
@@ -125,6 +145,31 @@ async fn main() -> anyhow::Result<()> {
     );
     let _ = stop.send(());
     let _ = server.await;
+    Ok(())
+}
+
+/// What a worker needs to reach the local receiver.
+struct Outbound {
+    ca_file: String,
+}
+
+/// The company's one webhook subscription, to `url` (one left by an earlier run on a reused
+/// database pointed at a receiver that is gone, so it is replaced).
+async fn subscribe(state: &api::AppState, company_id: Uuid, url: String) -> anyhow::Result<()> {
+    let db = &state.db;
+    sqlx::query("DELETE FROM webhook_subscriptions WHERE company_id = $1")
+        .bind(company_id)
+        .execute(db)
+        .await?;
+    jobs::webhooks::create(
+        db,
+        &state.config.master_key,
+        &state.config.outbound.private_targets,
+        &jobs::door::Who::system(company_id.into(), "benchmark"),
+        jobs::webhooks::NewSubscription { url, events: None },
+    )
+    .await?
+    .into_value();
     Ok(())
 }
 
@@ -217,10 +262,16 @@ async fn next_day(
         Option<chrono::NaiveDate>,
         Option<String>,
         Vec<String>,
+        Value,
     );
+    // The unit and the customer's mailing fields, sent back as a PMS sends them every night.
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT facility_id, tenant_id, size, tier, rent, move_in_date, last_increase_date,
-                customer_id, flags
+                customer_id, flags,
+                jsonb_strip_nulls(jsonb_build_object('unit_id', unit_id,
+                    'customer_name', customer_name, 'address_line1', address_line1,
+                    'address_line2', address_line2, 'city', city, 'region', region,
+                    'postal_code', postal_code))
          FROM rent_roll_tenants WHERE company_id = $1 AND moved_out_on IS NULL
          ORDER BY facility_id, tenant_id",
     )
@@ -254,11 +305,15 @@ async fn next_day(
                 rent = round(rent * 1.06, 2);
                 last = Some(day);
             }
-            tenants.push(json!({
+            let mut tenant = json!({
                 "tenant_id": t.1, "size": t.2, "tier": t.3, "rent": rent,
                 "move_in_date": t.5, "last_increase_date": last, "customer_id": t.7,
                 "flags": t.8,
-            }));
+            });
+            if let (Some(to), Some(mailing)) = (tenant.as_object_mut(), t.9.as_object()) {
+                to.extend(mailing.clone());
+            }
+            tenants.push(tenant);
         }
         body["date"] = json!(day);
         body["facility"] = json!({ "id": fid });
@@ -290,6 +345,7 @@ async fn night(
     base: &str,
     key: &str,
     prefix: &str,
+    outbound: &Outbound,
     company_id: Uuid,
     index: usize,
     workers: usize,
@@ -305,7 +361,7 @@ async fn night(
     let push_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let mut procs: Vec<Worker> = (0..workers)
-        .map(|_| Worker::start(&args.database, prefix))
+        .map(|_| Worker::start(&args.database, prefix, outbound))
         .collect();
     let peaks = drain(db, &mut procs, Duration::from_secs(3600)).await?;
     let drain_s = t.elapsed().as_secs_f64();
@@ -393,7 +449,7 @@ struct Worker {
 }
 
 impl Worker {
-    fn start(database: &str, prefix: &str) -> Self {
+    fn start(database: &str, prefix: &str, outbound: &Outbound) -> Self {
         let mut cmd = std::process::Command::new(e2e::workspace_bin("worker"));
         cmd.env_clear()
             .env("APP_ENV", "test")
@@ -409,7 +465,9 @@ impl Worker {
             .env("METRICS_PORT", "0")
             .env("ECRI_NIGHTLY", "false")
             .env("WORKER_POLL_INTERVAL_MS", "50")
-            .env("SWEEP_INTERVAL_MS", "500");
+            .env("SWEEP_INTERVAL_MS", "500")
+            .env("OUTBOUND_ALLOW_PRIVATE_TARGETS", "127.0.0.1")
+            .env("OUTBOUND_CA_FILE", &outbound.ca_file);
         let child = cmd
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -465,6 +523,7 @@ async fn big_facility(
     base: &str,
     key: &str,
     prefix: &str,
+    outbound: &Outbound,
     n: usize,
 ) -> anyhow::Result<Value> {
     let sizes = [
@@ -496,7 +555,7 @@ async fn big_facility(
     });
     let started = chrono::Utc::now();
     send_all(base, key, vec![body], 1).await?;
-    let mut procs = vec![Worker::start(&args.database, prefix)];
+    let mut procs = vec![Worker::start(&args.database, prefix, outbound)];
     let peaks = drain(db, &mut procs, Duration::from_secs(1800)).await?;
     let body_bytes: i64 = sqlx::query_scalar(
         "SELECT pg_column_size(r.body)::int8 FROM ecri_runs r JOIN facilities f ON f.id = r.facility_id
