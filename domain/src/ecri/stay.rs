@@ -85,10 +85,10 @@ pub struct StayPrior {
     pub tenure_sensitivity_elasticity: f64,
     /// Precision of the normal prior on γ, at both levels. Default 4.
     pub tenure_sensitivity_strength: f64,
-    /// The round figures tenants notice: an increase of `step_pct` % or more, or of
-    /// `step_amount` (currency) or more, adds δ to the logit of the extra move-out. Defaults
-    /// 10 and 10.
+    /// The round percent tenants notice: an increase of `step_pct` % or more (or of
+    /// `step_amount` or more) adds δ to the logit of the extra move-out. Default 10.
     pub step_pct: f64,
+    /// The round amount (currency) tenants notice, as `step_pct`. Default 10.
     pub step_amount: f64,
     /// δ before any outcome. Default 0 (no step until the outcomes show one).
     pub step_logit: f64,
