@@ -32,6 +32,7 @@ mod edit;
 mod explain;
 mod facility;
 mod plan;
+mod ramp;
 mod search;
 #[cfg(test)]
 mod tests;
@@ -49,6 +50,10 @@ pub const RELET_PRIOR_MONTHS: f64 = 1.5;
 /// How much the prior weighs, in months of the size's own move-ins: one month against the
 /// three of the pace's window, so the size's own figures carry three quarters of the estimate.
 pub const RELET_PRIOR_WEIGHT_MONTHS: f64 = 1.0;
+
+/// The occupancy (%) from which a size counts as full: its move-ins are held by its vacant
+/// units, so a vacated unit re-lets at the gross pace.
+pub const FULL_OCCUPANCY_PCT: f64 = 95.0;
 
 /// The months the move-in pace is counted over (the 90 days before the roll's date).
 pub const PACE_MONTHS: f64 = 90.0 / MONTH_DAYS;
@@ -141,6 +146,26 @@ impl SizeMarket {
             .unwrap_or(self.street_rate)
     }
 
+    /// Months a unit vacated by an increase stays empty, at most `horizon`: in a size that is
+    /// not full ([`FULL_OCCUPANCY_PCT`]) move-ins come from demand, not from vacant units, so
+    /// one vacancy more re-lets only once the size runs out of vacant units at its net fill
+    /// pace (move-ins less move-outs a month): V / net, the horizon when the size does not fill
+    /// (or its move-outs are unknown and it is not full: then the gross pace,
+    /// [`Self::expected_vacant_months`]). Never less than the gross pace's months.
+    pub fn marginal_vacant_months(&self, horizon: f64) -> f64 {
+        let gross = self.expected_vacant_months(horizon);
+        let Some(outs) = self.move_outs_per_month.filter(|o| o.is_finite()) else {
+            return gross;
+        };
+        if self.occupancy_pct >= FULL_OCCUPANCY_PCT {
+            return gross;
+        }
+        let vacant = (f64::from(self.units) * (1.0 - self.occupancy_pct / 100.0)).max(1.0);
+        let net = self.move_ins_per_month.max(0.0) - outs.max(0.0);
+        let marginal = if net > 1e-9 { vacant / net } else { horizon };
+        marginal.max(gross).min(horizon)
+    }
+
     /// Months a unit vacated today is expected to stay empty, at most `horizon`: how long a
     /// vacant unit takes to re-let, V / I for V vacant units (at least the one vacated) and I
     /// gross move-ins a month, as the posterior of a re-let rate per vacant unit with the prior
@@ -178,6 +203,8 @@ pub enum Guardrail {
     MaxPremiumOverStreet,
     MinimumIncrease,
     CustomerUnits,
+    /// The facility's model still rests on the prior: a share of its increases goes first.
+    Ramp,
 }
 
 impl Guardrail {
@@ -195,6 +222,7 @@ impl Guardrail {
             Self::MaxPremiumOverStreet => "max_premium_over_street",
             Self::MinimumIncrease => "minimum_increase",
             Self::CustomerUnits => "customer_units",
+            Self::Ramp => "ramp",
         }
     }
 }

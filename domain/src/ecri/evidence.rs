@@ -19,7 +19,7 @@
 //!   [`PAST_INCREASES_CAP`]) are one outcome of their tenants: the fit's cost grows with rows.
 //!   Tenure is grouped in bands ([`TENURE_EDGES`], months) and carried as the band's middle.
 
-use super::stay::Outcome;
+use super::stay::{Outcome, RECENT_INCREASE_MONTHS};
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -74,6 +74,9 @@ pub struct IncreaseRecord {
     pub months_since_move_in: Option<f64>,
     /// Increases the tenant had before this one.
     pub past_increases: u32,
+    /// Months from the effective date of the tenant's previous increase to this one's window
+    /// start; None when none is known.
+    pub months_since_last_increase: Option<f64>,
 }
 
 /// Why a record is not counted.
@@ -227,8 +230,9 @@ fn premium_pct(r: &IncreaseRecord) -> f64 {
 /// with the records left out counted by reason.
 pub fn increase_outcomes(records: &[IncreaseRecord], as_of: NaiveDate) -> Evidence {
     let mut ev = Evidence::default();
-    // Key: increase and premium (bits), tenure band (6 = unknown), past increases (capped).
-    let mut groups: BTreeMap<(u64, u64, usize, u32), Outcome> = BTreeMap::new();
+    // Key: increase and premium (bits), tenure band (6 = unknown), past increases (capped),
+    // the increase in currency (bits), a recent previous increase.
+    let mut groups: BTreeMap<(u64, u64, usize, u32, u64, bool), Outcome> = BTreeMap::new();
     for r in records {
         let left = match judge(r, as_of) {
             Ok((_, left)) => left,
@@ -244,10 +248,23 @@ pub fn increase_outcomes(records: &[IncreaseRecord], as_of: NaiveDate) -> Eviden
         let band = r.months_since_move_in.map(tenure_band);
         let past = r.past_increases.min(PAST_INCREASES_CAP);
         let (inc, prem) = (increase_pct(r), premium_pct(r));
-        let key = (inc.to_bits(), prem.to_bits(), band.unwrap_or(6), past);
+        let amount = r.rent_after - r.rent_before;
+        let recent = r
+            .months_since_last_increase
+            .is_some_and(|m| m < RECENT_INCREASE_MONTHS);
+        let key = (
+            inc.to_bits(),
+            prem.to_bits(),
+            band.unwrap_or(6),
+            past,
+            amount.to_bits(),
+            recent,
+        );
         let o = groups.entry(key).or_insert_with(|| Outcome {
             increase_pct: inc,
             premium_pct: prem,
+            increase_amount: amount,
+            raised_recently: recent,
             months_since_move_in: band.map(|b| TENURE_BAND_MONTHS[b]),
             past_increases: past,
             ..Outcome::default()
@@ -271,11 +288,12 @@ pub fn baseline_outcome(band: Option<usize>, tenants: u32, left: u32) -> Outcome
 }
 
 /// A cell of a company's pooled outcomes: increase and premium to the nearest half point (an
-/// increase stays above 0), tenure band, past increases. Within a cell the prior's logit moves
+/// increase stays above 0), tenure band, past increases, the increase in currency to the
+/// nearest half (0: unknown), a recent previous increase. Within a cell the prior's logit moves
 /// by at most 0.03 (0.06 per point of increase, 0.12 per point of premium), while a company's
 /// thousands of rows become a few hundred cells: the per-facility company fits are what the
 /// answer for a thousand facilities spends its time on.
-pub type Cell = (i64, i64, Option<u64>, u32);
+pub type Cell = (i64, i64, Option<u64>, u32, i64, bool);
 
 /// The cell of an outcome.
 pub fn cell(o: &Outcome) -> Cell {
@@ -290,6 +308,12 @@ pub fn cell(o: &Outcome) -> Cell {
         half(o.premium_pct),
         o.months_since_move_in.map(f64::to_bits),
         o.past_increases,
+        if o.increased() {
+            half(o.increase_amount.max(0.0))
+        } else {
+            0
+        },
+        o.raised_recently,
     )
 }
 
@@ -302,6 +326,8 @@ pub fn cell_outcome(c: &Cell, tenants: u32, moved_out: u32) -> Outcome {
         moved_out: moved_out.min(tenants),
         months_since_move_in: c.2.map(f64::from_bits),
         past_increases: c.3,
+        increase_amount: c.4 as f64 / 2.0,
+        raised_recently: c.5,
     }
 }
 

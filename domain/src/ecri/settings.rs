@@ -81,6 +81,15 @@ pub struct EcriEngineSettings {
     /// group, so a batch's outcome can measure what its increases earned. Default 0 (off); at
     /// most 50.
     pub holdout_pct: f64,
+    /// Guardrail `ramp`: while a facility's increase sensitivity rests mostly on the prior
+    /// (its own outcomes under `ramp_until_evidence_pct` of it), only this share (%) of the
+    /// tenants it would increase are, drawn by a stable hash of the customer (else the tenant);
+    /// the rest wait until the first windows close. Default 100 (off: on the backtest's tuning
+    /// seeds a ramp of 30 % cost the `hazard` family more than it saved the others).
+    pub ramp_share_pct: f64,
+    /// ... the share (%) of the sensitivity that must rest on the facility's own outcomes
+    /// (`model.evidence_weight`) before every suggestion is sent. Default 50.
+    pub ramp_until_evidence_pct: f64,
 }
 
 impl Default for EcriEngineSettings {
@@ -106,6 +115,8 @@ impl Default for EcriEngineSettings {
             stop_loss_min_outcomes: 20,
             stay_prior: StayPrior::default(),
             holdout_pct: 0.0,
+            ramp_share_pct: 100.0,
+            ramp_until_evidence_pct: 50.0,
         }
     }
 }
@@ -274,6 +285,13 @@ impl EcriEngineSettings {
             100_000.0,
         )?;
         range("holdout_pct", self.holdout_pct, 0.0, 50.0)?;
+        range("ramp_share_pct", self.ramp_share_pct, 0.0, 100.0)?;
+        range(
+            "ramp_until_evidence_pct",
+            self.ramp_until_evidence_pct,
+            0.0,
+            100.0,
+        )?;
         self.stay_prior.validate()
     }
 

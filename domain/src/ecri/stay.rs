@@ -76,6 +76,25 @@ pub struct StayPrior {
     /// Precision of the normal prior on ln ρ, at both levels. Default 4 (like the
     /// sensitivities').
     pub raised_before_strength: f64,
+    /// ρ12, the multiplier of the increase sensitivity for tenants whose previous increase is
+    /// under [`RECENT_INCREASE_MONTHS`] old (on top of ρ). Default 1 (learned, with the
+    /// precision of ρ).
+    pub recent_sensitivity: f64,
+    /// γ, how the increase sensitivity falls with tenure: times `((1 + t) / (1 + t_ref))^(-γ)`,
+    /// t the months since move-in and t_ref the baseline's. Default 0 (learned).
+    pub tenure_sensitivity_elasticity: f64,
+    /// Precision of the normal prior on γ, at both levels. Default 4.
+    pub tenure_sensitivity_strength: f64,
+    /// The round percent tenants notice: an increase of `step_pct` % or more (or of
+    /// `step_amount` or more) adds δ to the logit of the extra move-out. Default 10.
+    pub step_pct: f64,
+    /// The round amount (currency) tenants notice, as `step_pct`. Default 10.
+    pub step_amount: f64,
+    /// δ before any outcome. Default 0 (no step until the outcomes show one).
+    pub step_logit: f64,
+    /// Precision of the normal prior on δ, at both levels. Default 1 (a standard deviation
+    /// of 1 logit).
+    pub step_strength: f64,
 }
 
 impl Default for StayPrior {
@@ -92,6 +111,13 @@ impl Default for StayPrior {
             tenure_strength: 25.0,
             raised_before_sensitivity: 1.0,
             raised_before_strength: 4.0,
+            recent_sensitivity: 1.0,
+            tenure_sensitivity_elasticity: 0.0,
+            tenure_sensitivity_strength: 4.0,
+            step_pct: 10.0,
+            step_amount: 10.0,
+            step_logit: 0.0,
+            step_strength: 1.0,
         }
     }
 }
@@ -131,7 +157,24 @@ impl StayPrior {
             self.raised_before_strength,
             0.01,
             1000.0,
-        )
+        )?;
+        range("recent_sensitivity", self.recent_sensitivity, 0.2, 5.0)?;
+        range(
+            "tenure_sensitivity_elasticity",
+            self.tenure_sensitivity_elasticity,
+            -1.0,
+            2.0,
+        )?;
+        range(
+            "tenure_sensitivity_strength",
+            self.tenure_sensitivity_strength,
+            0.01,
+            1000.0,
+        )?;
+        range("step_pct", self.step_pct, 0.0, 100.0)?;
+        range("step_amount", self.step_amount, 0.0, 100_000.0)?;
+        range("step_logit", self.step_logit, -3.0, 3.0)?;
+        range("step_strength", self.step_strength, 0.01, 1000.0)
     }
 }
 
@@ -153,6 +196,11 @@ pub struct Outcome {
     pub months_since_move_in: Option<f64>,
     /// Increases the tenants had before this one (0 for tenants not increased).
     pub past_increases: u32,
+    /// The increase in currency, where known (0: unknown, the step judged by the percent).
+    pub increase_amount: f64,
+    /// Whether the tenants' previous increase was under [`RECENT_INCREASE_MONTHS`] before
+    /// this one.
+    pub raised_recently: bool,
 }
 
 impl Outcome {
@@ -197,6 +245,37 @@ pub struct StayModel {
     pub company_raised_before_sensitivity: f64,
     pub raised_before_evidence_weight: f64,
     pub raised_before_tenants: u32,
+    /// δ, the logit an increase adds once it reaches the prior's round figures (`step_pct`,
+    /// `step_amount`), the company's, and the share that rests on the facility's own outcomes.
+    #[serde(default)]
+    pub step_logit: f64,
+    /// ρ12 and γ as learned (see [`StayPrior::recent_sensitivity`] and
+    /// [`StayPrior::tenure_sensitivity_elasticity`]), with the company's.
+    #[serde(default = "one")]
+    pub recent_sensitivity: f64,
+    #[serde(default = "one")]
+    pub company_recent_sensitivity: f64,
+    #[serde(default)]
+    pub tenure_sensitivity_elasticity: f64,
+    #[serde(default)]
+    pub company_tenure_sensitivity_elasticity: f64,
+    #[serde(default)]
+    pub company_step_logit: f64,
+    #[serde(default)]
+    pub step_evidence_weight: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Months within which a previous increase makes a tenant's increase "recent".
+pub const RECENT_INCREASE_MONTHS: f64 = 12.0;
+
+/// The factor of the increase sensitivity at tenure `months`: `((1 + months) / (1 +
+/// reference))^(-elasticity)`.
+pub fn tenure_sensitivity(elasticity: f64, reference_months: f64, months: f64) -> f64 {
+    ((1.0 + months.max(0.0)) / (1.0 + reference_months.max(0.0))).powf(-elasticity)
 }
 
 /// The 90-day move-out rate at tenure `months` of a facility whose rate at `reference_months`
@@ -211,15 +290,34 @@ fn sigmoid(z: f64) -> f64 {
     1.0 / (1.0 + (-z).exp())
 }
 
+/// Whether an increase reaches the prior's round figures: `step_pct` % or more, or
+/// `step_amount` or more in currency (an amount of 0 or less is unknown).
+pub fn crosses_step(prior: &StayPrior, increase_pct: f64, increase_amount: f64) -> bool {
+    let eps = 1e-6;
+    increase_pct >= prior.step_pct - eps
+        || (increase_amount > 0.0 && increase_amount >= prior.step_amount - eps)
+}
+
+/// One increase as the curve reads it: percent, premium over the reference (%), and whether
+/// it reaches the round figures.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Push {
+    pub(crate) increase_pct: f64,
+    pub(crate) premium_pct: f64,
+    pub(crate) step: bool,
+}
+
 /// The extra move-out share of the curve at sensitivities `s` (to the increase, to the
-/// premium).
-fn extra_at(prior: &StayPrior, s: [f64; 2], increase_pct: f64, premium_pct: f64) -> f64 {
-    if increase_pct <= 0.0 {
+/// premium) and step δ.
+fn extra_at(prior: &StayPrior, s: [f64; 2], delta: f64, x: Push) -> f64 {
+    if x.increase_pct <= 0.0 {
         return 0.0;
     }
     let base = sigmoid(prior.intercept);
-    let push = s[0] * prior.per_increase_pct * increase_pct
-        + s[1] * prior.per_premium_pct * (premium_pct - prior.moving_cost_pct).max(0.0);
+    let step = if x.step { delta } else { 0.0 };
+    let push = s[0] * prior.per_increase_pct * x.increase_pct
+        + s[1] * prior.per_premium_pct * (x.premium_pct - prior.moving_cost_pct).max(0.0)
+        + step;
     ((sigmoid(prior.intercept + push) - base) / (1.0 - base)).clamp(0.0, 1.0)
 }
 
@@ -245,6 +343,13 @@ impl StayModel {
             company_raised_before_sensitivity: prior.raised_before_sensitivity,
             raised_before_evidence_weight: 0.0,
             raised_before_tenants: 0,
+            step_logit: prior.step_logit,
+            company_step_logit: prior.step_logit,
+            recent_sensitivity: prior.recent_sensitivity,
+            company_recent_sensitivity: prior.recent_sensitivity,
+            tenure_sensitivity_elasticity: prior.tenure_sensitivity_elasticity,
+            company_tenure_sensitivity_elasticity: prior.tenure_sensitivity_elasticity,
+            step_evidence_weight: 0.0,
         }
     }
 
@@ -252,6 +357,18 @@ impl StayModel {
     /// increase sensitivity times ρ when it was increased before. The adjustments are applied
     /// once: the model returned has β = 0 and ρ = 1, so adjusting it again changes nothing.
     pub fn for_tenant(&self, months_since_move_in: Option<f64>, past_increases: u32) -> StayModel {
+        self.for_tenant_since(months_since_move_in, past_increases, None)
+    }
+
+    /// [`Self::for_tenant`], with the months since the tenant's last increase (None: never, or
+    /// unknown): the sensitivity also times γ's tenure factor, and ρ12 when the last increase
+    /// is under [`RECENT_INCREASE_MONTHS`] old.
+    pub fn for_tenant_since(
+        &self,
+        months_since_move_in: Option<f64>,
+        past_increases: u32,
+        months_since_last_increase: Option<f64>,
+    ) -> StayModel {
         let mut m = *self;
         if let Some(t) = months_since_move_in.filter(|t| t.is_finite() && *t >= 0.0) {
             m.baseline = tenure_baseline(
@@ -261,10 +378,17 @@ impl StayModel {
                 t,
             );
             m.tenure_elasticity = 0.0;
+            m.sensitivity *=
+                tenure_sensitivity(self.tenure_sensitivity_elasticity, self.reference_months, t);
+            m.tenure_sensitivity_elasticity = 0.0;
         }
         if past_increases > 0 {
-            m.sensitivity = self.sensitivity * self.raised_before_sensitivity;
+            m.sensitivity *= self.raised_before_sensitivity;
             m.raised_before_sensitivity = 1.0;
+        }
+        if months_since_last_increase.is_some_and(|x| x < RECENT_INCREASE_MONTHS) {
+            m.sensitivity *= self.recent_sensitivity;
+            m.recent_sensitivity = 1.0;
         }
         m
     }
@@ -279,13 +403,27 @@ impl StayModel {
     }
 
     /// Share (0..1) of tenants who move out within 90 days because of this increase, beyond
-    /// the baseline.
+    /// the baseline (the step judged by the percent alone).
     pub fn extra_move_out(&self, increase_pct: f64, premium_pct: f64) -> f64 {
+        self.extra_move_out_of(increase_pct, premium_pct, 0.0)
+    }
+
+    /// [`Self::extra_move_out`] of an increase of `increase_amount` in currency too.
+    pub fn extra_move_out_of(
+        &self,
+        increase_pct: f64,
+        premium_pct: f64,
+        increase_amount: f64,
+    ) -> f64 {
         extra_at(
             &self.prior,
             [self.sensitivity, self.premium_sensitivity],
-            increase_pct,
-            premium_pct,
+            self.step_logit,
+            Push {
+                increase_pct,
+                premium_pct,
+                step: crosses_step(&self.prior, increase_pct, increase_amount),
+            },
         )
     }
 

@@ -279,8 +279,9 @@ fn records(
             .push(n);
     }
     let mut out = Vec::new();
-    // Each tenant's plausible increases so far (by window start), for `past_increases`.
-    let mut past: BTreeMap<(Uuid, String), Vec<NaiveDate>> = BTreeMap::new();
+    // Each tenant's plausible increases so far (window start, effective date), for
+    // `past_increases` and `months_since_last_increase`.
+    let mut past: BTreeMap<(Uuid, String), Vec<(NaiveDate, NaiveDate)>> = BTreeMap::new();
     let mut used: BTreeMap<(Uuid, String), Vec<bool>> = BTreeMap::new();
     for c in changes {
         let key = (c.facility_id, c.tenant_id.clone());
@@ -308,6 +309,7 @@ fn records(
             moved_out_on: c.moved_out_on,
             months_since_move_in: months_between(c.move_in, start),
             past_increases: 0,
+            months_since_last_increase: None,
         };
         out.push(with_past(
             Raw {
@@ -343,6 +345,7 @@ fn records(
                 moved_out_on: n.moved_out_on,
                 months_since_move_in: months_between(n.move_in, n.notice),
                 past_increases: 0,
+                months_since_last_increase: None,
             };
             out.push(with_past(
                 Raw {
@@ -361,12 +364,18 @@ fn records(
 /// The record with the tenant's plausible increases whose window started before its own.
 fn with_past(
     mut raw: Raw,
-    past: &mut BTreeMap<(Uuid, String), Vec<NaiveDate>>,
+    past: &mut BTreeMap<(Uuid, String), Vec<(NaiveDate, NaiveDate)>>,
     key: &(Uuid, String),
 ) -> Raw {
     let start = raw.record.notice_date.unwrap_or(raw.record.effective_date);
     let before = past.entry(key.clone()).or_default();
-    raw.record.past_increases = before.iter().filter(|d| **d < start).count() as u32;
+    raw.record.past_increases = before.iter().filter(|(d, _)| *d < start).count() as u32;
+    raw.record.months_since_last_increase = before
+        .iter()
+        .filter(|(d, e)| *d < start && *e <= start)
+        .map(|(_, e)| *e)
+        .max()
+        .and_then(|e| months_between(Some(e), start));
     // Plausible whatever the window's state: judged as if the roll were far ahead.
     let far = start + Duration::days(10 * OUTCOME_DAYS);
     let probe = IncreaseRecord {
@@ -381,7 +390,7 @@ fn with_past(
             | Skip::AtMoveIn
             | Skip::InconsistentDates)
     ) {
-        before.push(start);
+        before.push((start, raw.record.effective_date));
     }
     raw
 }

@@ -61,6 +61,8 @@ pub(super) struct NoticeRecord {
     pub(super) reference: f64,
     pub(super) months_since_move_in: f64,
     pub(super) past_increases: u32,
+    /// Months since the tenant's last increase took effect (None: never).
+    pub(super) months_since_last_increase: Option<f64>,
     /// The engine's stay probability (0..1) for a notice it gave.
     predicted: Option<f64>,
 }
@@ -187,6 +189,7 @@ impl Facility {
             reference: observed,
             months_since_move_in: months(t.move_in),
             past_increases: t.increases,
+            months_since_last_increase: t.last_increase.map(months),
             predicted,
         });
         let pct = (new_rent / t.rent - 1.0) * 100.0;

@@ -48,6 +48,7 @@ impl Facility {
                 moved_out_on: self.sizes[n.size].left_on[n.serial as usize].map(date_of),
                 months_since_move_in: Some(n.months_since_move_in),
                 past_increases: n.past_increases,
+                months_since_last_increase: n.months_since_last_increase,
             })
             .collect()
     }

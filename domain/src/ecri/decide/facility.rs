@@ -39,8 +39,9 @@ pub fn stop_loss(recent: &[Outcome], s: &EcriEngineSettings) -> Option<(f64, f64
 }
 
 /// The suggestions for a facility's rent roll: [`decide`](super::decide) per tenant, then the
-/// stop-loss (over `recent`, the facility's latest 90-day outcomes) and the customer rule (all
-/// units of a customer by the same percent, or none). `markets` is keyed by size, and by
+/// stop-loss (over `recent`, the facility's latest 90-day outcomes), the customer rule (all
+/// units of a customer by the same percent, or none) and the ramp (while the facility's model
+/// rests on the prior, a share of its increases first). `markets` is keyed by size, and by
 /// [`market_key`](super::market_key) for a tier: a tenant is weighed against its tier's market
 /// when there is one, else its size's ([`market_for`]); one with neither gets `no_street_rate`.
 pub fn decide_facility(
@@ -59,12 +60,12 @@ pub fn decide_facility(
             Ok(p) => suggest(p, s),
         })
         .collect();
-    if !s.raise_customer_units_together {
-        return out;
+    if s.raise_customer_units_together {
+        for units in customer_units(roll).values().filter(|u| u.len() > 1) {
+            raise_together(units, roll, &plans, model, s, &mut out);
+        }
     }
-    for units in customer_units(roll).values().filter(|u| u.len() > 1) {
-        raise_together(units, roll, &plans, model, s, &mut out);
-    }
+    super::ramp::hold_back(roll, model, s, &mut out);
     out
 }
 

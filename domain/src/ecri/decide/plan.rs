@@ -36,7 +36,9 @@ pub(super) fn evaluate(p: &Plan<'_>, new_rent: f64) -> (f64, f64, f64, f64) {
     let rent = p.tenant.rent;
     let increase_pct = (new_rent / rent - 1.0) * 100.0;
     let premium_pct = (new_rent / p.reference - 1.0) * 100.0;
-    let extra = p.model.extra_move_out(increase_pct, premium_pct);
+    let extra = p
+        .model
+        .extra_move_out_of(increase_pct, premium_pct, new_rent - rent);
     let gain = (1.0 - extra) * (new_rent - rent) * p.pay_months - extra * p.move_out_cost;
     (gain, extra, increase_pct, premium_pct)
 }
@@ -64,11 +66,15 @@ pub(super) fn plan<'a>(
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .expect("two caps at least");
     let minimum = (rent * s.min_increase_pct / 100.0).min(s.min_increase_amount);
-    let model = model.for_tenant(t.months_since_move_in, t.past_increases);
+    let model = model.for_tenant_since(
+        t.months_since_move_in,
+        t.past_increases,
+        t.months_since_last_increase,
+    );
     let h = -(1.0 - model.baseline).max(1e-9).ln() / (90.0 / MONTH_DAYS);
     let horizon = s.horizon_months;
     let notice = (f64::from(s.notice_days) / MONTH_DAYS).min(horizon);
-    let vacant_months = m.expected_vacant_months(horizon);
+    let vacant_months = m.marginal_vacant_months(horizon);
     let pay_months = paid_months(horizon, h) - paid_months(notice, h);
     let relet_months =
         paid_months(horizon, h) - paid_months((notice + vacant_months).min(horizon), h);

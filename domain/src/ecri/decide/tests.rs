@@ -54,7 +54,10 @@ fn a_vacant_unit_re_lets_at_the_gross_move_in_pace_not_the_net_one() {
     let d = demo.expected_vacant_months(12.0);
     assert!((d - 1.812).abs() < 0.01, "{d}");
     // One tier of it: 120 units 87 % full (15.6 vacant), its 10 move-ins a month: 1.54 months.
-    let tier = market(125.0, 120, 87.0, 10.0, 11.0);
+    let tier = SizeMarket {
+        move_outs_per_month: None,
+        ..market(125.0, 120, 87.0, 10.0, 11.0)
+    };
     let d = tier.expected_vacant_months(12.0);
     assert!((1.0..2.0).contains(&d), "{d}");
     assert!((d - 1.545).abs() < 0.01, "{d}");
@@ -383,4 +386,76 @@ proptest::proptest! {
             proptest::prop_assert!(within(ok.new_rent), "{ok:?}");
         }
     }
+}
+
+/// A roll of `n` alike tenants far under street, each its own id.
+fn alike_roll(n: usize) -> Vec<TenantInput> {
+    (0..n)
+        .map(|i| TenantInput {
+            tenant_id: format!("T-{i:04}"),
+            ..tenant(100.0)
+        })
+        .collect()
+}
+
+#[test]
+fn the_ramp_holds_back_most_of_the_first_increases_under_the_prior() {
+    let s = EcriEngineSettings {
+        ramp_share_pct: 30.0,
+        ..EcriEngineSettings::default()
+    };
+    let roll = alike_roll(400);
+    let markets = BTreeMap::from([("10x10".to_owned(), market(130.0, 500, 90.0, 20.0, 18.0))]);
+    let prior = StayModel::from_prior(&s.stay_prior);
+    let out = decide_facility(&roll, &markets, &prior, &[], &s);
+    let raised = out.iter().filter(|x| x.increase > 0.0).count();
+    let ramp = out
+        .iter()
+        .filter(|x| x.binding_guardrail == Some(Guardrail::Ramp))
+        .count();
+    assert_eq!(raised + ramp, 400);
+    // About the ramp's 30 % go first, the same ones run after run.
+    assert!((90..=150).contains(&raised), "{raised}");
+    assert_eq!(out, decide_facility(&roll, &markets, &prior, &[], &s));
+    let held = out.iter().find(|x| x.increase == 0.0).unwrap();
+    assert!(reason_text(held, "ramp").contains("30 % of its increases go first"));
+    // Once the facility's own outcomes carry its model, every increase goes.
+    let learned = StayModel {
+        evidence_weight: 0.8,
+        ..prior
+    };
+    let out = decide_facility(&roll, &markets, &learned, &[], &s);
+    assert!(out.iter().all(|x| x.increase > 0.0));
+    // A ramp of 100 % (the default) is none.
+    let out = decide_facility(&roll, &markets, &prior, &[], &EcriEngineSettings::default());
+    assert!(out.iter().all(|x| x.increase > 0.0));
+}
+
+#[test]
+fn a_move_out_in_a_size_that_is_not_full_costs_until_the_size_would_fill() {
+    // 200 units 80 % full (40 vacant), 10 move-ins a month: the gross pace re-lets a vacant
+    // unit in about 2.8 months, but one vacancy more is filled only when the size runs out of
+    // vacant units.
+    let size = |outs: Option<f64>| SizeMarket {
+        move_outs_per_month: outs,
+        ..market(100.0, 200, 80.0, 10.0, 0.0)
+    };
+    let gross = size(None).expected_vacant_months(12.0);
+    assert!((2.0..4.5).contains(&gross), "{gross}");
+    assert_eq!(size(None).marginal_vacant_months(12.0), gross);
+    // Filling by 5 a month: 40 / 5 = 8 months.
+    assert!((size(Some(5.0)).marginal_vacant_months(12.0) - 8.0).abs() < 1e-9);
+    // As many out as in: it never fills within the horizon.
+    assert_eq!(size(Some(10.0)).marginal_vacant_months(12.0), 12.0);
+    // Filling by 10 a month: 4 months.
+    assert!((size(Some(0.0)).marginal_vacant_months(12.0) - 4.0).abs() < 1e-9);
+    // Full (95 % and more): the vacated unit re-lets at the gross pace.
+    let full = SizeMarket {
+        occupancy_pct: 97.0,
+        ..size(Some(10.0))
+    };
+    assert_eq!(
+        full.marginal_vacant_months(12.0),
+        full.expected_vacant_months(12.0)
+    );
 }

@@ -17,6 +17,7 @@ fn record(effective: &str, notice: bool, moved_out: Option<&str>) -> IncreaseRec
         moved_out_on: moved_out.map(d),
         months_since_move_in: Some(20.0),
         past_increases: 0,
+        months_since_last_increase: None,
     }
 }
 

@@ -3,7 +3,10 @@
 //! and ln ρ (from the increased ones), each under a normal prior at the company's estimate, the
 //! company's under one at the prior (docs/ecri.md, "Learning, pooled and shrunk").
 
-use super::{extra_at, tenure_baseline, Outcome, StayModel, StayPrior, DEFAULT_REFERENCE_MONTHS};
+use super::{
+    crosses_step, extra_at, tenure_baseline, Outcome, Push, StayModel, StayPrior,
+    DEFAULT_REFERENCE_MONTHS,
+};
 use crate::ecri::evidence::MAX_PLAUSIBLE_INCREASE_PCT;
 
 /// The bounds of ln(sensitivity) and ln ρ: 0.05 to 20 times the prior.
@@ -143,12 +146,18 @@ struct Row {
     tenants: f64,
     left: f64,
     raised_before: bool,
+    /// Whether the increase reaches the prior's round figures.
+    step: bool,
+    /// Whether the previous increase was recent, and ln((1 + t) / (1 + t_ref)) of the tenure
+    /// (0 when unknown).
+    recent: bool,
+    log_tenure: f64,
     baseline: f64,
 }
 
 /// The increased outcomes within the plausible bound, each with its level's baseline at its
 /// tenure.
-fn rows(outcomes: &[Outcome], base: &Baseline) -> Vec<Row> {
+fn rows(prior: &StayPrior, outcomes: &[Outcome], base: &Baseline) -> Vec<Row> {
     outcomes
         .iter()
         .filter(|o| o.increased() && o.tenants > 0)
@@ -159,19 +168,37 @@ fn rows(outcomes: &[Outcome], base: &Baseline) -> Vec<Row> {
             tenants: f64::from(o.tenants),
             left: f64::from(o.moved_out.min(o.tenants)),
             raised_before: o.past_increases > 0,
+            step: crosses_step(prior, o.increase_pct, o.increase_amount),
+            recent: o.raised_recently,
+            log_tenure: o
+                .months_since_move_in
+                .filter(|t| t.is_finite() && *t >= 0.0)
+                .map_or(0.0, |t| ((1.0 + t) / (1.0 + base.reference.max(0.0))).ln()),
             baseline: base.at(o.months_since_move_in),
         })
         .collect()
 }
 
-/// Chance of staying the 90 days at θ = (ln s1, ln s2, ln ρ).
-fn stay(prior: &StayPrior, r: &Row, theta: [f64; 3]) -> f64 {
+/// θ = (ln s1, ln s2, ln ρ, δ, ln ρ12, γ).
+type Theta = [f64; 6];
+
+/// Chance of staying the 90 days at θ.
+fn stay(prior: &StayPrior, r: &Row, theta: Theta) -> f64 {
     let rho = if r.raised_before { theta[2] } else { 0.0 };
-    let s = [(theta[0] + rho).exp(), theta[1].exp()];
-    (1.0 - r.baseline) * (1.0 - extra_at(prior, s, r.increase_pct, r.premium_pct))
+    let recent = if r.recent { theta[4] } else { 0.0 };
+    let s = [
+        (theta[0] + rho + recent - theta[5] * r.log_tenure).exp(),
+        theta[1].exp(),
+    ];
+    let x = Push {
+        increase_pct: r.increase_pct,
+        premium_pct: r.premium_pct,
+        step: r.step,
+    };
+    (1.0 - r.baseline) * (1.0 - extra_at(prior, s, theta[3], x))
 }
 
-fn log_likelihood(prior: &StayPrior, rows: &[Row], theta: [f64; 3]) -> f64 {
+fn log_likelihood(prior: &StayPrior, rows: &[Row], theta: Theta) -> f64 {
     rows.iter()
         .map(|r| {
             let p = stay(prior, r, theta).clamp(1e-9, 1.0 - 1e-9);
@@ -180,28 +207,40 @@ fn log_likelihood(prior: &StayPrior, rows: &[Row], theta: [f64; 3]) -> f64 {
         .sum()
 }
 
-/// Maximum a posteriori θ = (ln s1, ln s2, ln ρ) under independent normal priors at `centre`
-/// (precisions τ, τ, τ_ρ), by coordinate ascent; with the Fisher information about each.
-fn fit(prior: &StayPrior, rows: &[Row], centre: [f64; 3]) -> ([f64; 3], [f64; 3]) {
+/// Maximum a posteriori θ = (ln s1, ln s2, ln ρ, δ, ln ρ12, γ) under independent normal
+/// priors at `centre` (precisions τ, τ, τ_ρ, τ_δ, τ_ρ, τ_γ), by coordinate ascent; with the
+/// Fisher information about each.
+fn fit(prior: &StayPrior, rows: &[Row], centre: Theta) -> (Theta, Theta) {
     if rows.is_empty() {
-        return (centre, [0.0; 3]);
+        return (centre, [0.0; 6]);
     }
     let tau = [
         prior.sensitivity_strength,
         prior.sensitivity_strength,
         prior.raised_before_strength,
+        prior.step_strength,
+        prior.raised_before_strength,
+        prior.tenure_sensitivity_strength,
     ];
-    let any_raised = rows.iter().any(|r| r.raised_before);
-    let penalty = |t: [f64; 3]| {
-        (0..3)
+    // Nothing speaks of ρ without a tenant raised before, nor of δ without an increase at the
+    // round figures: each then stays at its centre.
+    let speaks = [
+        true,
+        true,
+        rows.iter().any(|r| r.raised_before),
+        rows.iter().any(|r| r.step),
+        rows.iter().any(|r| r.recent),
+        rows.iter().any(|r| r.log_tenure != 0.0),
+    ];
+    let penalty = |t: Theta| {
+        (0..6)
             .map(|k| 0.5 * tau[k] * (t[k] - centre[k]).powi(2))
             .sum::<f64>()
     };
     let mut theta = centre;
     for _ in 0..4 {
-        for k in 0..3 {
-            // No tenant raised before: nothing speaks of ρ, it stays at its centre.
-            if k == 2 && !any_raised {
+        for k in 0..6 {
+            if !speaks[k] {
                 continue;
             }
             theta[k] = maximise(THETA_MIN, THETA_MAX, |v| {
@@ -214,7 +253,7 @@ fn fit(prior: &StayPrior, rows: &[Row], centre: [f64; 3]) -> ([f64; 3], [f64; 3]
     // Expected (Fisher) information about each coordinate: sum of n P'^2 / (P (1 - P)), P the
     // chance of moving out, P' its derivative (by central differences).
     let h = 1e-4;
-    let info = [0, 1, 2].map(|k| {
+    let info = [0, 1, 2, 3, 4, 5].map(|k| {
         rows.iter()
             .map(|r| {
                 let at = |d: f64| {
@@ -268,8 +307,19 @@ pub fn learn(prior: &StayPrior, company: &[Outcome], facility: &[Outcome]) -> St
         reference,
     };
     let rho0 = prior.raised_before_sensitivity.max(1e-6).ln();
-    let (company_theta, _) = fit(prior, &rows(company, &company_base), [0.0, 0.0, rho0]);
-    let own = rows(facility, &base);
+    let (company_theta, _) = fit(
+        prior,
+        &rows(prior, company, &company_base),
+        [
+            0.0,
+            0.0,
+            rho0,
+            prior.step_logit,
+            prior.recent_sensitivity.max(1e-6).ln(),
+            prior.tenure_sensitivity_elasticity,
+        ],
+    );
+    let own = rows(prior, facility, &base);
     let (theta, info) = fit(prior, &own, company_theta);
     let tenants = |rows: &[Row], raised_only: bool| {
         rows.iter()
@@ -296,6 +346,13 @@ pub fn learn(prior: &StayPrior, company: &[Outcome], facility: &[Outcome]) -> St
         company_raised_before_sensitivity: company_theta[2].exp(),
         raised_before_evidence_weight: info[2] / (info[2] + prior.raised_before_strength),
         raised_before_tenants: tenants(&own, true),
+        step_logit: theta[3],
+        company_step_logit: company_theta[3],
+        step_evidence_weight: info[3] / (info[3] + prior.step_strength),
+        recent_sensitivity: theta[4].exp(),
+        company_recent_sensitivity: company_theta[4].exp(),
+        tenure_sensitivity_elasticity: theta[5],
+        company_tenure_sensitivity_elasticity: company_theta[5],
     }
 }
 

@@ -80,3 +80,66 @@ fn tenants_raised_before_get_their_own_sensitivity_shrunk_to_the_prior() {
     );
     assert!(none.company_raised_before_sensitivity > 1.2, "{none:?}");
 }
+
+#[test]
+fn a_step_at_ten_percent_is_learned_as_a_jump_not_as_a_steeper_slope() {
+    let prior = StayPrior::default();
+    let base = [baseline_band(36.0, 2000, 200)];
+    // Tenants who took 5-9 % stayed nearly all; at 10-20 % a third left, whatever the size.
+    let mut outcomes: Vec<Outcome> = base.to_vec();
+    for inc in [5.0, 6.0, 7.0, 8.0, 9.0] {
+        outcomes.push(increased(inc, 60, 7, 0));
+    }
+    for inc in [10.0, 12.0, 14.0, 16.0, 18.0, 20.0] {
+        outcomes.push(increased(inc, 60, 24, 0));
+    }
+    let m = learn(&prior, &[], &outcomes);
+    assert!(m.step_logit > 0.5, "{m:?}");
+    assert!(m.step_evidence_weight > 0.5, "{m:?}");
+    // The curve jumps at the round figure: from 9 % to 10 % more than 10 points of extra
+    // move-outs, where one point more anywhere else adds under 5.
+    let under = m.extra_move_out_of(9.0, 0.0, 9.0);
+    let over = m.extra_move_out_of(10.0, 0.0, 10.0);
+    assert!(over - under > 0.10, "{under} {over}");
+    assert!(m.extra_move_out_of(8.0, 0.0, 8.0) > under - 0.05);
+    assert!(m.extra_move_out_of(11.0, 0.0, 11.0) - over < 0.05);
+    // An amount of 10 or more crosses too: 8 % of 150.
+    assert!(m.extra_move_out_of(8.0, 0.0, 12.0) > m.extra_move_out_of(8.0, 0.0, 8.0) + 0.08);
+    // With no increase at the round figures nothing speaks of the step: it keeps the prior's.
+    let small: Vec<Outcome> = outcomes
+        .iter()
+        .copied()
+        .filter(|o| o.increase_pct < 10.0)
+        .collect();
+    assert_eq!(learn(&prior, &[], &small).step_logit, prior.step_logit);
+}
+
+#[test]
+fn tenants_raised_within_the_year_and_new_tenants_learn_their_own_sensitivity() {
+    let prior = StayPrior::default();
+    let mut outcomes = vec![baseline_band(36.0, 2000, 200)];
+    // At +15 %: settled tenants not raised lately lose 8 %, those raised within the year 30 %,
+    // new tenants (4.5 months) 25 %.
+    for (months, recent, left) in [(36.0, false, 8), (36.0, true, 30), (4.5, false, 25)] {
+        outcomes.push(Outcome {
+            raised_recently: recent,
+            months_since_move_in: Some(months),
+            past_increases: u32::from(recent),
+            ..increased(15.0, 100, left, 0)
+        });
+    }
+    let m = learn(&prior, &[], &outcomes);
+    assert!(m.recent_sensitivity > 1.2, "{m:?}");
+    assert!(m.tenure_sensitivity_elasticity > 0.1, "{m:?}");
+    let settled = m.for_tenant_since(Some(36.0), 1, Some(20.0));
+    let again = m.for_tenant_since(Some(36.0), 1, Some(7.0));
+    let new = m.for_tenant_since(Some(4.5), 0, None);
+    assert!(again.extra_move_out(15.0, 0.0) > 2.0 * settled.extra_move_out(15.0, 0.0));
+    let long = m.for_tenant_since(Some(36.0), 0, None);
+    assert!(new.extra_move_out(15.0, 0.0) > 1.2 * long.extra_move_out(15.0, 0.0));
+    // Applied once.
+    assert_eq!(
+        again.for_tenant_since(Some(36.0), 1, Some(7.0)).sensitivity,
+        again.sensitivity
+    );
+}
