@@ -479,6 +479,16 @@ async fn a_pricing_run_follows_each_sync_through_the_worker() {
     .await
     .unwrap();
     assert_eq!(run["recommendation_id"], job.as_str());
+    // The ingest also asked for an ECRI run: the worker finishes it before the test ends.
+    wait_until(
+        "the worker has run every job",
+        Duration::from_secs(60),
+        || {
+            let db = db.clone();
+            async move { jobs::runs::undone(&db).await.unwrap() == 0 }
+        },
+    )
+    .await;
 }
 
 #[tokio::test]
