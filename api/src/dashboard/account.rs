@@ -13,6 +13,11 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum_extra::extract::cookie::CookieJar;
+
+/// Where a person lands after logging in (or on `/` while logged in): the portfolio, the
+/// morning view of a revenue manager. A new account (sign-up) lands on the overview instead,
+/// which says what to do first.
+pub const LANDING: &str = "/app/portfolio";
 use maud::{html, Markup};
 use serde::Deserialize;
 
@@ -40,7 +45,7 @@ fn notice_text(code: Option<&str>) -> Option<&'static str> {
 
 pub async fn root(State(state): State<AppState>, jar: CookieJar) -> PageResult {
     Ok(match session::current(&state, &jar).await? {
-        Some(_) => Redirect::to("/app").into_response(),
+        Some(_) => Redirect::to(LANDING).into_response(),
         None => Redirect::to("/login").into_response(),
     })
 }
@@ -63,7 +68,7 @@ pub async fn login_page(
     Query(q): Query<Notice>,
 ) -> PageResult {
     if session::current(&state, &jar).await?.is_some() {
-        return Ok(Redirect::to("/app").into_response());
+        return Ok(Redirect::to(LANDING).into_response());
     }
     Ok(page::render(page::public(
         "Log in",
@@ -177,7 +182,7 @@ pub async fn login(
     }
     Ok((
         jar.add(session::session_cookie(&state, started.token)),
-        Redirect::to("/app"),
+        Redirect::to(LANDING),
     )
         .into_response())
 }

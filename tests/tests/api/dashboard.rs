@@ -15,7 +15,7 @@ const LIMIT: Duration = Duration::from_secs(60);
 async fn signed_in(app: &TestApp) -> Browser {
     let b = Browser::start().await;
     b.login(&app.server.base, &app.tenant.email, PASSWORD).await;
-    b.wait_path("/app").await;
+    b.wait_path("/app/portfolio").await;
     b
 }
 
@@ -191,7 +191,7 @@ async fn login_refuses_a_wrong_password_and_log_out_everywhere_ends_every_sessio
     assert_eq!(app.count("web_sessions").await, 0);
 
     b.login(base, &app.tenant.email, PASSWORD).await;
-    b.wait_path("/app").await;
+    b.wait_path("/app/portfolio").await;
     assert_eq!(b.text("header .company").await, "Acme Storage");
     // A second device, signed in through the same form.
     let http = reqwest::Client::builder()
@@ -364,7 +364,7 @@ async fn a_password_is_reset_through_the_mail_the_service_writes() {
     b.wait_text("Wrong e-mail or password.").await;
     b.login(&base, &app.tenant.email, "the new password 2026")
         .await;
-    b.wait_path("/app").await;
+    b.wait_path("/app/portfolio").await;
 
     before.goto(&format!("{base}/app")).await;
     before.wait_path("/login").await;
@@ -851,7 +851,7 @@ async fn pages_carry_security_headers_and_fit_a_phone() {
     phone
         .login(&app.server.base, &app.tenant.email, PASSWORD)
         .await;
-    phone.wait_path("/app").await;
+    phone.wait_path("/app/portfolio").await;
     for path in [
         "/app",
         "/app/keys",
@@ -946,7 +946,7 @@ async fn screenshots_of_the_main_pages() {
     b.goto(&format!("{base}/login")).await;
     b.screenshot(&dir.join("login.png")).await;
     b.login(base, email, PASSWORD).await;
-    b.wait_path("/app").await;
+    b.wait_path("/app/portfolio").await;
     // A recommendation run for every facility, so the portfolio and facility pages show one.
     let facilities = get_ok(&app, "/api/v1/facilities").await;
     let ids: Vec<String> = facilities["facilities"]
@@ -957,9 +957,30 @@ async fn screenshots_of_the_main_pages() {
         .collect();
     for id in &ids {
         get_ok(&app, &format!("/api/v1/facilities/{id}/recommendations")).await;
+        app.ecri_now(id).await;
     }
     let facility_page = format!("/app/facilities/{}", ids[0]);
+    // A draft batch of every suggestion of the first facility, for its page.
+    let (s, draft) = status_json(
+        app.post(
+            &format!("/api/v1/facilities/{}/ecri-batches", ids[0]),
+            &json!({}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(s, 201, "{draft}");
+    let ecri_page = format!("{facility_page}/ecri");
+    let batch_page = format!(
+        "{facility_page}/ecri-batches/{}",
+        draft["id"].as_str().unwrap()
+    );
     for (name, path, ready) in [
+        ("ecri", ecri_page.as_str(), "#ecri-queue"),
+        ("ecri-batch", batch_page.as_str(), "#ecri-batch-sizes"),
+        ("analytics-ecri", "/app/analytics/ecri", "#ecri-facilities"),
+        ("analytics-lease-up", "/app/analytics/lease-up", "#lease-up-count"),
+        ("analytics-leads", "/app/analytics/leads", "#leads-total"),
         ("portfolio", "/app/portfolio", "#kpis"),
         ("facility", facility_page.as_str(), "#sheet"),
         (

@@ -14,7 +14,7 @@ const PASSWORD: &str = "correct horse battery";
 async fn signed_in(app: &TestApp, email: &str) -> Browser {
     let b = Browser::start_sized(1440, 1000).await;
     b.login(&app.server.base, email, PASSWORD).await;
-    b.wait_path("/app").await;
+    b.wait_path("/app/portfolio").await;
     b
 }
 

@@ -43,7 +43,7 @@ async fn a_revenue_manager_drafts_edits_and_approves_a_batch_in_the_browser() {
     let fid = roll(&app).await;
     let b = Browser::start().await;
     b.login(&app.server.base, &app.tenant.email, PASSWORD).await;
-    b.wait_path("/app").await;
+    b.wait_path("/app/portfolio").await;
     app.ecri_now(&fid).await;
     b.goto(&app.url(&format!("/app/facilities/{fid}/ecri")))
         .await;
@@ -171,7 +171,7 @@ async fn the_facility_ecri_page_is_a_work_queue_filtered_paged_and_picked_into_a
     );
     let b = Browser::start_sized(1440, 900).await;
     b.login(&app.server.base, &app.tenant.email, PASSWORD).await;
-    b.wait_path("/app").await;
+    b.wait_path("/app/portfolio").await;
     let page = format!("/app/facilities/{fid}/ecri");
     b.goto(&app.url(&page)).await;
     // The page opens on the summary per size, in natural order, with the run's figures.
@@ -326,7 +326,7 @@ async fn an_approved_batch_shows_a_left_out_line_unraised_and_its_status_in_view
     assert_eq!(s, 200, "{a}");
     let b = Browser::start_sized(1440, 900).await;
     b.login(&app.server.base, &app.tenant.email, PASSWORD).await;
-    b.wait_path("/app").await;
+    b.wait_path("/app/portfolio").await;
     b.goto(&app.url(&format!("/app/facilities/{fid}/ecri-batches/{bid}")))
         .await;
     let rows = b
@@ -361,5 +361,96 @@ async fn an_approved_batch_shows_a_left_out_line_unraised_and_its_status_in_view
         "{inside} {head}"
     );
     b.close().await;
+    app.run_jobs().await;
+}
+
+/// The cells of a table's body rows on the page, trimmed.
+async fn table_rows(b: &Browser, table: &str) -> Vec<Vec<String>> {
+    let v = b
+        .script(&format!(
+            "return [...document.querySelectorAll('#{table} tbody tr')].map(r => [...r.cells].map(c => c.textContent.trim()))"
+        ))
+        .await;
+    serde_json::from_value(v).unwrap()
+}
+
+#[tokio::test]
+async fn a_large_draft_is_worked_a_page_at_a_time_and_a_viewer_only_reads_it() {
+    let app = spawn_app().await;
+    let fid = queue_roll(&app).await;
+    app.ecri_now(&fid).await;
+    let base = format!("/api/v1/facilities/{fid}/ecri-batches");
+    let (s, draft) = status_json(app.post(&base, &json!({})).await).await;
+    assert_eq!(s, 201, "{draft}");
+    let bid = draft["id"].as_str().unwrap().to_owned();
+    let api = format!("{base}/{bid}");
+    let lines = draft["lines"].as_array().unwrap().clone();
+    let n = lines.len();
+    assert!(n > 50, "the test needs a second page: {n} lines");
+    let small = lines.iter().filter(|l| l["size"] == "5x5").count();
+    assert!(small > 0 && small < n, "{draft}");
+
+    let b = Browser::start_sized(1440, 900).await;
+    b.login(&app.server.base, &app.tenant.email, PASSWORD).await;
+    b.wait_path("/app/portfolio").await;
+    let page = format!("/app/facilities/{fid}/ecri-batches/{bid}");
+    b.goto(&app.url(&page)).await;
+    // The summary per size, in natural order, adds up to the batch's totals.
+    let sizes = table_rows(&b, "ecri-batch-sizes").await;
+    assert_eq!(sizes.len(), 2, "{sizes:?}");
+    assert_eq!(sizes[0][0], "5x5");
+    assert_eq!(sizes[0][1], small.to_string());
+    assert_eq!(sizes[1][0], "10x10");
+    assert_eq!(sizes[1][1], (n - small).to_string());
+    let uplift = |row: &[String]| -> f64 { row[6].replace(['$', ','], "").parse().unwrap() };
+    let total = f(&draft["totals"]["monthly_uplift"]);
+    assert!(
+        (uplift(&sizes[0]) + uplift(&sizes[1]) - total).abs() <= 1.0,
+        "{sizes:?} against {total}"
+    );
+    // 50 lines a page, the form holding only the page's lines.
+    let boxes = b
+        .script("return document.querySelectorAll('#edit-lines-table input[name^=rent_]').length")
+        .await;
+    assert_eq!(boxes, json!(50));
+    b.wait_text(&format!("Lines 1 to 50 of {n}")).await;
+    b.click(".lines-next").await;
+    b.wait_text(&format!("Lines 51 to {n} of {n}")).await;
+    let rent51 = f(&lines[50]["current_rent"]) + 1.0;
+    b.fill("input[name=rent_51]", &format!("{rent51:.2}")).await;
+    b.click("#save-lines").await;
+    b.wait_text("The batch's lines are saved").await;
+    let edited = get_ok(&app, &api).await;
+    assert_eq!(f(&edited["lines"][50]["new_rent"]), rent51);
+    assert_eq!(edited["lines"][50]["edited"], true);
+    // The lines of page 1, not in the form, are as they were (not left out, not edited).
+    for i in 0..50 {
+        assert_eq!(edited["lines"][i], lines[i], "line {}", i + 1);
+    }
+    // Filters: the edited lines, then one size.
+    b.goto(&app.url(&format!("{page}?status=edited"))).await;
+    let only = table_rows(&b, "edit-lines-table").await;
+    assert_eq!(only.len(), 1, "{only:?}");
+    assert_eq!(only[0][0], "51");
+    b.goto(&app.url(&format!("{page}?size=5x5"))).await;
+    let small_rows = table_rows(&b, "edit-lines-table").await;
+    assert_eq!(small_rows.len(), small);
+    assert!(small_rows.iter().all(|r| r[2] == "5x5"), "{small_rows:?}");
+    b.close().await;
+
+    // A viewer reads the draft, a page at a time, without a control it may not use.
+    super::team::invite_and_accept(&app, "vera@example.com", "viewer").await;
+    let v = Browser::start_sized(1440, 900).await;
+    v.login(&app.server.base, "vera@example.com", PASSWORD).await;
+    v.wait_path("/app/portfolio").await;
+    v.goto(&app.url(&page)).await;
+    assert_eq!(table_rows(&v, "ecri-batch-lines").await.len(), 50);
+    let controls = v
+        .script("return ['#edit-lines', '#approve', '#cancel', 'form[method=post] button'].filter(css => document.querySelector(css) !== null)")
+        .await;
+    assert_eq!(controls, json!([]), "controls a viewer may not use");
+    let note = v.text(".role-note").await;
+    assert!(note.contains("edit, approve or cancel a batch"), "{note}");
+    v.close().await;
     app.run_jobs().await;
 }

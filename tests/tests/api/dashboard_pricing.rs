@@ -11,7 +11,7 @@ const PASSWORD: &str = "correct horse battery";
 async fn signed_in(app: &TestApp) -> Browser {
     let b = Browser::start().await;
     b.login(&app.server.base, &app.tenant.email, PASSWORD).await;
-    b.wait_path("/app").await;
+    b.wait_path("/app/portfolio").await;
     b
 }
 

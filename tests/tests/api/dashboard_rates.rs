@@ -20,7 +20,7 @@ async fn the_facility_page_accepts_and_overrides_rates_and_lists_them_as_pending
     let b = Browser::start().await;
     b.login(&app.server.base, &app.tenant.email, "correct horse battery")
         .await;
-    b.wait_path("/app").await;
+    b.wait_path("/app/portfolio").await;
     b.goto(&format!("{}/app/facilities/{id}", app.server.base))
         .await;
     b.wait_text("None yet.").await;

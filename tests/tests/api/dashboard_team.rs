@@ -30,7 +30,7 @@ async fn an_owner_invites_a_scoped_viewer_who_joins_and_the_audit_page_shows_it(
     owner
         .login(base, &app.tenant.email, "correct horse battery")
         .await;
-    owner.wait_path("/app").await;
+    owner.wait_path("/app/portfolio").await;
     owner.goto(&format!("{base}/app/team")).await;
     owner.fill("input[name=email]", "vic@example.com").await;
     owner.select("select[name=role]", "viewer").await;
@@ -65,7 +65,7 @@ async fn an_owner_invites_a_scoped_viewer_who_joins_and_the_audit_page_shows_it(
     vic.fill("input[name=password]", "a long new password")
         .await;
     vic.click("form[action='/invitations/accept'] button").await;
-    vic.wait_path("/app").await;
+    vic.wait_path("/app/portfolio").await;
     let menu = vic.text("nav.main").await.replace('\n', " ");
     assert_eq!(menu, "Portfolio Analytics Overview Facilities");
     vic.goto(&format!("{base}/app/facilities")).await;

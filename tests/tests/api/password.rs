@@ -359,10 +359,10 @@ async fn a_reset_lifts_the_login_lockout_a_stranger_ran_up() {
     let token = queued_tokens(&app).await.pop().unwrap();
     let (s, body) = reset(&app, &token, "the owner's new password").await;
     assert_eq!((s, body), (200, json!({ "ok": true })));
-    // Signed in with the new password (a 303 to /app), not throttled.
+    // Signed in with the new password (a 303 to the portfolio), not throttled.
     let r = login("the owner's new password").await.unwrap();
     assert_eq!(r.status(), 303);
-    assert_eq!(r.headers()["location"], "/app");
+    assert_eq!(r.headers()["location"], "/app/portfolio");
 }
 
 /// A login that checked the old password just before a reset commits gets no session: the

@@ -3,6 +3,7 @@
 //! twin calls; a refusal renders the page again with the reason.
 
 use super::batch::batch_page;
+use super::batch_lines::{self, LineFilters};
 use super::batch_href;
 use super::facility::facility_page;
 use crate::dashboard::extract::Form;
@@ -126,13 +127,14 @@ async fn refused(
 ) -> PageResult {
     match e {
         jobs::Error::Invalid(_) | jobs::Error::Conflict(_) => {
-            batch_page(state, s, id, bid, None, None, Some(e.to_string())).await
+            batch_page(state, s, (id, bid), (None, &LineFilters::default()), None, Some(e.to_string())).await
         }
         e => Err(e.into()),
     }
 }
 
-/// Saves the lines' form: a rent that differs from the line's, a line kept or left out.
+/// Saves the lines' form: a rent that differs from the line's, a line kept or left out; only
+/// the lines the form showed.
 pub async fn edit(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
@@ -143,8 +145,14 @@ pub async fn edit(
     let (id, bid) = ids(&id, &bid)?;
     require_access(&s)?;
     let b = batches::get(&state.db, s.company_id, id, bid).await?;
+    // The form shows one page of the lines and names them; a line it did not show is not read.
+    let shown = batch_lines::shown(&values);
     let mut edits = Vec::new();
-    for l in &b.lines {
+    for l in b
+        .lines
+        .iter()
+        .filter(|l| shown.as_ref().is_none_or(|n| n.contains(&l.line)))
+    {
         let typed = values.get(&format!("rent_{}", l.line)).map(|v| {
             v.trim()
                 .trim_start_matches(['$', '€', '£'])
@@ -157,7 +165,7 @@ pub async fn edit(
                 Ok(_) => None,
                 Err(_) => {
                     let msg = format!("line {}: '{v}' is not an amount", l.line);
-                    return batch_page(&state, &s, id, bid, None, None, Some(msg)).await;
+                    return batch_page(&state, &s, (id, bid), (None, &LineFilters::default()), None, Some(msg)).await;
                 }
             },
         };
@@ -199,7 +207,7 @@ pub async fn approve(
             Ok(d) => Some(d),
             Err(_) => {
                 let msg = format!("notice_date: '{v}' is not a date (YYYY-MM-DD)");
-                return batch_page(&state, &s, id, bid, None, None, Some(msg)).await;
+                return batch_page(&state, &s, (id, bid), (None, &LineFilters::default()), None, Some(msg)).await;
             }
         },
     };

@@ -1,7 +1,8 @@
 //! One ECRI batch's page: its totals and dates, its lines (a form while it is a draft), and
 //! its outcome once approved.
 
-use super::{batch_href, href, notice_text, respond, PageQuery};
+use super::batch_lines::{self, LineFilters, SHOWN};
+use super::{batch_href, href, notice_text, respond};
 use crate::dashboard::chart::{self, Chart, Kind, Series, Table};
 use crate::dashboard::extract::Query;
 use crate::dashboard::figures::{cells, Figures, Measure};
@@ -14,54 +15,81 @@ use domain::ids::FacilityId;
 use jobs::ecri_batches::{self as batches, Status};
 use jobs::sessions::Session;
 use maud::html;
+use serde::Deserialize;
 use uuid::Uuid;
+
+/// The page's query: a CSV asked for, the notice of a form just sent, the lines' filters.
+#[derive(Deserialize)]
+pub struct BatchQuery {
+    csv: Option<String>,
+    notice: Option<String>,
+    size: Option<String>,
+    status: Option<String>,
+    page: Option<String>,
+}
 
 /// One batch's page.
 pub async fn batch(
     State(state): State<AppState>,
     SignedIn(s): SignedIn,
     Path((id, bid)): Path<(String, String)>,
-    Query(q): Query<PageQuery>,
+    Query(q): Query<BatchQuery>,
 ) -> PageResult {
     let id: FacilityId = path_id(&id, "facility")?;
     let bid: Uuid = path_id(&bid, "ECRI batch")?;
+    let filters = LineFilters {
+        size: q.size,
+        status: q.status,
+        page: q.page,
+    };
     batch_page(
         &state,
         &s,
-        id,
-        bid,
-        q.csv.as_deref(),
+        (id, bid),
+        (q.csv.as_deref(), &filters),
         notice_text(q.notice.as_deref()),
         None,
     )
     .await
 }
 
+/// The page; `asked` is the CSV asked for and the lines' filters.
 pub(super) async fn batch_page(
     state: &AppState,
     s: &Session,
-    id: FacilityId,
-    bid: Uuid,
-    csv: Option<&str>,
+    (id, bid): (FacilityId, Uuid),
+    asked: (Option<&str>, &LineFilters),
     notice: Option<&'static str>,
     error: Option<String>,
 ) -> PageResult {
+    let (csv, filters) = asked;
     let b = batches::get(&state.db, s.company_id, id, bid).await?;
     let outcome = batches::outcome::outcome(&state.db, &b).await?;
     let fig = Figures::new(s.currency);
     let t = b.totals();
-    let lines = lines_table(&fig, &b);
+    let sizes = batch_lines::sizes_table(&fig, &b.lines);
+    // The lines passing the filters (the CSV holds them all, the page one page of them).
+    let matching = batch_lines::filtered(&b.lines, filters);
+    let lines = lines_table(&fig, &matching);
     let (checkpoints, outcome_chart) = outcome_figures(&fig, outcome.as_ref());
     let outcome_table = outcome_chart.table("chart-ecri-outcome-table");
     if let Some(r) = chart::export(
-        &[&lines, &checkpoints, &outcome_table],
+        &[&sizes, &lines, &checkpoints, &outcome_table],
         csv,
         &format!("ecri-batch-{bid}"),
     ) {
         return Ok(r);
     }
+    let (page_lines, page, pages) = batch_lines::paged(&matching, filters);
+    let pager = batch_lines::pager(matching.len(), page, pages, filters);
     let base = batch_href(id.uuid(), bid);
     let draft = b.status == Status::Draft;
+    let may_edit = page::may_post(s, "/app/facilities/{id}/ecri-batches/{bid}/edit");
+    let letters_note = if s.role.sees_tenants() {
+        "Download the letters (CSV)"
+    } else {
+        "Download the letters (CSV; customers' names and addresses are left out for your role)"
+    };
     let body = html! {
         p class="muted" {
             a href=(href(id.uuid())) { "All batches of " (b.facility_name) }
@@ -80,7 +108,7 @@ pub(super) async fn batch_page(
             p id="batch-dates" {
                 "Approved by " (b.approved_by.as_ref().map(|a| a.label()).unwrap_or_default())
                 ": notices go out " (n) ", new rents in force " (e) ". "
-                a id="letters" href={(base) "/letters.csv"} download { "Download the letters (CSV)" }
+                a id="letters" href={(base) "/letters.csv"} download { (letters_note) }
             }
         }
         @if let Some(seed) = b.holdout_seed {
@@ -90,13 +118,23 @@ pub(super) async fn batch_page(
             }
         }
         @if let Some(c) = &b.cancelled_by { p class="muted" { "Cancelled by " (c.label()) "." } }
+        section aria-labelledby="sizes-h" {
+            h2 id="sizes-h" { "Per size" }
+            (sizes.render(""))
+        }
         section aria-labelledby="lines-h" {
             h2 id="lines-h" { "Lines" }
-            @if draft {
-                (draft_forms(s, &fig, &b, &base))
+            (batch_lines::filter_form(&b.lines, filters))
+            (pager)
+            @if draft && may_edit {
+                (draft_forms(s, &fig, &page_lines, &base))
             } @else {
-                (lines.render(""))
+                (lines_table(&fig, &page_lines).render(&filters.query()))
+                @if draft {
+                    (page::role_note(s, "edit, approve or cancel a batch", "a manager, an admin or an owner"))
+                }
             }
+            (batch_lines::pager(matching.len(), page, pages, filters))
         }
         @if let Some(o) = &outcome {
             (outcome_section(&fig, o, &outcome_chart, &outcome_table, &checkpoints))
@@ -115,7 +153,7 @@ pub(super) async fn batch_page(
 /// became of a line (kept, edited, left out) comes right after the tenant, so it is in view at
 /// 1,440 px; a line left out shows no new rent or increase (its rent stays), and why the
 /// service left it out comes last.
-fn lines_table(fig: &Figures, b: &batches::Batch) -> Table {
+fn lines_table(fig: &Figures, shown: &[&batches::Line]) -> Table {
     let mut lines = Table::new(
         "ecri-batch-lines",
         "The batch's lines",
@@ -135,7 +173,7 @@ fn lines_table(fig: &Figures, b: &batches::Batch) -> Table {
             "Why left out",
         ],
     );
-    for l in &b.lines {
+    for l in shown {
         let kept = !l.excluded;
         let status = match (&l.dropped, l.excluded, l.edited) {
             (Some(d), true, _) => format!("left out ({})", d.guardrail.replace('_', " ")),
@@ -213,12 +251,15 @@ fn outcome_figures(fig: &Figures, outcome: Option<&batches::outcome::Outcome>) -
     (checkpoints, outcome_chart)
 }
 
-/// A draft's forms: its lines (a rent to change, a line to keep or leave out), approval with
-/// a notice date, and cancelling it.
-fn draft_forms(s: &Session, fig: &Figures, b: &batches::Batch, base: &str) -> maud::Markup {
+/// A draft's forms: the page's lines (a rent to change, a line to keep or leave out; the form
+/// names the lines it shows, so saving it changes no other page's), approval with a notice
+/// date, and cancelling it.
+fn draft_forms(s: &Session, fig: &Figures, shown: &[&batches::Line], base: &str) -> maud::Markup {
+    let numbers: Vec<String> = shown.iter().map(|l| l.line.to_string()).collect();
     html! {
         form method="post" action={(base) "/edit"} id="edit-lines" {
             (page::csrf(s))
+            input type="hidden" name=(SHOWN) value=(numbers.join(","));
             div class="table-wrap" {
                 table id="edit-lines-table" {
                     thead { tr {
@@ -226,7 +267,7 @@ fn draft_forms(s: &Session, fig: &Figures, b: &batches::Batch, base: &str) -> ma
                         th { "New rent" } th { "Stays 90 days" } th { "Expected gain" } th { "Keep" }
                     } }
                     tbody {
-                        @for l in &b.lines {
+                        @for l in shown {
                             tr {
                                 td { (l.line) }
                                 td { (l.tenant_id.clone().unwrap_or_else(|| "(cohort)".to_owned())) }

@@ -10,6 +10,7 @@
 
 mod actions;
 mod batch;
+mod batch_lines;
 mod facility;
 mod queue;
 
@@ -22,14 +23,7 @@ use super::figures::{cells, Figures};
 use super::page::{self, Messages, Nav, PageResult};
 use axum::http::StatusCode;
 use jobs::sessions::Session;
-use serde::Deserialize;
 use uuid::Uuid;
-
-#[derive(Deserialize)]
-pub struct PageQuery {
-    pub(super) csv: Option<String>,
-    pub(super) notice: Option<String>,
-}
 
 pub(super) fn notice_text(n: Option<&str>) -> Option<&'static str> {
     Some(match n? {

@@ -233,7 +233,7 @@ pub fn filter_form(lines: &[TenantLine], f: &Filters) -> Markup {
 }
 
 /// One choice of the filters: its field name, label and the text of "no filter".
-fn choice(
+pub(super) fn choice(
     (name, label, all): (&str, &str, &str),
     options: &[(String, String)],
     current: Option<&str>,

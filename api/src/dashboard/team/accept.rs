@@ -80,7 +80,7 @@ pub async fn accept(
     match jobs::team::accept(&state.db, &f.token, &f.password, Some(&addr)).await {
         Ok(started) => Ok((
             jar.add(session::session_cookie(&state, started.token)),
-            Redirect::to("/app"),
+            Redirect::to(crate::dashboard::account::LANDING),
         )
             .into_response()),
         Err(jobs::Error::Invalid(m)) if m.to_string().starts_with("password") => {
