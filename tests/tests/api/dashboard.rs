@@ -219,6 +219,8 @@ async fn login_refuses_a_wrong_password_and_log_out_everywhere_ends_every_sessio
     assert_eq!(phone("/app").await.unwrap().status(), 200);
     assert_eq!(app.count("web_sessions").await, 2);
 
+    // Logging out everywhere is on the overview, with the account.
+    b.goto(&format!("{base}/app")).await;
     b.click("form[action='/app/logout-everywhere'] button")
         .await;
     b.wait_text("You are logged out on every device.").await;
@@ -979,7 +981,11 @@ async fn screenshots_of_the_main_pages() {
         ("ecri", ecri_page.as_str(), "#ecri-queue"),
         ("ecri-batch", batch_page.as_str(), "#ecri-batch-sizes"),
         ("analytics-ecri", "/app/analytics/ecri", "#ecri-facilities"),
-        ("analytics-lease-up", "/app/analytics/lease-up", "#lease-up-count"),
+        (
+            "analytics-lease-up",
+            "/app/analytics/lease-up",
+            "#lease-up-count",
+        ),
         ("analytics-leads", "/app/analytics/leads", "#leads-total"),
         ("portfolio", "/app/portfolio", "#kpis"),
         ("facility", facility_page.as_str(), "#sheet"),
@@ -1053,6 +1059,7 @@ async fn an_expired_trial_still_logs_in_sees_a_banner_and_is_told_what_needs_a_p
         .text("#lapsed")
         .await
         .contains("no longer gives access to the API"));
+    b.goto(&app.url("/app")).await;
     assert_eq!(b.text("#state").await, "expired");
     // Keys can still be listed and revoked, as through the API.
     b.click("nav a[href='/app/keys']").await;
