@@ -979,7 +979,11 @@ async fn screenshots_of_the_main_pages() {
         ("ecri", ecri_page.as_str(), "#ecri-queue"),
         ("ecri-batch", batch_page.as_str(), "#ecri-batch-sizes"),
         ("analytics-ecri", "/app/analytics/ecri", "#ecri-facilities"),
-        ("analytics-lease-up", "/app/analytics/lease-up", "#lease-up-count"),
+        (
+            "analytics-lease-up",
+            "/app/analytics/lease-up",
+            "#lease-up-count",
+        ),
         ("analytics-leads", "/app/analytics/leads", "#leads-total"),
         ("portfolio", "/app/portfolio", "#kpis"),
         ("facility", facility_page.as_str(), "#sheet"),

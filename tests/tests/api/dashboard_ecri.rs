@@ -441,7 +441,8 @@ async fn a_large_draft_is_worked_a_page_at_a_time_and_a_viewer_only_reads_it() {
     // A viewer reads the draft, a page at a time, without a control it may not use.
     super::team::invite_and_accept(&app, "vera@example.com", "viewer").await;
     let v = Browser::start_sized(1440, 900).await;
-    v.login(&app.server.base, "vera@example.com", PASSWORD).await;
+    v.login(&app.server.base, "vera@example.com", PASSWORD)
+        .await;
     v.wait_path("/app/portfolio").await;
     v.goto(&app.url(&page)).await;
     assert_eq!(table_rows(&v, "ecri-batch-lines").await.len(), 50);

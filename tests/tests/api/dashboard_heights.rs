@@ -55,11 +55,8 @@ async fn no_page_of_one_facility_or_of_analytics_is_taller_than_12000_px_on_demo
     assert_eq!(s, 201, "{approved}");
     let approved = approved["id"].as_str().unwrap().to_owned();
     let (s, a) = status_json(
-        app.post(
-            &format!("{}/{approved}/approve", batches(fid)),
-            &json!({}),
-        )
-        .await,
+        app.post(&format!("{}/{approved}/approve", batches(fid)), &json!({}))
+            .await,
     )
     .await;
     assert_eq!(s, 200, "{a}");

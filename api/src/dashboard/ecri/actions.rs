@@ -3,8 +3,8 @@
 //! twin calls; a refusal renders the page again with the reason.
 
 use super::batch::batch_page;
-use super::batch_lines::{self, LineFilters};
 use super::batch_href;
+use super::batch_lines::{self, LineFilters};
 use super::facility::facility_page;
 use crate::dashboard::extract::Form;
 use crate::dashboard::page::PageResult;
@@ -127,7 +127,15 @@ async fn refused(
 ) -> PageResult {
     match e {
         jobs::Error::Invalid(_) | jobs::Error::Conflict(_) => {
-            batch_page(state, s, (id, bid), (None, &LineFilters::default()), None, Some(e.to_string())).await
+            batch_page(
+                state,
+                s,
+                (id, bid),
+                (None, &LineFilters::default()),
+                None,
+                Some(e.to_string()),
+            )
+            .await
         }
         e => Err(e.into()),
     }
@@ -165,7 +173,15 @@ pub async fn edit(
                 Ok(_) => None,
                 Err(_) => {
                     let msg = format!("line {}: '{v}' is not an amount", l.line);
-                    return batch_page(&state, &s, (id, bid), (None, &LineFilters::default()), None, Some(msg)).await;
+                    return batch_page(
+                        &state,
+                        &s,
+                        (id, bid),
+                        (None, &LineFilters::default()),
+                        None,
+                        Some(msg),
+                    )
+                    .await;
                 }
             },
         };
@@ -207,7 +223,15 @@ pub async fn approve(
             Ok(d) => Some(d),
             Err(_) => {
                 let msg = format!("notice_date: '{v}' is not a date (YYYY-MM-DD)");
-                return batch_page(&state, &s, (id, bid), (None, &LineFilters::default()), None, Some(msg)).await;
+                return batch_page(
+                    &state,
+                    &s,
+                    (id, bid),
+                    (None, &LineFilters::default()),
+                    None,
+                    Some(msg),
+                )
+                .await;
             }
         },
     };

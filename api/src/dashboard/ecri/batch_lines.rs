@@ -235,7 +235,16 @@ mod tests {
     #[test]
     fn filters_page_and_sum_per_size_in_natural_order() {
         let mut lines: Vec<Line> = (1..=120)
-            .map(|n| line(n, if n % 2 == 0 { "10x10" } else { "5x5" }, 100.0, 108.0, false, false))
+            .map(|n| {
+                line(
+                    n,
+                    if n % 2 == 0 { "10x10" } else { "5x5" },
+                    100.0,
+                    108.0,
+                    false,
+                    false,
+                )
+            })
             .collect();
         lines[0].excluded = true; // line 1, a 5x5
         lines[3].edited = true; // line 4, a 10x10
@@ -243,29 +252,64 @@ mod tests {
         lines[3].expected_gain = 40.0;
         let all = LineFilters::default();
         let matching = filtered(&lines, &all);
-        let (page, at, pages) = paged(&matching, &LineFilters { page: Some("3".into()), ..all.clone() });
+        let (page, at, pages) = paged(
+            &matching,
+            &LineFilters {
+                page: Some("3".into()),
+                ..all.clone()
+            },
+        );
         assert_eq!((at, pages, page.len()), (3, 3, 20));
         assert_eq!(page[0].line, 101);
         // A page past the end reads as the last; a bad one as the first.
-        let (_, at, _) = paged(&matching, &LineFilters { page: Some("9".into()), ..all.clone() });
+        let (_, at, _) = paged(
+            &matching,
+            &LineFilters {
+                page: Some("9".into()),
+                ..all.clone()
+            },
+        );
         assert_eq!(at, 3);
-        let (_, at, _) = paged(&matching, &LineFilters { page: Some("x".into()), ..all.clone() });
+        let (_, at, _) = paged(
+            &matching,
+            &LineFilters {
+                page: Some("x".into()),
+                ..all.clone()
+            },
+        );
         assert_eq!(at, 1);
-        let f = LineFilters { size: Some("10x10".into()), status: Some("edited".into()), page: None };
+        let f = LineFilters {
+            size: Some("10x10".into()),
+            status: Some("edited".into()),
+            page: None,
+        };
         let only: Vec<i32> = filtered(&lines, &f).iter().map(|l| l.line).collect();
         assert_eq!(only, vec![4]);
         assert_eq!(f.page_href(2), "?size=10x10&status=edited&page=2#lines-h");
-        let left: Vec<i32> = filtered(&lines, &LineFilters { status: Some("left_out".into()), ..all.clone() })
-            .iter()
-            .map(|l| l.line)
-            .collect();
+        let left: Vec<i32> = filtered(
+            &lines,
+            &LineFilters {
+                status: Some("left_out".into()),
+                ..all.clone()
+            },
+        )
+        .iter()
+        .map(|l| l.line)
+        .collect();
         assert_eq!(left, vec![1]);
 
         let t = sizes_table(&Figures::new(Currency::USD), &lines);
-        let plain = |r: usize| -> Vec<String> { t.rows[r].iter().map(|c| c.plain.clone()).collect() };
+        let plain =
+            |r: usize| -> Vec<String> { t.rows[r].iter().map(|c| c.plain.clone()).collect() };
         // 5x5 first: 60 lines, 1 left out, 59 raised by $8 each; 10x10: 60 raised, one by $4.
-        assert_eq!(plain(0), ["5x5", "60", "1", "59", "5900", "6372", "472", "8.0", "4720"]);
-        assert_eq!(plain(1), ["10x10", "60", "0", "60", "6000", "6476", "476", "7.9", "4760"]);
+        assert_eq!(
+            plain(0),
+            ["5x5", "60", "1", "59", "5900", "6372", "472", "8.0", "4720"]
+        );
+        assert_eq!(
+            plain(1),
+            ["10x10", "60", "0", "60", "6000", "6476", "476", "7.9", "4760"]
+        );
         assert_eq!(t.rows.len(), 2);
     }
 
