@@ -27,6 +27,7 @@ mod ecri_letters;
 mod ecri_outcome;
 mod ecri_runs;
 mod envelope;
+mod explanations;
 mod facilities;
 mod health;
 mod input_limits;
