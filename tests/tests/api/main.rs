@@ -2,6 +2,7 @@
 //! test) and real Redis (a private key prefix per test).
 
 mod analytics;
+mod analytics_ecri_paging;
 mod analytics_lease_up;
 mod analytics_params;
 mod analytics_portfolio;
