@@ -82,7 +82,7 @@ mod tests {
 
     #[test]
     fn the_largest_gain_comes_first_then_name_then_id_and_no_run_last() {
-        let mut v = vec![
+        let mut v = [
             place(None, "Alder", 1),
             place(Some(10.0), "oak", 2),
             place(Some(10.0), "Elm", 3),
