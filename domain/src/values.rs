@@ -350,7 +350,7 @@ pub fn millis<S: serde::Serializer>(
 }
 
 mod currency;
-pub use currency::Currency;
+pub use currency::{grouped, round_to, Currency};
 
 #[cfg(test)]
 mod tests;

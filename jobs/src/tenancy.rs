@@ -314,6 +314,12 @@ async fn fetch_company<'e>(
     .ok_or_else(|| Error::not_found(format!("no company with id {company_id}")))
 }
 
+/// The currency the company's figures are written in, as it is now: an answer whose
+/// explanations carry amounts writes them in it.
+pub async fn currency(pool: &PgPool, company_id: CompanyId) -> Result<domain::values::Currency> {
+    currency_of(&mut *pool.acquire().await?, company_id).await
+}
+
 /// The currency the company's figures are written in (USD for a code the service no longer
 /// knows).
 pub(crate) async fn currency_of(

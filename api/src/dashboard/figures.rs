@@ -17,10 +17,8 @@
 //! A table keeps both forms of each figure: the page shows the formatted text, the CSV the
 //! plain number (`12345`, `115.00`, `85.3`), with the currency code in the column's header.
 
-use domain::values::Currency;
+use domain::values::{grouped, round_to, Currency};
 use maud::{Markup, Render};
-use rust_decimal::Decimal;
-use rusty_money::{Formatter, Money, Params, Position};
 
 /// The kind of a figure, which sets its decimals and whether it is money.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,9 +151,9 @@ impl Figures {
         let v = round_to(v, decimals);
         let plain = format!("{v:.prec$}", prec = decimals as usize);
         let shown = if kind.is_money() {
-            self.money_text(v, decimals)
+            self.currency.amount(v, decimals)
         } else {
-            let grouped = group(v, decimals);
+            let grouped = grouped(v, decimals);
             match kind {
                 Measure::Pct => format!("{grouped}\u{a0}%"),
                 Measure::Points => format!("{grouped}\u{a0}pp"),
@@ -198,68 +196,12 @@ impl Figures {
         self.cell(Measure::Pace, v)
     }
 
-    /// `-$1,234.50` or `1 234,50 kr` style: the sign first, the symbol where the currency
-    /// writes it; separators are always `,` and `.` (the pages are in English).
-    fn money_text(&self, v: f64, decimals: u32) -> String {
-        let amount = Decimal::try_from(v).unwrap_or_default();
-        let money = Money::from_decimal(amount, self.currency.iso());
-        let positions: &[Position] = if self.currency.symbol_first() {
-            &[Position::Sign, Position::Symbol, Position::Amount]
-        } else {
-            &[
-                Position::Sign,
-                Position::Amount,
-                Position::Space,
-                Position::Symbol,
-            ]
-        };
-        Formatter::money(
-            &money,
-            Params {
-                digit_separator: ',',
-                exponent_separator: '.',
-                separator_pattern: &[3, 3, 3, 3, 3],
-                positions,
-                rounding: Some(decimals),
-                symbol: Some(self.currency.symbol()),
-                code: None,
-            },
-        )
+    /// An engine's sentence as a person reads it: each amount as money of the company's
+    /// currency (`target $72.93`, see `domain::prose`), and without the backticks some
+    /// messages quote a field with.
+    pub fn prose(&self, text: &str) -> String {
+        domain::prose::with_money(&text.replace('`', ""), self.currency)
     }
-}
-
-/// Rounded half away from zero to `decimals`; never -0.
-fn round_to(v: f64, decimals: u32) -> f64 {
-    let scale = 10f64.powi(decimals as i32);
-    let r = (v * scale).round() / scale;
-    if r == 0.0 {
-        0.0
-    } else {
-        r
-    }
-}
-
-/// `1234567.891` with 2 decimals: `1,234,567.89`.
-fn group(v: f64, decimals: u32) -> String {
-    let text = format!("{:.prec$}", v.abs(), prec = decimals as usize);
-    let (int, frac) = text
-        .split_once('.')
-        .map_or((text.as_str(), None), |(i, f)| (i, Some(f)));
-    let mut out = String::with_capacity(text.len() + int.len() / 3 + 1);
-    if v < 0.0 && round_to(v, decimals) != 0.0 {
-        out.push('-');
-    }
-    for (i, ch) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    if let Some(f) = frac {
-        out.push('.');
-        out.push_str(f);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -298,6 +240,15 @@ mod tests {
         assert_eq!(f.pct(-0.04).shown, "0.0\u{a0}%");
         assert_eq!(f.amount(None).shown, "");
         assert_eq!(f.amount(f64::NAN).shown, "");
+    }
+
+    #[test]
+    fn sentences_get_the_currency_and_lose_their_backticks() {
+        let gbp = Figures::new(Currency::parse("GBP").unwrap());
+        assert_eq!(
+            gbp.prose("target 72.93; send `force: true`"),
+            "target £72.93; send force: true"
+        );
     }
 
     #[test]

@@ -17,7 +17,6 @@ mod keys;
 mod overview;
 pub mod page;
 mod portfolio;
-mod prose;
 pub mod session;
 mod team;
 mod upload;

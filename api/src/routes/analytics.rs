@@ -44,7 +44,7 @@ struct EcriParams {
     facility_id: Option<String>,
     /// Facilities per page, 1 to 500 (100 when absent). Totals and sizes cover every page.
     limit: Option<i64>,
-    /// The `next_cursor` of the previous page.
+    /// The `next_cursor` of the previous page, as it was given (opaque).
     cursor: Option<String>,
 }
 
@@ -80,8 +80,8 @@ const FACILITY_404: &str = "`facility_id` names no facility of the company.";
 /// Read from each facility's latest stored ECRI run (computed by the worker after each sync,
 /// each settings change and nightly; `GET /api/v1/facilities/{id}/ecri?fresh=true` asks for
 /// one): totals and a per-size rollup over every facility in scope, and one page of
-/// facilities by name. A facility whose run predates its latest roll or snapshot says so in
-/// `run.stale`.
+/// facilities, the largest expected gain first (then by name and id; a facility without a run
+/// last). A facility whose run predates its latest roll or snapshot says so in `run.stale`.
 #[utoipa::path(
     get,
     path = "/api/v1/analytics/ecri",

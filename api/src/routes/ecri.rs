@@ -5,6 +5,7 @@ use crate::auth::Auth;
 use crate::error::ApiResult;
 use crate::extract::{path_id, JsonBytes};
 use crate::state::AppState;
+use crate::views::ecri as views;
 use axum::extract::{Path, State};
 use axum::Json;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -120,113 +121,16 @@ struct FacilityEcri {
     /// Months over which the expected gain is counted (null without a run).
     horizon_months: Option<f64>,
     /// The stay model the suggestions rest on (null without a run).
-    model: Option<Model>,
+    model: Option<views::Model>,
     /// Set when increases are held: the facility's increased tenants lately left faster than
     /// the stop-loss allows.
-    stop_loss: Option<StopLoss>,
+    stop_loss: Option<views::StopLoss>,
     /// Sums over the lines.
     totals: Totals,
     /// One line per tenant (or cohort), by size then tenant id.
     tenants: Vec<Line>,
     /// Why there are no suggestions, when there are none.
     reason: Option<String>,
-}
-
-/// The learned stay model (docs/ecri.md).
-#[derive(Serialize, utoipa::ToSchema)]
-#[schema(as = EcriModel)]
-struct Model {
-    /// Share (%) of tenants not increased who move out within 90 days anyway.
-    baseline_move_out_pct: f64,
-    /// The facility's sensitivity to the size of an increase (1 = the prior's).
-    increase_sensitivity: f64,
-    /// Its sensitivity to a new rent above the market (1 = the prior's).
-    premium_sensitivity: f64,
-    /// Weight of the facility's own outcomes against the company's and the prior (0 to 1).
-    evidence_weight: f64,
-    /// Increased tenants of the facility whose 90 days have passed.
-    increased_tenants: u32,
-    /// Tenants not increased, watched over the last 90 days.
-    baseline_tenants: u32,
-    /// Increased tenants of the company's other facilities.
-    company_increased_tenants: u32,
-    /// Of `increased_tenants`, those whose 90 days ran from their notice (an approved batch):
-    /// a move-out during the notice counts as a reaction.
-    from_notices: u32,
-    /// Records of the facility's increases left out of the learning, by reason (tenants).
-    left_out: LeftOut,
-    /// How the baseline move-out rate falls with tenure.
-    tenure: TenureEffect,
-    /// How tenants increased before take an increase.
-    raised_before: RaisedBeforeEffect,
-}
-
-/// Records of increases the model did not learn from, by reason (docs/ecri.md).
-#[derive(Serialize, utoipa::ToSchema)]
-#[schema(as = EcriLeftOut)]
-struct LeftOut {
-    /// The 90-day window is not over yet (waiting, not wrong).
-    incomplete: u32,
-    /// The new rent not above the old one.
-    not_an_increase: u32,
-    /// A rent of zero or less.
-    non_positive_rent: u32,
-    /// An increase above 60 % (a promotion ending, a data fix).
-    too_large: u32,
-    /// A new rent over 200 % above its reference.
-    implausible_premium: u32,
-    /// Within a month of the move-in or before it (a move-in rate ending, a re-let).
-    at_move_in: u32,
-    /// A notice after the effective date, or more than a year before it.
-    inconsistent_dates: u32,
-    /// Moved out before the notice.
-    gone_before_notice: u32,
-    /// An approved notice whose new rent never showed, the tenant still in place.
-    not_applied: u32,
-    /// All but `incomplete`.
-    implausible: u32,
-}
-
-/// The tenure effect: a tenant `t` months in has the 90-day hazard of the baseline times
-/// `((1 + t) / (1 + reference_months))^(-elasticity)`.
-#[derive(Serialize, utoipa::ToSchema)]
-#[schema(as = EcriTenureEffect)]
-struct TenureEffect {
-    /// β learned for the facility (the prior's 0.4 unless set).
-    elasticity: f64,
-    /// The company's β it is shrunk toward.
-    company_elasticity: f64,
-    /// The tenure (months) whose rate is `baseline_move_out_pct`.
-    reference_months: f64,
-    /// Weight of the facility's own tenants against the company's and the prior (0 to 1).
-    evidence_weight: f64,
-    /// Tenants not increased with a known tenure it learned from.
-    tenants: u32,
-}
-
-/// The increase sensitivity of tenants increased before, against the others'.
-#[derive(Serialize, utoipa::ToSchema)]
-#[schema(as = EcriRaisedBeforeEffect)]
-struct RaisedBeforeEffect {
-    /// ρ, the multiplier of `increase_sensitivity` for them (1 = no difference).
-    sensitivity: f64,
-    /// The company's ρ it is shrunk toward.
-    company_sensitivity: f64,
-    /// Weight of the facility's own outcomes (0 to 1).
-    evidence_weight: f64,
-    /// Increased tenants raised before it learned from.
-    tenants: u32,
-}
-
-#[derive(Serialize, utoipa::ToSchema)]
-#[schema(as = EcriStopLoss)]
-struct StopLoss {
-    /// Share (%) of recently increased tenants who left within 90 days.
-    increased_move_out_pct: f64,
-    /// Share (%) of tenants not increased who left over 90 days.
-    baseline_move_out_pct: f64,
-    /// Recently increased tenants counted.
-    increased_tenants: u32,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -283,7 +187,7 @@ struct Reason {
     name: String,
     /// The figure.
     value: f64,
-    /// What it says, in words.
+    /// What it says, in words, its amounts in the company's currency.
     text: String,
 }
 
@@ -347,11 +251,13 @@ async fn facility_ecri(
         return Ok((axum::http::StatusCode::ACCEPTED, Json(body)).into_response());
     }
     let latest = jobs::ecri::runs::latest(&state.db, acting.who.company, id).await?;
-    Ok(Json(answer(latest)).into_response())
+    let currency = jobs::tenancy::currency(&state.db, acting.who.company).await?;
+    Ok(Json(answer(latest, currency)).into_response())
 }
 
-/// The answer of a facility's latest run (or of its absence).
-fn answer(latest: jobs::ecri::runs::Latest) -> FacilityEcri {
+/// The answer of a facility's latest run (or of its absence), its reasons' amounts in
+/// `currency` (the stored run writes them without one).
+fn answer(latest: jobs::ecri::runs::Latest, currency: domain::values::Currency) -> FacilityEcri {
     let Some(run) = latest.run else {
         let reason = match latest.pending_job {
             Some(job) => format!("no ECRI run yet: the first is on its way (job {job})"),
@@ -424,9 +330,9 @@ fn answer(latest: jobs::ecri::runs::Latest) -> FacilityEcri {
                     .reasons
                     .into_iter()
                     .map(|r| Reason {
+                        text: r.text_in(currency),
                         name: r.name,
                         value: r.value,
-                        text: r.text,
                     })
                     .collect(),
             }
@@ -445,53 +351,10 @@ fn answer(latest: jobs::ecri::runs::Latest) -> FacilityEcri {
             jobs::ecri::Basis::Cohorts => "cohorts",
         }),
         horizon_months: Some(f.settings.horizon_months),
-        model: Some(model(&f.model)),
-        stop_loss: f.stop_loss.map(|s| StopLoss {
-            increased_move_out_pct: s.increased_move_out_pct,
-            baseline_move_out_pct: s.baseline_move_out_pct,
-            increased_tenants: s.increased_tenants,
-        }),
+        model: Some(views::Model::of(&f.model)),
+        stop_loss: f.stop_loss.map(Into::into),
         totals,
         tenants,
         reason: f.reason,
-    }
-}
-
-/// The stay model as answered.
-fn model(m: &jobs::ecri::ModelSummary) -> Model {
-    Model {
-        baseline_move_out_pct: round2(m.model.baseline * 100.0),
-        increase_sensitivity: round2(m.model.sensitivity),
-        premium_sensitivity: round2(m.model.premium_sensitivity),
-        evidence_weight: round2(m.model.evidence_weight),
-        increased_tenants: m.increased_tenants,
-        baseline_tenants: m.baseline_tenants,
-        company_increased_tenants: m.company_increased_tenants,
-        from_notices: m.from_notices,
-        left_out: LeftOut {
-            incomplete: m.left_out.incomplete,
-            not_an_increase: m.left_out.not_an_increase,
-            non_positive_rent: m.left_out.non_positive_rent,
-            too_large: m.left_out.too_large,
-            implausible_premium: m.left_out.implausible_premium,
-            at_move_in: m.left_out.at_move_in,
-            inconsistent_dates: m.left_out.inconsistent_dates,
-            gone_before_notice: m.left_out.gone_before_notice,
-            not_applied: m.left_out.not_applied,
-            implausible: m.left_out.implausible(),
-        },
-        tenure: TenureEffect {
-            elasticity: round2(m.model.tenure_elasticity),
-            company_elasticity: round2(m.model.company_tenure_elasticity),
-            reference_months: round2(m.model.reference_months),
-            evidence_weight: round2(m.model.tenure_evidence_weight),
-            tenants: m.model.tenure_tenants,
-        },
-        raised_before: RaisedBeforeEffect {
-            sensitivity: round2(m.model.raised_before_sensitivity),
-            company_sensitivity: round2(m.model.company_raised_before_sensitivity),
-            evidence_weight: round2(m.model.raised_before_evidence_weight),
-            tenants: m.model.raised_before_tenants,
-        },
     }
 }

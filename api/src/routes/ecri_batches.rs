@@ -26,10 +26,16 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(letters))
 }
 
-/// The answer for one batch, with its outcome once approved.
-pub(crate) async fn answer(state: &AppState, batch: batches::Batch) -> ApiResult<EcriBatch> {
+/// The answer for one batch, with its outcome once approved, its sentences' amounts in the
+/// company's currency as it is now.
+pub(crate) async fn answer(
+    state: &AppState,
+    batch: batches::Batch,
+    company: domain::ids::CompanyId,
+) -> ApiResult<EcriBatch> {
     let outcome = batches::outcome::outcome(&state.db, &batch).await?;
-    Ok(EcriBatch::of(batch, outcome))
+    let currency = jobs::tenancy::currency(&state.db, company).await?;
+    Ok(EcriBatch::of(batch, outcome, currency))
 }
 
 /// Creates a draft batch from the facility's current ECRI suggestions (`{}` for every one
@@ -56,7 +62,7 @@ async fn create(
     let batch = state.finish(done).await;
     Ok((
         StatusCode::CREATED,
-        axum::Json(answer(&state, batch).await?),
+        axum::Json(answer(&state, batch, acting.who.company).await?),
     ))
 }
 
@@ -101,7 +107,7 @@ async fn one(
 ) -> ApiResult<axum::Json<EcriBatch>> {
     let (facility_id, batch_id) = batch_ids(&id, &bid)?;
     let batch = batches::get(&state.db, who.company_id, facility_id, batch_id).await?;
-    Ok(axum::Json(answer(&state, batch).await?))
+    Ok(axum::Json(answer(&state, batch, who.company_id).await?))
 }
 
 /// Edits a draft's lines: a new rent (every guardrail still applies; a refusal names the line
@@ -126,7 +132,7 @@ async fn edit(
     let edits: Vec<batches::LineEdit> = body.lines.into_iter().map(Into::into).collect();
     let done = batches::edit(&state.db, &acting.who, facility_id, batch_id, &edits).await?;
     let batch = state.finish(done).await;
-    Ok(axum::Json(answer(&state, batch).await?))
+    Ok(axum::Json(answer(&state, batch, acting.who.company).await?))
 }
 
 /// Approves a draft as a fresh decision: every line is checked again (the roll, flags and
@@ -157,7 +163,9 @@ async fn approve(
     };
     let done = batches::approve(&state.db, &acting.who, facility_id, batch_id, &request).await?;
     let approved = state.finish(done).await;
-    Ok(axum::Json(answer(&state, approved).await?))
+    Ok(axum::Json(
+        answer(&state, approved, acting.who.company).await?,
+    ))
 }
 
 /// Cancels a draft.
@@ -177,7 +185,7 @@ async fn cancel(
     let (facility_id, batch_id) = batch_ids(&id, &bid)?;
     let done = batches::cancel(&state.db, &acting.who, facility_id, batch_id).await?;
     let batch = state.finish(done).await;
-    Ok(axum::Json(answer(&state, batch).await?))
+    Ok(axum::Json(answer(&state, batch, acting.who.company).await?))
 }
 
 /// One row per customer of an approved batch for a mail merge (a customer's units together,

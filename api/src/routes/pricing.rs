@@ -67,6 +67,7 @@ async fn recommendations(
             )))
         }
     };
+    let currency = jobs::tenancy::currency(&state.db, who.company_id).await?;
     if !regenerate {
         let run = jobs::pricing::latest_run(&state.db, who.company_id, facility_id)
             .await?
@@ -76,11 +77,11 @@ async fn recommendations(
                      regenerate=0 to run the engine"
                 ))
             })?;
-        return Ok(Json(run.into()));
+        return Ok(Json(views::Run::of(run, currency)));
     }
     let done = jobs::pricing::run_now(&state.db, &acting.who, facility_id).await?;
     let stored = state.finish(done).await;
-    Ok(Json(stored.run.into()))
+    Ok(Json(views::Run::of(stored.run, currency)))
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -176,9 +177,10 @@ async fn one_run(
 ) -> ApiResult<Json<views::Run>> {
     let facility_id = path_id(&id, "facility")?;
     let run_id = path_id(&run_id, "recommendation run")?;
+    let currency = jobs::tenancy::currency(&state.db, who.company_id).await?;
     jobs::pricing::run(&state.db, who.company_id, facility_id, run_id)
         .await?
-        .map(|run| Json(run.into()))
+        .map(|run| Json(views::Run::of(run, currency)))
         .ok_or_else(|| ApiError::NotFound(format!("no recommendation run with id {run_id}")))
 }
 

@@ -2,6 +2,8 @@
 
 use super::decisions::Actor;
 use chrono::{DateTime, NaiveDate, Utc};
+use domain::prose::with_money;
+use domain::values::Currency;
 use jobs::ecri_batches as b;
 use serde::Serialize;
 use uuid::Uuid;
@@ -119,7 +121,8 @@ pub(crate) struct EcriBatchLine {
     /// Why the service left the line out (an approval's re-check: the guardrail it broke;
     /// `holdout`: drawn into the control group); null when kept or left out by hand.
     pub dropped: Option<EcriDroppedLine>,
-    /// The figures the rent rests on, each with what it means.
+    /// The figures the rent rests on, each with what it means (`text`, its amounts in the
+    /// company's currency).
     #[schema(value_type = Vec<Object>)]
     pub reasons: serde_json::Value,
 }
@@ -131,12 +134,13 @@ pub(crate) struct EcriDroppedLine {
     /// `months_since_increase`, `rent_changed`, `not_in_roll`, `holdout_control`, ...), or
     /// `holdout`.
     pub guardrail: String,
-    /// The same in a sentence.
+    /// The same in a sentence, its amounts in the company's currency.
     pub reason: String,
 }
 
-impl From<b::Line> for EcriBatchLine {
-    fn from(l: b::Line) -> Self {
+impl EcriBatchLine {
+    /// The line `l` as answered, its sentences' amounts in `currency`.
+    fn of(l: b::Line, currency: Currency) -> Self {
         Self {
             line: l.line,
             increase: l.increase(),
@@ -153,13 +157,29 @@ impl From<b::Line> for EcriBatchLine {
             expected_gain: l.expected_gain,
             edited: l.edited,
             excluded: l.excluded,
-            reasons: l.reasons,
+            reasons: reasons_in(l.reasons, currency),
             dropped: l.dropped.map(|d| EcriDroppedLine {
                 guardrail: d.guardrail,
-                reason: d.reason,
+                reason: with_money(&d.reason, currency),
             }),
         }
     }
+}
+
+/// A line's stored reasons (`[{name, value, text}]`) with each text's amounts in `currency`:
+/// the batch stores them as the engine wrote them, without one.
+fn reasons_in(mut reasons: serde_json::Value, currency: Currency) -> serde_json::Value {
+    for r in reasons.as_array_mut().into_iter().flatten() {
+        let name = r
+            .get("name")
+            .and_then(|n| n.as_str())
+            .unwrap_or("")
+            .to_owned();
+        if let Some(serde_json::Value::String(text)) = r.get_mut("text") {
+            *text = domain::ecri::decide::reason_with_money(&name, text, currency);
+        }
+    }
+    reasons
 }
 
 impl From<b::Totals> for EcriBatchTotals {
@@ -206,12 +226,18 @@ impl EcriBatchSummary {
 }
 
 impl EcriBatch {
-    pub fn of(batch: b::Batch, outcome: Option<b::Outcome>) -> Self {
+    /// The batch as answered, its sentences' amounts (reasons, dropped reasons, the outcome's
+    /// notes) in `currency`, the company's as it is when the batch is read.
+    pub fn of(batch: b::Batch, outcome: Option<b::Outcome>, currency: Currency) -> Self {
         let summary = EcriBatchSummary::of(&batch, batch.totals());
         Self {
             summary,
-            lines: batch.lines.into_iter().map(Into::into).collect(),
-            outcome: outcome.map(Into::into),
+            lines: batch
+                .lines
+                .into_iter()
+                .map(|l| EcriBatchLine::of(l, currency))
+                .collect(),
+            outcome: outcome.map(|o| EcriOutcome::of(o, currency)),
         }
     }
 }
@@ -308,7 +334,7 @@ pub(crate) struct EcriLift {
     /// `inconclusive`, `positive` or `negative`.
     #[schema(pattern = "^(too_small|too_early|inconclusive|positive|negative)$")]
     pub verdict: &'static str,
-    /// The verdict in words.
+    /// The verdict in words, its amounts in the company's currency.
     pub note: String,
 }
 
@@ -322,12 +348,12 @@ impl From<b::outcome::Group> for EcriGroup {
     }
 }
 
-impl From<b::Outcome> for EcriOutcome {
-    fn from(o: b::Outcome) -> Self {
+impl EcriOutcome {
+    fn of(o: b::Outcome, currency: Currency) -> Self {
         Self {
             as_of: o.as_of,
             status: o.status,
-            note: o.note,
+            note: o.note.map(|n| with_money(&n, currency)),
             checkpoints: o
                 .checkpoints
                 .into_iter()
@@ -360,7 +386,7 @@ impl From<b::Outcome> for EcriOutcome {
                 degrees_of_freedom: l.degrees_of_freedom,
                 t_quantile: l.t_quantile,
                 verdict: l.verdict,
-                note: l.note,
+                note: with_money(&l.note, currency),
             }),
         }
     }

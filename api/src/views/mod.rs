@@ -9,6 +9,7 @@ pub(crate) mod audit;
 pub(crate) mod competitors;
 pub(crate) mod data_sources;
 pub(crate) mod decisions;
+pub(crate) mod ecri;
 pub(crate) mod ecri_batches;
 pub(crate) mod facilities;
 pub(crate) mod job_runs;

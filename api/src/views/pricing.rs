@@ -2,6 +2,7 @@
 //! daily history, built from the rows `jobs::pricing` returns.
 
 use chrono::{DateTime, NaiveDate, Utc};
+use domain::values::Currency;
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
@@ -30,7 +31,9 @@ pub(crate) struct Run {
     pub mode: String,
     /// Recommendations in the run.
     pub per_size_count: i32,
-    /// Per size and tier: current and recommended rate, action, confidence, factors and guardrails.
+    /// Per size and tier: current and recommended rate, action, confidence, factors and
+    /// guardrails. Each factor's and guardrail's `detail` writes its amounts in the company's
+    /// currency as it is when the run is read (`target $72.93`).
     pub recommendations: Value,
     /// The inputs the engine read, as it read them.
     pub inputs: Value,
@@ -58,8 +61,9 @@ pub(crate) struct PendingApprovedRate {
     pub decided_at: String,
 }
 
-impl From<jobs::pricing::Run> for Run {
-    fn from(r: jobs::pricing::Run) -> Self {
+impl Run {
+    /// The stored run `r` as answered, its explanations in `currency`.
+    pub fn of(r: jobs::pricing::Run, currency: Currency) -> Self {
         // Runs stored before decisions existed carry none.
         let pending_approved_rates = r
             .inputs
@@ -78,11 +82,27 @@ impl From<jobs::pricing::Run> for Run {
             trigger: r.trigger,
             mode: r.mode,
             per_size_count: r.per_size_count,
-            recommendations: r.recommendations,
+            recommendations: details_in(r.recommendations, currency),
             inputs: r.inputs,
             settings: r.settings,
         }
     }
+}
+
+/// The stored recommendations with each factor's and guardrail's `detail` in `currency`: the
+/// engine stores them without one, and the company may change its currency after the run.
+fn details_in(mut recommendations: Value, currency: Currency) -> Value {
+    for rec in recommendations.as_array_mut().into_iter().flatten() {
+        for list in ["factors", "guardrails"] {
+            let items = rec.get_mut(list).and_then(Value::as_array_mut);
+            for item in items.into_iter().flatten() {
+                if let Some(Value::String(detail)) = item.get_mut("detail") {
+                    *detail = domain::prose::with_money(detail, currency);
+                }
+            }
+        }
+    }
+    recommendations
 }
 
 /// One stored run in a facility's run history: when, why, on which snapshot, and how many

@@ -243,6 +243,27 @@ fn reason(name: &str, value: f64, text: String) -> Reason {
     }
 }
 
+/// The reasons whose two-decimal figures are not amounts (`sensitivity`: `1.25 x the prior`,
+/// `the company's 1.00`): their text is read as it is written.
+const WITHOUT_AMOUNTS: &[&str] = &["sensitivity"];
+
+/// The text of the reason `name` with its amounts written as money of `currency`
+/// (`crate::prose`): how a reason is read, whatever run or batch stored it.
+pub fn reason_with_money(name: &str, text: &str, currency: crate::values::Currency) -> String {
+    if WITHOUT_AMOUNTS.contains(&name) {
+        text.to_owned()
+    } else {
+        crate::prose::with_money(text, currency)
+    }
+}
+
+impl Reason {
+    /// Its text with the amounts as money of `currency` ([`reason_with_money`]).
+    pub fn text_in(&self, currency: crate::values::Currency) -> String {
+        reason_with_money(&self.name, &self.text, currency)
+    }
+}
+
 /// The suggestion for one tenant (or cohort).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Suggestion {

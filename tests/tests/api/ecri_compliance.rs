@@ -94,7 +94,7 @@ async fn a_feed_without_the_last_increase_date_keeps_the_services_own_history() 
         .to_owned();
     assert!(cost.contains("about 365 days"), "{cost}");
     assert!(
-        cost.contains("the 10x10 standard street rate 130.00"),
+        cost.contains("the 10x10 standard street rate $130.00"),
         "{cost}"
     );
     app.run_jobs().await;

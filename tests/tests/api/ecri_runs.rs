@@ -287,7 +287,8 @@ async fn the_report_sums_the_stored_runs_per_size_and_pages_its_facilities() {
     assert_eq!(c["run"], Value::Null);
     assert!(c["reason"].as_str().unwrap().contains("no ECRI run yet"));
 
-    // Pages by name: Alder, Birch, then Cedar Lot; totals cover every page.
+    // Pages the largest expected gain first: Alder and Birch by their gain, then Cedar Lot
+    // (no run); totals cover every page.
     let p1 = get_ok(&app, "/api/v1/analytics/ecri?limit=2").await;
     let names = |p: &Value| -> Vec<String> {
         p["facilities"]
@@ -297,7 +298,19 @@ async fn the_report_sums_the_stored_runs_per_size_and_pages_its_facilities() {
             .map(|f| f["facility_name"].as_str().unwrap().to_owned())
             .collect()
     };
-    assert_eq!(names(&p1), ["Alder", "Birch"]);
+    let mut with_run: Vec<(f64, String)> = all["facilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| !f["run"].is_null())
+        .map(|f| {
+            let gain = f["totals"]["expected_gain"].as_f64().unwrap();
+            (gain, f["facility_name"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    with_run.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let by_gain: Vec<String> = with_run.into_iter().map(|(_, n)| n).collect();
+    assert_eq!(names(&p1), by_gain);
     assert_eq!(p1["totals"], all["totals"]);
     let cursor = p1["next_cursor"].as_str().unwrap();
     let p2 = get_ok(

@@ -2,6 +2,7 @@
 //! test) and real Redis (a private key prefix per test).
 
 mod analytics;
+mod analytics_ecri_paging;
 mod analytics_lease_up;
 mod analytics_params;
 mod analytics_portfolio;
@@ -27,6 +28,7 @@ mod ecri_letters;
 mod ecri_outcome;
 mod ecri_runs;
 mod envelope;
+mod explanations;
 mod facilities;
 mod health;
 mod input_limits;

@@ -182,7 +182,7 @@ async fn the_engine_reads_the_trend_and_the_last_change_from_earlier_snapshots()
     assert!(small["factors"][0]["detail"]
         .as_str()
         .unwrap()
-        .contains("28 days ago (50.00)"));
+        .contains("28 days ago ($50.00)"));
     assert_eq!(small["recommended_rate"], 52.0);
     assert_eq!(small["guardrails"][0]["name"], "tolerance");
     assert!(small["guardrails"][0]["detail"]

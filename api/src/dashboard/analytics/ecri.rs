@@ -77,7 +77,7 @@ pub async fn ecri(
             (engine_section(&fig, e, &tenants, &q))
         }
         h2 { "Per facility: where to raise rents" }
-        p class="muted" { "Each facility's latest run, the largest expected gain first (of the facilities on this page); a facility's name opens its queue of tenants." }
+        p class="muted" { "Each facility's latest run, the largest expected gain first; a facility's name opens its queue of tenants." }
         (facilities_queue(&fig, &report, &totals, &q))
         @if let Some(href) = &next {
             p { a id="ecri-next-page" href=(href) { "Next facilities" } }
@@ -135,25 +135,11 @@ fn tables(fig: &Figures, report: &Report) -> (Table, Table) {
             "Note",
         ],
     );
-    for f in by_gain(report) {
+    // The report's order: the largest expected gain first, over every page.
+    for f in &report.facilities {
         totals.row(facility_row(fig, f));
     }
     (sizes, totals)
-}
-
-/// The page's facilities, the largest expected gain first (then the most tenants to raise,
-/// then by name); a facility without a run last.
-fn by_gain(report: &Report) -> Vec<&FacilityOut> {
-    let mut v: Vec<&FacilityOut> = report.facilities.iter().collect();
-    v.sort_by(|a, b| {
-        b.run
-            .is_some()
-            .cmp(&a.run.is_some())
-            .then(b.totals.expected_gain.total_cmp(&a.totals.expected_gain))
-            .then(b.totals.tenants_affected.cmp(&a.totals.tenants_affected))
-            .then_with(|| a.facility_name.cmp(&b.facility_name))
-    });
-    v
 }
 
 /// The per-facility table as a queue: each facility's name links to its ECRI work queue, then
@@ -179,7 +165,7 @@ fn facilities_queue(fig: &Figures, report: &Report, totals: &Table, q: &str) -> 
                     th scope="col" { "Run" }
                 } }
                 tbody {
-                    @for (f, row) in by_gain(report).into_iter().zip(&totals.rows) {
+                    @for (f, row) in report.facilities.iter().zip(&totals.rows) {
                         tr {
                             td { a class="ecri-queue-link" href={"/app/facilities/" (f.facility_id) "/ecri"} { (f.facility_name) } }
                             td class="num" { (fig.count(f.totals.tenants_affected as f64)) }

@@ -87,7 +87,7 @@ pub(super) fn suggestions_table(
                 .unwrap_or_default(),
             x.reasons
                 .iter()
-                .map(|r| r.text.clone())
+                .map(|r| r.text_in(fig.currency))
                 .collect::<Vec<_>>()
                 .join("; "),
         ]);

@@ -319,7 +319,7 @@ pub fn queue(
                                 td {
                                     (chips(fig, l, hold))
                                     details { summary { "Why" }
-                                        p { (x.reasons.iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join("; ")) }
+                                        p { (x.reasons.iter().map(|r| r.text_in(fig.currency)).collect::<Vec<_>>().join("; ")) }
                                     }
                                 }
                             }

@@ -3,7 +3,6 @@
 //! rates with their status and the facility's history of decisions.
 
 use super::*;
-use crate::dashboard::prose::with_money;
 use jobs::rates::Rates;
 
 /// The unit types with an approved rate: in force, approved, source, status, when and by whom.
@@ -102,13 +101,7 @@ pub(super) fn speak(
             .map(&broken)
             .unwrap_or_default()
             .iter()
-            .map(|b| {
-                format!(
-                    "{} ({})",
-                    b.name.replace('_', " "),
-                    with_money(&b.detail, fig)
-                )
-            })
+            .map(|b| format!("{} ({})", b.name.replace('_', " "), fig.prose(&b.detail)))
             .collect();
         let text = format!(
             "{}: this rate is outside the run's guardrails: {}. To set it anyway, tick \
@@ -118,7 +111,7 @@ pub(super) fn speak(
         );
         return (text, Some("force".to_owned()));
     }
-    let text = with_money(&text, fig);
+    let text = fig.prose(&text);
     let field_word = match field.as_str() {
         "" => String::new(),
         f => format!("{} ", sentence(f)),

@@ -5,7 +5,6 @@
 //! each row. A role that may not decide sees the figures without the controls, and why.
 
 use super::*;
-use crate::dashboard::prose::with_money;
 use jobs::rates::{RateLine, Rates};
 
 /// Columns of a sheet row without the box and the decision cell (a reader who may not decide).
@@ -223,13 +222,13 @@ fn reasons(fig: &Figures, rec: &Recommendation) -> Markup {
             @for x in &rec.factors {
                 li {
                     strong { (sentence_case(&x.name.replace('_', " "))) }
-                    " (" (fig.points(x.contribution_pct)) "): " (with_money(&x.detail, fig))
+                    " (" (fig.points(x.contribution_pct)) "): " (fig.prose(&x.detail))
                 }
             }
             @for x in &rec.guardrails {
                 li {
                     strong { "Guardrail " (x.name.replace('_', " ")) }
-                    ": " (fig.rate(x.before)) " to " (fig.rate(x.after)) ". " (with_money(&x.detail, fig))
+                    ": " (fig.rate(x.before)) " to " (fig.rate(x.after)) ". " (fig.prose(&x.detail))
                 }
             }
         }

@@ -152,9 +152,10 @@ pub(crate) struct Report {
     pub sizes: Vec<Size>,
     /// How many facilities in scope have a stored run, and how many of those are stale.
     pub coverage: Coverage,
-    /// This page of facilities, by name.
+    /// This page of facilities: the largest expected gain first, then by name and id; a
+    /// facility without a run after every one with a run.
     pub facilities: Vec<FacilityOut>,
-    /// Pass as `cursor` for the next page; null on the last page.
+    /// Pass as `cursor` for the next page, as it is (opaque); null on the last page.
     pub next_cursor: Option<String>,
 }
 

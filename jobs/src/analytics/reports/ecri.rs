@@ -1,13 +1,15 @@
 //! `GET /api/v1/analytics/ecri`: the ECRI engine's suggestions per facility and size, read from
 //! each facility's latest stored run (`crate::ecri::runs`): totals and a per-size rollup over
-//! every facility in scope, and one page of facilities (`limit`, `cursor`). Nothing here opens
-//! a run's tenant lines or recomputes anything, so the cost grows with the facilities, not with
-//! their tenants.
+//! every facility in scope, and one page of facilities (`limit`, `cursor`), the largest
+//! expected gain first (`order`). Nothing here opens a run's tenant lines or recomputes
+//! anything, so the cost grows with the facilities, not with their tenants.
+
+mod order;
 
 use super::{scope, FacilityRow};
 use crate::ecri::runs::staleness;
 use crate::ecri::sizes::{self, SizeSummary};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use chrono::{DateTime, NaiveDate, Utc};
 use domain::ids::{CompanyId, FacilityId};
 use domain::values::round2;
@@ -90,7 +92,8 @@ pub struct Report {
     /// Per size over every facility in scope.
     pub sizes: Vec<SizeSummary>,
     pub coverage: Coverage,
-    /// This page of facilities, by name.
+    /// This page of facilities: the largest expected gain first, then by name and id; a
+    /// facility without a run after every one with a run.
     pub facilities: Vec<FacilityOut>,
     /// Pass as `cursor` for the next page; null on the last.
     pub next_cursor: Option<String>,
@@ -132,21 +135,25 @@ pub async fn report(
         .into());
     }
     let all = scope(pool, company_id, facility, allowed).await?;
-    let start = match &page.cursor {
-        None => 0,
-        Some(c) => {
-            let id = Uuid::parse_str(c.trim()).ok();
-            let at = id.and_then(|id| all.iter().position(|f| f.id == id));
-            at.map(|i| i + 1).ok_or_else(|| {
-                Error::from(crate::error::ValidationError::new(
-                    "cursor",
-                    "is not a cursor of this report (pass `next_cursor` as it was given)",
-                ))
-            })?
-        }
-    };
     let ids: Vec<Uuid> = all.iter().map(|f| f.id).collect();
     let mut runs = latest_runs(pool, &ids).await?;
+    let mut all: Vec<(order::Place, FacilityRow)> = all
+        .into_iter()
+        .map(|f| {
+            let place = order::Place {
+                gain: runs.get(&f.id).map(|(r, _, _)| r.totals.expected_gain),
+                name: f.name.clone(),
+                id: f.id,
+            };
+            (place, f)
+        })
+        .collect();
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    let places: Vec<order::Place> = all.iter().map(|(p, _)| p.clone()).collect();
+    let start = match &page.cursor {
+        None => 0,
+        Some(c) => order::start_after(&places, c)?,
+    };
     let mut report = Report {
         totals: Totals::default(),
         sizes: Vec::new(),
@@ -178,7 +185,7 @@ pub async fn report(
     }
     report.sizes = sizes::sum(every_size);
     let end = (start + limit).min(all.len());
-    for f in &all[start..end] {
+    for (_, f) in all.get(start..end).unwrap_or_default() {
         report.facilities.push(facility_out(
             f,
             runs.remove(&f.id),
@@ -186,7 +193,7 @@ pub async fn report(
         ));
     }
     if end < all.len() {
-        report.next_cursor = all.get(end - 1).map(|f| f.id.to_string());
+        report.next_cursor = places.get(end - 1).map(order::Place::cursor);
     }
     Ok(report)
 }
