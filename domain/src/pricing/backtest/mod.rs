@@ -8,7 +8,9 @@ pub mod market;
 pub mod optimal;
 pub mod reference;
 pub mod report;
+pub mod seeds;
 pub mod wide;
+pub mod wide_table;
 
 use super::engine::{recommend, DayReading, EarlierReading, FacilityInput, Mode, UnitTypeInput};
 use super::seasonality::{SeasonalIndex, NATIONAL_PRIOR};
