@@ -3,16 +3,19 @@
 //!
 //! `cargo run -p e2e --bin backtest -- [--market wide|fixed] [--seeds 5] [--first-seed 1]
 //! [--scenario lease_up] [--settings '{"max_step_pct": 5}'] [--compare '{...}'] [--previous]
-//! [--replicas 4] [--reference] [--optimal] [--going-concern-years 3]`
+//! [--replicas 4] [--reference] [--optimal] [--going-concern-years 3] [--held-out]`
+//!
+//! With `--held-out` the seeds must all be held out: a seed the engine's settings were tuned
+//! on (`domain::pricing::backtest::seeds::TUNING_SEEDS`, 1-15) is an error, not a figure.
 
 use clap::Parser;
 use domain::pricing::backtest::market::SCENARIOS;
 use domain::pricing::backtest::optimal::reference_optimal;
 use domain::pricing::backtest::reference::{reference_rules, reference_schedules};
 use domain::pricing::backtest::report::{markdown, summarize};
-use domain::pricing::backtest::wide::{
-    markdown_references, markdown_wide, summarize_wide, GOING_CONCERN_YEARS,
-};
+use domain::pricing::backtest::seeds::HeldOutSeeds;
+use domain::pricing::backtest::wide::{summarize_wide, GOING_CONCERN_YEARS};
+use domain::pricing::backtest::wide_table::{markdown_references, markdown_wide};
 use domain::pricing::{PricingSettings, ENGINE_VERSION};
 
 #[derive(Parser)]
@@ -59,13 +62,27 @@ struct Args {
     /// Years the going concern's optimal policy is solved over (2 or more).
     #[arg(long, default_value_t = GOING_CONCERN_YEARS, value_parser = clap::value_parser!(u32).range(2..=10))]
     going_concern_years: u32,
+    /// Report on held-out seeds only: refuses any seed the engine was tuned on (1-15), and
+    /// fewer than two seeds (no interval).
+    #[arg(long)]
+    held_out: bool,
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let overrides: serde_json::Value = serde_json::from_str(&args.settings)?;
     let settings = PricingSettings::with_overrides(&overrides)?;
-    let seeds: Vec<u64> = (args.first_seed..args.first_seed + args.seeds.max(1)).collect();
+    if args.held_out && args.market != "wide" {
+        // The fixed market's best fixed rates are chosen on the very seeds they are scored on.
+        anyhow::bail!("--held-out reports the wide market only");
+    }
+    let seeds: Vec<u64> = if args.held_out {
+        HeldOutSeeds::range(args.first_seed, args.seeds)?
+            .seeds()
+            .to_vec()
+    } else {
+        (args.first_seed..args.first_seed + args.seeds.max(1)).collect()
+    };
     let scenarios: Vec<_> = SCENARIOS
         .iter()
         .filter(|s| args.scenario.as_deref().is_none_or(|n| n == s.name))
@@ -104,8 +121,10 @@ fn main() -> anyhow::Result<()> {
                 })
                 .collect();
             println!(
-                "Wide market, seeds {first}-{last}, settings overrides {overrides}, best fixed \
-                 rates chosen on {} replicas of each seed's market\n",
+                "Wide market, seeds {first}-{last}{}, settings overrides {overrides}, best fixed \
+                 rates chosen on {} replicas of each seed's market; every share the mean over \
+                 the seeds with its 95 % t interval across them\n",
+                if args.held_out { " (held out)" } else { "" },
                 args.replicas
             );
             for (i, (name, _)) in engines.iter().enumerate() {

@@ -89,7 +89,7 @@ async fn recommendations_run_the_engine_store_runs_and_regenerate_0_reads_the_la
         generated.len() == 24 && generated.ends_with('Z') && generated.as_bytes()[19] == b'.',
         "{generated}"
     );
-    assert_eq!(run["engine_version"], "2026.11.7");
+    assert_eq!(run["engine_version"], "2026.11.8");
     let small = by_size(&run, "5x5");
     assert_eq!(small["recommended_rate"], 50.0);
     assert_eq!(small["action"], "hold");
@@ -281,6 +281,98 @@ async fn the_price_response_learns_demand_from_the_daily_history() {
         detail.contains("over the last 28 days the size went from 86% to 86% full"),
         "{detail}"
     );
+    app.run_jobs().await;
+}
+
+#[tokio::test]
+async fn a_facility_whose_history_peaks_in_december_learns_a_december_peak() {
+    // A year of daily records (2025) before a snapshot of 2026-01-10: 20 move-ins in every
+    // month, 60 in December (the month-to-date count rising through each month). Each month's
+    // reading against the mean month (23.3) is shrunk toward the national prior by its move-ins
+    // over themselves plus 40: 20 / 23.3 = 0.857 weighs 1/3 (January 0.333 x 0.857 + 0.667 x
+    // 0.85 = 0.852), December 2.571 weighs 0.6 (0.6 x 2.571 + 0.4 x 0.95 = 1.923); the twelve
+    // averaged to 1 (their mean is 1.036): January 0.8227, December 1.856.
+    let app = spawn_app().await;
+    let mut snap = snapshot("December Road");
+    snap["date"] = json!("2026-01-10");
+    let (s, body) = status_json(app.sync(&snap).await).await;
+    assert_eq!(s, 200, "{body}");
+    let id = body["facility"]["id"].as_str().unwrap().to_owned();
+    let path = format!("/api/v1/facilities/{id}/recommendations");
+    // One record a day of 2025, each a copy of the snapshot's with its own date and count.
+    let inserted = sqlx::query(
+        r#"INSERT INTO sync_records
+           SELECT (jsonb_populate_record(NULL::sync_records, to_jsonb(s) || jsonb_build_object(
+                     'id', gen_random_uuid(), 'snapshot_date', d::date,
+                     'move_ins_mtd', (CASE WHEN extract(month FROM d) = 12 THEN 60 ELSE 20 END)
+                         * extract(day FROM d)::int
+                         / extract(day FROM date_trunc('month', d) + interval '1 month - 1 day')::int
+                   ))).*
+           FROM sync_records s, generate_series('2025-01-01'::date, '2025-12-31'::date, '1 day') d
+           WHERE s.facility_id = $1"#,
+    )
+    .bind(id.parse::<uuid::Uuid>().unwrap())
+    .execute(app.db())
+    .await
+    .unwrap();
+    assert_eq!(inserted.rows_affected(), 365);
+    let (s, run) = status_json(app.get(&path).await).await;
+    assert_eq!(s, 200, "{run}");
+    // The stored run, read back, carries the learned season.
+    let stored = format!(
+        "/api/v1/facilities/{id}/recommendation-runs/{}",
+        run["recommendation_id"].as_str().unwrap()
+    );
+    let (s, stored) = status_json(app.get(&stored).await).await;
+    assert_eq!(s, 200, "{stored}");
+    let season = &stored["inputs"]["seasonality"];
+    assert_eq!(season["source"], "own_history", "{season}");
+    assert_eq!(
+        (
+            season["own_months"].as_i64(),
+            season["full_months"].as_i64()
+        ),
+        (Some(12), Some(12))
+    );
+    let profile: Vec<f64> = season["profile"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    let peak = (0..12).max_by(|&a, &b| profile[a].total_cmp(&profile[b]));
+    assert_eq!(peak, Some(11), "{profile:?}");
+    assert_eq!((profile[0], profile[11]), (0.8227, 1.856), "{profile:?}");
+    assert_eq!(season["index"], 0.8227, "{season}");
+
+    // A facility with one month of history (December 2025 alone) stays on the prior.
+    let mut snap = snapshot("One Month Lane");
+    snap["date"] = json!("2026-01-10");
+    let (_, body) = status_json(app.sync(&snap).await).await;
+    let other = body["facility"]["id"].as_str().unwrap().to_owned();
+    sqlx::query(
+        r#"INSERT INTO sync_records
+           SELECT (jsonb_populate_record(NULL::sync_records, to_jsonb(s) || jsonb_build_object(
+                     'id', gen_random_uuid(), 'snapshot_date', d::date,
+                     'move_ins_mtd', 2 * extract(day FROM d)::int)
+                   )).*
+           FROM sync_records s, generate_series('2025-12-01'::date, '2025-12-31'::date, '1 day') d
+           WHERE s.facility_id = $1"#,
+    )
+    .bind(other.parse::<uuid::Uuid>().unwrap())
+    .execute(app.db())
+    .await
+    .unwrap();
+    let (s, run) = status_json(
+        app.get(&format!("/api/v1/facilities/{other}/recommendations"))
+            .await,
+    )
+    .await;
+    assert_eq!(s, 200, "{run}");
+    let season = &run["inputs"]["seasonality"];
+    assert_eq!(season["source"], "national_prior", "{season}");
+    assert_eq!(season["full_months"], 1);
+    assert_eq!(season["index"], 0.85);
     app.run_jobs().await;
 }
 

@@ -4,7 +4,7 @@
 //!   bounded random walk (at most 3 % either way) and observed once a week.
 //! - Move-ins: Poisson, with a mean of `demand` x units / 400 a day (the move-ins that hold
 //!   `demand` x units occupied against the move-outs below), times the national seasonality
-//!   prior of the month, times the share a rate wins against the competitor median:
+//!   prior of the month (the wide market: the season drawn for the facility), times the share a rate wins against the competitor median:
 //!   2 / (1 + e^(6 x (rate / median - 1))), 1 at the median, an elasticity of -3 there.
 //!   A size that is full turns the excess away.
 //! - Move-outs: each tenant leaves with a chance of 1 in 400 a day (Poisson with a mean of
@@ -105,6 +105,10 @@ pub struct SizeParams {
     pub drift: f64,
     /// The whole market's move over the year (0.05: every competitor 5 % dearer by December).
     pub trend: f64,
+    /// The market's season: each month's move-in pace (January first, averaging 1). The
+    /// national prior in the fixed market; drawn from a wider family in the wide one
+    /// ([`super::seasons`]), the same for every size of a facility. The engine never sees it.
+    pub season: [f64; 12],
 }
 
 /// How widely the wide market varies each size from the scenario's figures.
@@ -134,6 +138,7 @@ impl SizeParams {
             start_position: 1.0,
             drift: COMPETITOR_DRIFT,
             trend: 0.0,
+            season: NATIONAL_PRIOR,
         }
     }
 
@@ -145,6 +150,7 @@ impl SizeParams {
             .bytes()
             .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
         let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(2_654_435_761) ^ tag ^ 0x5eed_0003);
+        let season = super::seasons::draw(seed, tag);
         let mut within = |(lo, hi): (f64, f64)| rng.gen_range(lo..=hi);
         std::array::from_fn(|_| Self {
             demand: scenario.demand * within(wide::DEMAND),
@@ -155,6 +161,7 @@ impl SizeParams {
             start_position: within(wide::START_POSITION),
             drift: within(wide::DRIFT),
             trend: within((-wide::TREND, wide::TREND)),
+            season,
         })
     }
 }
@@ -325,7 +332,7 @@ impl SizeMarket {
             let i = self.demand_rng.gen_range(0..self.tenants.len());
             self.tenants.swap_remove(i);
         }
-        let season = NATIONAL_PRIOR[date.month0() as usize];
+        let season = self.params.season[date.month0() as usize];
         let mean = self.params.demand * f64::from(self.units) / STAY_DAYS
             * season
             * demand_share_at(

@@ -8,10 +8,13 @@ pub mod market;
 pub mod optimal;
 pub mod reference;
 pub mod report;
+pub mod seasons;
+pub mod seeds;
 pub mod wide;
+pub mod wide_table;
 
 use super::engine::{recommend, DayReading, EarlierReading, FacilityInput, Mode, UnitTypeInput};
-use super::seasonality::{SeasonalIndex, NATIONAL_PRIOR};
+use super::seasonality::{learn, SeasonalIndex, NATIONAL_PRIOR};
 use super::settings::PricingSettings;
 use chrono::{Datelike, NaiveDate};
 use market::{Scenario, SizeMarket, SizeParams, SIZES, STAY_DAYS};
@@ -114,6 +117,41 @@ pub struct StreetEngine {
     /// Each day's move-ins per size.
     move_ins: Vec<Vec<u32>>,
     facility_occupancy: f64,
+    /// When the engine learns its season (as the service does): the facility's move-ins per
+    /// calendar month so far. Without it, the national prior.
+    season: Option<SeasonTally>,
+}
+
+/// The facility's move-ins per calendar month, `[month0] = (move-ins, full months)`: the
+/// history year's and each full month of the run; and the month under way (its month, its
+/// move-ins so far, and whether the run saw it from its first day).
+#[derive(Debug, Clone)]
+struct SeasonTally {
+    months: [(f64, u32); 12],
+    current: Option<(u32, f64, bool)>,
+}
+
+impl SeasonTally {
+    /// Closes the month under way when `date` starts another.
+    fn turn(&mut self, date: NaiveDate) {
+        match self.current {
+            Some((m, _, _)) if m == date.month0() => {}
+            previous => {
+                if let Some((m, total, true)) = previous {
+                    let month = &mut self.months[m as usize];
+                    *month = (month.0 + total, month.1 + 1);
+                }
+                self.current = Some((date.month0(), 0.0, date.day() == 1));
+            }
+        }
+    }
+
+    fn index(&self, date: NaiveDate) -> SeasonalIndex {
+        let months: Vec<(u32, f64, u32)> = (0..12)
+            .map(|i| (i as u32 + 1, self.months[i].0, self.months[i].1))
+            .collect();
+        learn(&months).index(date.month0())
+    }
 }
 
 impl StreetEngine {
@@ -135,7 +173,23 @@ impl StreetEngine {
             history: Vec::with_capacity(DAYS as usize),
             move_ins: Vec::with_capacity(DAYS as usize),
             facility_occupancy: 0.0,
+            season: None,
         }
+    }
+
+    /// The engine learning its season from the facility's move-ins, as the service does: those
+    /// of its history (`(month 1..=12, move-ins, full months)`) and of each full month it runs.
+    pub fn learning_season(mut self, history: &[(u32, f64, u32)]) -> Self {
+        let mut months = [(0.0, 0); 12];
+        for &(m, total, n) in history.iter().filter(|h| (1..=12).contains(&h.0)) {
+            let month = &mut months[m as usize - 1];
+            *month = (month.0 + total, month.1 + n);
+        }
+        self.season = Some(SeasonTally {
+            months,
+            current: None,
+        });
+        self
     }
 
     /// Records the morning's occupancy and rates and updates the facility's mode; called every
@@ -159,6 +213,9 @@ impl StreetEngine {
 
     /// Records the day's move-ins per size (after the trading of the day).
     pub fn evening(&mut self, move_ins: Vec<u32>) {
+        if let Some((_, total, _)) = self.season.as_mut().and_then(|s| s.current.as_mut()) {
+            *total += f64::from(move_ins.iter().sum::<u32>());
+        }
         self.move_ins.push(move_ins);
     }
 
@@ -172,6 +229,16 @@ impl StreetEngine {
         markets: &mut [SizeMarket],
         move_ins_mtd: u32,
     ) -> Vec<StreetChange> {
+        let seasonality = match self.season.as_mut() {
+            Some(tally) => {
+                tally.turn(date);
+                tally.index(date)
+            }
+            None => SeasonalIndex {
+                index: NATIONAL_PRIOR[date.month0() as usize],
+                own_data: false,
+            },
+        };
         let back = u32::try_from(settings.occupancy_trend_days).unwrap_or(u32::MAX);
         let earlier = day
             .checked_sub(back)
@@ -182,10 +249,7 @@ impl StreetEngine {
             occupancy_pct: Some(self.facility_occupancy),
             move_ins_mtd: Some(f64::from(move_ins_mtd)),
             move_ins_target_monthly: Some(self.target),
-            seasonality: SeasonalIndex {
-                index: NATIONAL_PRIOR[date.month0() as usize],
-                own_data: false,
-            },
+            seasonality,
             history_days: 365,
             unit_types: markets
                 .iter()
@@ -254,7 +318,11 @@ pub fn simulate(scenario: &Scenario, seed: u64, policy: Policy<'_>) -> Vec<SizeR
     let markets: Vec<SizeMarket> = (0..SIZES.len())
         .map(|i| SizeMarket::new(scenario, seed, i, start))
         .collect();
-    let street = StreetEngine::new(scenario, units_of(&markets), markets.len());
+    let mut street = StreetEngine::new(scenario, units_of(&markets), markets.len());
+    if let Policy::Engine(_) = policy {
+        let params = [SizeParams::fixed(scenario); SIZES.len()];
+        street = street.learning_season(&seasons::history_year(&params, seed, start));
+    }
     run(markets, street, policy)
 }
 
@@ -269,11 +337,14 @@ pub fn simulate_wide(params: &[SizeParams], streams: u64, policy: Policy<'_>) ->
         .collect();
     let units = units_of(&markets);
     let occupied: usize = markets.iter().map(|m| m.tenants.len()).sum();
-    let street = StreetEngine::starting(
+    let mut street = StreetEngine::starting(
         occupied as f64 / f64::from(units) * 100.0,
         units,
         markets.len(),
     );
+    if let Policy::Engine(_) = policy {
+        street = street.learning_season(&seasons::history_year(params, streams, start));
+    }
     run(markets, street, policy)
 }
 

@@ -6,7 +6,7 @@
 //! each size is solved alone. The state is the day t (0..DAYS) and the size's tenants n
 //! (0..=units) in the morning. Each day the rate is set, then `SizeMarket::trade` draws the
 //! move-outs (Poisson, mean n / 400, capped at n) and then the move-ins (Poisson, mean demand x
-//! units / 400 x the month's seasonality prior x `demand_share(rate, median)`, capped at the
+//! units / 400 x the market's season of the month x `demand_share(rate, median)`, capped at the
 //! vacant units), and then the day's rent is counted for every tenant present.
 //!
 //! Every tenant pays its move-in rate for as long as it stays, so the rent of a move-in can be
@@ -26,7 +26,6 @@
 use super::market::{demand_share_at, Scenario, SizeParams, SIZES, STAY_DAYS};
 use super::report::{pct, Summary};
 use super::{start_date, SizeResult, DAYS, FIXED_GRID, FIXED_STEP};
-use crate::pricing::seasonality::NATIONAL_PRIOR;
 use chrono::Datelike;
 use std::fmt::Write;
 
@@ -84,7 +83,7 @@ pub struct Problem {
     pub units: usize,
     /// The competitor median the multiples apply to.
     pub median: f64,
-    /// Per day: the mean move-ins at the median (demand x units / stay x the month's prior).
+    /// Per day: the mean move-ins at the median (demand x units / stay x the month's season).
     pub arrivals: Vec<f64>,
     /// Days a tenant stays on average.
     pub stay_days: f64,
@@ -115,7 +114,7 @@ impl Problem {
         let arrivals = (0..DAYS * years.max(1))
             .map(|day| {
                 let month = (start + chrono::Days::new(u64::from(day))).month0();
-                params.demand * f64::from(units) / STAY_DAYS * NATIONAL_PRIOR[month as usize]
+                params.demand * f64::from(units) / STAY_DAYS * params.season[month as usize]
             })
             .collect();
         Self {

@@ -11,10 +11,8 @@
 
 use super::market::{Scenario, SizeParams, SIZES};
 use super::optimal::{OptimalPolicy, YearEnd};
-use super::report::pct;
 use super::{simulate_wide, Policy, SizeResult, FIXED_GRID, FIXED_STEP};
 use crate::pricing::settings::PricingSettings;
-use std::fmt::Write;
 
 /// The random streams of the replicas that choose a seed's fixed rates: far from any seed a
 /// report runs on.
@@ -42,6 +40,9 @@ pub struct Outcome {
     /// The revenue plus what each size's year left behind, valued by the going concern's
     /// programme ([`YearEnd::value_left`]); zero when the optimal policies were not solved.
     pub value: f64,
+    /// The revenue of each seed, in the order of the seeds run, and its value as above.
+    pub by_seed: Vec<f64>,
+    pub value_by_seed: Vec<f64>,
 }
 
 /// One scenario of the wide market over its seeds.
@@ -82,6 +83,18 @@ fn outcome(runs: &[Vec<SizeResult>], best_fixed: &[f64], ends: &[Option<Vec<Year
     let n = runs.len().max(1) as f64;
     let all = || runs.iter().flatten();
     let sizes = all().count().max(1) as f64;
+    let value_by_seed: Vec<f64> = runs
+        .iter()
+        .zip(ends)
+        .map(|(r, e)| {
+            e.as_ref().map_or(0.0, |e| {
+                r.iter()
+                    .zip(e)
+                    .map(|(s, e)| s.revenue + e.value_left(s))
+                    .sum()
+            })
+        })
+        .collect();
     Outcome {
         revenue: all().map(|r| r.revenue).sum(),
         end_occupancy_pct: runs
@@ -106,12 +119,12 @@ fn outcome(runs: &[Vec<SizeResult>], best_fixed: &[f64], ends: &[Option<Vec<Year
             .zip(best_fixed)
             .map(|(r, b)| r.iter().map(|s| s.revenue).sum::<f64>() / b)
             .fold(f64::MAX, f64::min),
-        value: runs
+        value: value_by_seed.iter().sum(),
+        by_seed: runs
             .iter()
-            .zip(ends)
-            .filter_map(|(r, e)| e.as_ref().map(|e| (r, e)))
-            .flat_map(|(r, e)| r.iter().zip(e).map(|(s, e)| s.revenue + e.value_left(s)))
-            .sum(),
+            .map(|r| r.iter().map(|s| s.revenue).sum())
+            .collect(),
+        value_by_seed,
     }
 }
 
@@ -247,168 +260,6 @@ pub fn summarize_wide(
 /// does, rather than diluted by the years after.
 pub fn going_concern_share(policy: &Outcome, going_concern: &Outcome) -> f64 {
     (going_concern.revenue - going_concern.value + policy.value) / going_concern.revenue
-}
-
-/// One engine's table over the scenarios, against the static policy, the best fixed rates
-/// and the optimal policy (when run), in Markdown.
-pub fn markdown_wide(summaries: &[WideSummary], engine: usize) -> String {
-    let mut out = String::from(
-        "| Scenario | Revenue vs static | Revenue / best fixed (worst seed) | Revenue / optimal | Revenue / going concern's optimal, what the year left counted | End occupancy (static / best fixed / optimal) | Mean occupancy (best fixed / optimal) | Changes per size | Reversals per size (max) | Cuts at >= 93 % | Floor binds | Rate / median |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
-    );
-    let opt = |s: &WideSummary, f: &dyn Fn(&Outcome) -> String| {
-        s.optimal.as_ref().map_or("-".to_owned(), f)
-    };
-    let going = |s: &WideSummary, e: &Outcome| {
-        s.going_concern.as_ref().map_or("-".to_owned(), |g| {
-            format!("{:.1} %", going_concern_share(e, g) * 100.0)
-        })
-    };
-    for s in summaries {
-        let e = &s.engines[engine];
-        let _ = writeln!(
-            out,
-            "| {} | {:+.1} % | {:.1} % ({:.1} %) | {} | {} | {:.1} % ({:.1} / {:.1} / {}) | {:.1} % ({:.1} / {}) | {:.1} | {:.1} ({}) | {} | {} | {:.2}-{:.2} |",
-            s.scenario,
-            pct(e.revenue, s.static_policy.revenue),
-            e.revenue / s.best_fixed.revenue * 100.0,
-            e.worst_seed_of_best_fixed * 100.0,
-            opt(s, &|o| format!("{:.1} %", e.revenue / o.revenue * 100.0)),
-            going(s, e),
-            e.end_occupancy_pct,
-            s.static_policy.end_occupancy_pct,
-            s.best_fixed.end_occupancy_pct,
-            opt(s, &|o| format!("{:.1}", o.end_occupancy_pct)),
-            e.mean_occupancy_pct,
-            s.best_fixed.mean_occupancy_pct,
-            opt(s, &|o| format!("{:.1}", o.mean_occupancy_pct)),
-            e.changes_per_size,
-            e.reversals_per_size,
-            e.max_reversals,
-            e.cuts_when_full,
-            e.floor_binds,
-            e.min_ratio,
-            e.max_ratio,
-        );
-    }
-    let sum = |f: &dyn Fn(&WideSummary) -> f64| summaries.iter().map(f).sum::<f64>();
-    let engine_total = sum(&|s| s.engines[engine].revenue);
-    let optimal_total = summaries
-        .iter()
-        .all(|s| s.optimal.is_some())
-        .then(|| sum(&|s| s.optimal.as_ref().map_or(0.0, |o| o.revenue)));
-    let going_share = total(summaries, &|s| s.going_concern.as_ref()).and_then(|g| {
-        total(summaries, &|s| Some(&s.engines[engine])).map(|e| going_concern_share(&e, &g))
-    });
-    let k = summaries.len().max(1) as f64;
-    let _ = writeln!(
-        out,
-        "| overall | {:+.1} % | {:.1} % | {} | {} | | | {:.1} | {:.1} ({}) | {} | {} | |",
-        pct(engine_total, sum(&|s| s.static_policy.revenue)),
-        engine_total / sum(&|s| s.best_fixed.revenue) * 100.0,
-        optimal_total.map_or("-".to_owned(), |o| format!(
-            "{:.1} %",
-            engine_total / o * 100.0
-        )),
-        going_share.map_or("-".to_owned(), |g| format!("{:.1} %", g * 100.0)),
-        sum(&|s| s.engines[engine].changes_per_size) / k,
-        sum(&|s| s.engines[engine].reversals_per_size) / k,
-        summaries
-            .iter()
-            .map(|s| s.engines[engine].max_reversals)
-            .max()
-            .unwrap_or(0),
-        summaries
-            .iter()
-            .map(|s| s.engines[engine].cuts_when_full)
-            .sum::<u32>(),
-        summaries
-            .iter()
-            .map(|s| s.engines[engine].floor_binds)
-            .sum::<u32>(),
-    );
-    out
-}
-
-/// The references of the wide market: the best fixed rates and the optimal policies against
-/// the static policy, and the best fixed multiples, in Markdown.
-pub fn markdown_references(summaries: &[WideSummary]) -> String {
-    let mut out = String::from(
-        "| Scenario | Best fixed vs static | Optimal vs static | Optimal / best fixed | Going concern's optimal: revenue / the year's optimal | The year's optimal / going concern's, what the year left counted (best fixed) | Best fixed multiple per size (mean over seeds) |\n|---|---|---|---|---|---|---|\n",
-    );
-    for s in summaries {
-        let list: Vec<String> = s
-            .best_fixed_multiple
-            .iter()
-            .map(|m| format!("{m:.2}"))
-            .collect();
-        reference_row(
-            &mut out,
-            s.scenario,
-            [&s.static_policy, &s.best_fixed],
-            s.optimal.as_ref().zip(s.going_concern.as_ref()),
-            &list.join(", "),
-        );
-    }
-    if summaries.len() > 1 {
-        let (fixed, static_policy) = (
-            total(summaries, &|s| Some(&s.best_fixed)).unwrap_or_default(),
-            total(summaries, &|s| Some(&s.static_policy)).unwrap_or_default(),
-        );
-        let (year, going) = (
-            total(summaries, &|s| s.optimal.as_ref()),
-            total(summaries, &|s| s.going_concern.as_ref()),
-        );
-        reference_row(
-            &mut out,
-            "overall",
-            [&static_policy, &fixed],
-            year.as_ref().zip(going.as_ref()),
-            "",
-        );
-    }
-    out
-}
-
-/// One policy's revenue and value summed over the scenarios (the other figures are per
-/// scenario and left at zero); `None` when a scenario lacks the policy.
-fn total(
-    summaries: &[WideSummary],
-    f: &dyn Fn(&WideSummary) -> Option<&Outcome>,
-) -> Option<Outcome> {
-    summaries.iter().try_fold(Outcome::default(), |sum, s| {
-        f(s).map(|o| Outcome {
-            revenue: sum.revenue + o.revenue,
-            value: sum.value + o.value,
-            ..Outcome::default()
-        })
-    })
-}
-
-/// One row of [`markdown_references`]: `[static, best fixed]`, and the year's and the going
-/// concern's optimal policies when run.
-fn reference_row(
-    out: &mut String,
-    name: &str,
-    [static_policy, fixed]: [&Outcome; 2],
-    optimal: Option<(&Outcome, &Outcome)>,
-    multiples: &str,
-) {
-    let or_dash =
-        |f: &dyn Fn(&Outcome, &Outcome) -> String| optimal.map_or("-".to_owned(), |(o, g)| f(o, g));
-    let _ = writeln!(
-        out,
-        "| {name} | {:+.1} % | {} | {} | {} | {} | {multiples} |",
-        pct(fixed.revenue, static_policy.revenue),
-        or_dash(&|o, _| format!("{:+.1} %", pct(o.revenue, static_policy.revenue))),
-        or_dash(&|o, _| format!("{:.1} %", o.revenue / fixed.revenue * 100.0)),
-        or_dash(&|o, g| format!("{:.1} %", g.revenue / o.revenue * 100.0)),
-        or_dash(&|o, g| format!(
-            "{:.1} % ({:.1} %)",
-            going_concern_share(o, g) * 100.0,
-            going_concern_share(fixed, g) * 100.0
-        )),
-    );
 }
 
 #[cfg(test)]

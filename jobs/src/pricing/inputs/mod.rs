@@ -22,9 +22,8 @@ use domain::pricing::settings::PricingSettings;
 use serde_json::{json, Value};
 use sqlx::PgConnection;
 
-/// Own months of move-in history needed before the seasonality profile is the facility's own.
-pub const SEASONALITY_MIN_OWN_MONTHS: usize = 6;
-/// Snapshots a month needs to count as a month of own history.
+/// Snapshots a month needs to count as a full month of own history (its move-ins are the
+/// last month-to-date count; the season is learned by `domain::pricing::seasonality::learn`).
 pub const SEASONALITY_MIN_DAYS_PER_MONTH: i64 = 20;
 
 /// The facility's settings: defaults with its overrides.
@@ -84,7 +83,9 @@ pub(crate) async fn load(
             "month": as_of.month(),
             "index": (own.season.index * 10_000.0).round() / 10_000.0,
             "source": if own.season.own_data { "own_history" } else { "national_prior" },
-            "own_months": own.own_months,
+            "own_months": own.learned.own_months,
+            "full_months": own.learned.full_months,
+            "profile": own.learned.profile.map(|v| (v * 10_000.0).round() / 10_000.0),
         },
         "promotions": promotions.len(),
         "pending_approved_rates": pending_approved,

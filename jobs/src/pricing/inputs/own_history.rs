@@ -2,11 +2,11 @@
 //! its daily records alone, and together decide how far the engine trusts the facility's own
 //! data over the national prior.
 
-use super::{SEASONALITY_MIN_DAYS_PER_MONTH, SEASONALITY_MIN_OWN_MONTHS};
+use super::SEASONALITY_MIN_DAYS_PER_MONTH;
 use crate::error::Result;
 use chrono::{Datelike, NaiveDate};
 use domain::ids::FacilityId;
-use domain::pricing::seasonality::{self, SeasonalIndex};
+use domain::pricing::seasonality::{self, Learned, SeasonalIndex};
 use sqlx::PgConnection;
 
 /// The facility's history up to a snapshot.
@@ -17,8 +17,8 @@ pub(super) struct OwnHistory {
     pub first: Option<NaiveDate>,
     /// The seasonal index of the date's month.
     pub season: SeasonalIndex,
-    /// Calendar months of the profile from the facility's own move-ins.
-    pub own_months: usize,
+    /// The twelve months learned from the facility's own move-ins.
+    pub learned: Learned,
 }
 
 /// The facility's history as of `as_of`.
@@ -62,15 +62,11 @@ pub(super) async fn read(
             )
         })
         .collect();
-    let (profile, own_months) = seasonality::profile(&per_month, SEASONALITY_MIN_OWN_MONTHS);
-    let month_ix = as_of.month0() as usize;
+    let learned = seasonality::learn(&per_month);
     Ok(OwnHistory {
         days: history.days,
         first: history.first,
-        season: SeasonalIndex {
-            index: profile[month_ix],
-            own_data: own_months > 0,
-        },
-        own_months,
+        season: learned.index(as_of.month0()),
+        learned,
     })
 }
