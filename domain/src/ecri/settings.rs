@@ -341,3 +341,6 @@ impl EcriEngineSettings {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

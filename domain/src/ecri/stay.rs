@@ -433,3 +433,6 @@ impl StayModel {
         (1.0 - self.baseline) * (1.0 - self.extra_move_out(increase_pct, premium_pct))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -459,3 +459,144 @@ fn a_move_out_in_a_size_that_is_not_full_costs_until_the_size_would_fill() {
         full.expected_vacant_months(12.0)
     );
 }
+
+#[test]
+fn the_re_let_pace_is_shrunk_toward_its_prior_by_the_weight_of_a_month() {
+    // Where the size's own pace says what the prior says (V / I = 1.5 months), that is the
+    // answer, however many units.
+    for (units, ins) in [(100, 6.0), (1000, 60.0)] {
+        let m = market(100.0, units, 91.0, ins, 0.0);
+        let d = m.expected_vacant_months(12.0);
+        assert!((d - RELET_PRIOR_MONTHS).abs() < 1e-9, "{units} {d}");
+    }
+    // 30 vacant units, 5 move-ins a month: its own 6 months, the prior 1.5 weighing one month
+    // against the pace's 2.957: 30 x 3.957 / (5 x 2.957 + 30 / 1.5) = 3.41 months.
+    let slow = market(100.0, 100, 70.0, 5.0, 0.0);
+    let d = slow.expected_vacant_months(12.0);
+    let by_hand = 30.0 * (PACE_MONTHS + 1.0) / (5.0 * PACE_MONTHS + 30.0 / 1.5);
+    assert!((d - by_hand).abs() < 1e-9 && (d - 3.41).abs() < 0.01, "{d}");
+    assert!(d > RELET_PRIOR_MONTHS && d < 6.0);
+    // Ten times the evidence (10x the units and the move-ins): nearer its own 6 months.
+    let more = market(100.0, 1000, 70.0, 50.0, 0.0);
+    let d10 = more.expected_vacant_months(12.0);
+    assert!(d10 > d && d10 < 6.0, "{d10}");
+}
+
+#[test]
+fn the_move_out_cost_is_the_rent_lost_less_the_tiers_street_rate_once_re_let() {
+    let s = EcriEngineSettings::default();
+    let model = StayModel::from_prior(&s.stay_prior);
+    let t = TenantInput {
+        tier: Some("drive-up".to_owned()),
+        rent: 120.0,
+        ..tenant(120.0)
+    };
+    let tier = SizeMarket {
+        of_tier: true,
+        move_outs_per_month: None,
+        ..market(106.0, 60, 87.0, 5.0, 0.0)
+    };
+    let markets = BTreeMap::from([
+        ("10x10".to_owned(), market(116.69, 120, 87.0, 10.0, 10.0)),
+        (market_key("10x10", "drive-up"), tier),
+    ]);
+    // By hand: the tenant's 90-day baseline at 30 months, its monthly hazard, the months paid
+    // after the 30 days' notice, and after the notice and the months empty.
+    let b = model.for_tenant(Some(30.0), 1).baseline;
+    let h = -(1.0 - b).ln() / (90.0 / MONTH_DAYS);
+    let paid = |m: f64| (1.0 - (-h * m).exp()) / h;
+    let notice = 30.0 / MONTH_DAYS;
+    let empty = tier.expected_vacant_months(12.0);
+    let cost = 120.0 * (paid(12.0) - paid(notice)) - 106.0 * (paid(12.0) - paid(notice + empty));
+    let out = decide_facility(std::slice::from_ref(&t), &markets, &model, &[], &s);
+    let r = out[0]
+        .reasons
+        .iter()
+        .find(|r| r.name == "move_out_cost")
+        .expect("a move-out cost");
+    // The reason's value is to the cent.
+    assert!((r.value - cost).abs() < 0.006, "{} {cost}", r.value);
+    assert!(cost > 100.0, "{cost}");
+    // At the size's blended street (116.69), the same pace, a move-out would cost 10.69 a
+    // month less once re-let: the tier's rate counts.
+    let blended = SizeMarket {
+        street_rate: 116.69,
+        of_tier: false,
+        ..tier
+    };
+    let v = decide(&t, &blended, &model, &s)
+        .reasons
+        .iter()
+        .find(|r| r.name == "move_out_cost")
+        .unwrap()
+        .value;
+    let less = 10.69 * (paid(12.0) - paid(notice + empty));
+    assert!((v - (cost - less)).abs() < 0.006, "{v} {cost} {less}");
+    assert!(less > 50.0, "{less}");
+    // A street rate well above the rent: a move-out costs nothing, never a gain.
+    let rich = SizeMarket {
+        street_rate: 200.0,
+        ..tier
+    };
+    let r = decide(&t, &rich, &model, &s);
+    let v = r
+        .reasons
+        .iter()
+        .find(|r| r.name == "move_out_cost")
+        .unwrap();
+    assert_eq!(v.value, 0.0);
+}
+
+#[test]
+fn the_ramp_holds_until_the_evidence_reaches_its_bar_and_keeps_a_customers_units_together() {
+    let s = EcriEngineSettings {
+        ramp_share_pct: 30.0,
+        ramp_until_evidence_pct: 50.0,
+        ..EcriEngineSettings::default()
+    };
+    let prior = StayModel::from_prior(&s.stay_prior);
+    let at = |w: f64| StayModel {
+        evidence_weight: w,
+        ..prior
+    };
+    assert!(ramp::ramping(&at(0.0), &s));
+    assert!(ramp::ramping(&at(0.499), &s));
+    assert!(!ramp::ramping(&at(0.5), &s));
+    // A share of 100 % is no ramp, whatever the evidence; 0 % holds every increase.
+    let all = EcriEngineSettings {
+        ramp_share_pct: 100.0,
+        ..s.clone()
+    };
+    assert!(!ramp::ramping(&at(0.0), &all));
+    let none = EcriEngineSettings {
+        ramp_share_pct: 0.0,
+        ..s.clone()
+    };
+    let markets = BTreeMap::from([("10x10".to_owned(), market(130.0, 500, 90.0, 20.0, 18.0))]);
+    let roll = alike_roll(50);
+    let out = decide_facility(&roll, &markets, &prior, &[], &none);
+    assert!(out
+        .iter()
+        .all(|x| x.increase == 0.0 && x.binding_guardrail == Some(Guardrail::Ramp)));
+    // The draw is the customer's: 40 customers of 3 units each, every customer's units go
+    // (or wait) together, in the share's proportion.
+    let roll: Vec<TenantInput> = (0..120)
+        .map(|i| TenantInput {
+            tenant_id: format!("U-{i:03}"),
+            customer_id: Some(format!("C-{:02}", i / 3)),
+            ..tenant(100.0)
+        })
+        .collect();
+    let solo = EcriEngineSettings {
+        raise_customer_units_together: false,
+        ..s.clone()
+    };
+    let out = decide_facility(&roll, &markets, &prior, &[], &solo);
+    for (units, t) in out.chunks(3).zip(roll.chunks(3)) {
+        let first = ramp::draw(&t[0]);
+        assert!((0.0..100.0).contains(&first));
+        assert!(t.iter().all(|u| ramp::draw(u) == first));
+        let raised: Vec<bool> = units.iter().map(|x| x.increase > 0.0).collect();
+        assert_eq!(raised, vec![first < 30.0; 3], "{t:?}");
+    }
+}

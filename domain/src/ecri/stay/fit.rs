@@ -9,6 +9,8 @@ use super::{
 };
 use crate::ecri::evidence::MAX_PLAUSIBLE_INCREASE_PCT;
 
+mod newton;
+
 /// The bounds of ln(sensitivity) and ln ρ: 0.05 to 20 times the prior.
 const THETA_MIN: f64 = -3.0;
 const THETA_MAX: f64 = 3.0;
@@ -208,48 +210,49 @@ fn log_likelihood(prior: &StayPrior, rows: &[Row], theta: Theta) -> f64 {
 }
 
 /// Maximum a posteriori θ = (ln s1, ln s2, ln ρ, δ, ln ρ12, γ) under independent normal
-/// priors at `centre` (precisions τ, τ, τ_ρ, τ_δ, τ_ρ, τ_γ), by coordinate ascent; with the
-/// Fisher information about each.
+/// priors at `centre` (precisions τ, τ, τ_ρ, τ_δ, τ_ρ, τ_γ): coordinate rounds, then joint
+/// Newton steps (`newton`); with the Fisher information about each.
 fn fit(prior: &StayPrior, rows: &[Row], centre: Theta) -> (Theta, Theta) {
     if rows.is_empty() {
         return (centre, [0.0; 6]);
     }
-    let tau = [
-        prior.sensitivity_strength,
-        prior.sensitivity_strength,
-        prior.raised_before_strength,
-        prior.step_strength,
-        prior.raised_before_strength,
-        prior.tenure_sensitivity_strength,
-    ];
-    // Nothing speaks of ρ without a tenant raised before, nor of δ without an increase at the
-    // round figures: each then stays at its centre.
-    let speaks = [
-        true,
-        true,
-        rows.iter().any(|r| r.raised_before),
-        rows.iter().any(|r| r.step),
-        rows.iter().any(|r| r.recent),
-        rows.iter().any(|r| r.log_tenure != 0.0),
-    ];
-    let penalty = |t: Theta| {
-        (0..6)
-            .map(|k| 0.5 * tau[k] * (t[k] - centre[k]).powi(2))
-            .sum::<f64>()
+    let objective = newton::Objective {
+        prior,
+        rows,
+        centre,
+        tau: [
+            prior.sensitivity_strength,
+            prior.sensitivity_strength,
+            prior.raised_before_strength,
+            prior.step_strength,
+            prior.raised_before_strength,
+            prior.tenure_sensitivity_strength,
+        ],
+        // Nothing speaks of ρ without a tenant raised before, nor of δ without an increase at
+        // the round figures: each then stays at its centre.
+        speaks: [
+            true,
+            true,
+            rows.iter().any(|r| r.raised_before),
+            rows.iter().any(|r| r.step),
+            rows.iter().any(|r| r.recent),
+            rows.iter().any(|r| r.log_tenure != 0.0),
+        ],
     };
     let mut theta = centre;
     for _ in 0..4 {
         for k in 0..6 {
-            if !speaks[k] {
+            if !objective.speaks[k] {
                 continue;
             }
             theta[k] = maximise(THETA_MIN, THETA_MAX, |v| {
                 let mut t = theta;
                 t[k] = v;
-                log_likelihood(prior, rows, t) - penalty(t)
+                objective.value(t)
             });
         }
     }
+    let theta = newton::refine(&objective, theta);
     // Expected (Fisher) information about each coordinate: sum of n P'^2 / (P (1 - P)), P the
     // chance of moving out, P' its derivative (by central differences).
     let h = 1e-4;

@@ -143,3 +143,5 @@ fn tenants_raised_within_the_year_and_new_tenants_learn_their_own_sensitivity() 
         again.sensitivity
     );
 }
+
+mod recovery;
