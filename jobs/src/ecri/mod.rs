@@ -231,7 +231,13 @@ pub async fn facility(
     match latest.get(&f.id) {
         Some(l) => {
             out.snapshot_date = Some(l.snapshot_date);
-            suggest(&mut out, l, &g, &units, &recent);
+            // A facility without a roll is suggested from its snapshot's cohorts.
+            let cohorts = if g.roll_dates.contains_key(&f.id) {
+                Vec::new()
+            } else {
+                reports::tenant_rents_of(pool, l.sync_id).await?
+            };
+            suggest(&mut out, l, &cohorts, &g, &units, &recent);
         }
         None => out.reason = Some(reports::no_sync_reason()),
     }
@@ -347,11 +353,12 @@ fn learned(
     (f, recent)
 }
 
-/// The facility's suggestions from its latest snapshot `l` (from its roll when it has one), or
-/// the reason there are none.
+/// The facility's suggestions from its latest snapshot `l` (from its roll when it has one, else
+/// from the snapshot's tenant-rent `cohorts`), or the reason there are none.
 fn suggest(
     f: &mut FacilityEcri,
     l: &reports::Latest,
+    cohorts: &[reports::StoredTenantRent],
     g: &Gathered,
     units: &BTreeMap<Uuid, Vec<UnitRow>>,
     recent: &[Outcome],
@@ -363,11 +370,7 @@ fn suggest(
             Basis::RentRoll,
             *date,
         ),
-        None => (
-            cohort_inputs(&l.tenant_rents),
-            Basis::Cohorts,
-            l.snapshot_date,
-        ),
+        None => (cohort_inputs(cohorts), Basis::Cohorts, l.snapshot_date),
     };
     f.as_of = Some(as_of);
     f.basis = Some(basis);

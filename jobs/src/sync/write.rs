@@ -11,7 +11,7 @@ use domain::sync::derive::derive;
 use domain::sync::payload::SyncPayload;
 use domain::values::Count;
 use sqlx::PgConnection;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
 /// One day of a facility to write: the parsed snapshot and the body as received, kept for audit
@@ -58,6 +58,7 @@ struct Columns {
     leads_total: Vec<Option<i32>>,
     promotions: Vec<String>,
     tenant_rents: Vec<String>,
+    rent_by_size: Vec<String>,
     raw: Vec<String>,
     // sync_unit_types, by the day's date until the record ids are known
     u_date: Vec<NaiveDate>,
@@ -118,6 +119,19 @@ fn stored_raw(p: &SyncPayload, raw_json: &str) -> Result<String> {
     Ok(v.to_string())
 }
 
+/// The day's tenant-rent rows summed per size: tenants and their rent per month
+/// (`sync_records.tenant_rent_by_size`).
+fn rent_by_size(rows: &[domain::sync::payload::TenantRent]) -> BTreeMap<String, [f64; 2]> {
+    let mut out: BTreeMap<String, [f64; 2]> = BTreeMap::new();
+    for r in rows {
+        let n = f64::from(r.tenant_count.as_i32());
+        let sums = out.entry(r.size.to_string()).or_default();
+        sums[0] += n;
+        sums[1] += n * r.avg_rent.get();
+    }
+    out
+}
+
 impl Columns {
     fn push(&mut self, p: &SyncPayload, raw_json: &str, rentable_sqft: Option<f64>) -> Result<()> {
         let d = derive(p, rentable_sqft);
@@ -148,6 +162,10 @@ impl Columns {
         self.promotions.push(encode("promotions", &p.promotions)?);
         self.tenant_rents
             .push(encode("tenant rents", &p.tenant_rents)?);
+        self.rent_by_size.push(encode(
+            "tenant rents by size",
+            &rent_by_size(&p.tenant_rents),
+        )?);
         self.raw.push(stored_raw(p, raw_json)?);
         for (u, c) in p.unit_types.iter().zip(&d.per_type) {
             self.u_date.push(date);
@@ -270,17 +288,17 @@ async fn upsert_records(
                unit_type_count, total_units, occupied_units, units_estimated, rentable_sqft,
                rentable_sqft_estimated, gross_potential_rent, actual_rent, actual_rent_estimated,
                leads_total, promotions, tenant_rents, raw_payload, actual_rent_coverage_pct,
-               occupied_potential_rent)
+               occupied_potential_rent, tenant_rent_by_size)
            SELECT u.id, $1, $2, u.d, $3, u.occ, u.mid, u.mim, u.mit, u.mod, u.mom, u.tc, u.tu, u.ou,
                   u.ue, u.sq, u.se, u.gpr, u.ar, u.ae, u.lt, u.pr::jsonb, u.tr::jsonb, u.raw::jsonb,
-                  u.cov, u.opr
+                  u.cov, u.opr, u.rbs::jsonb
            FROM UNNEST($4::uuid[], $5::date[], $6::float8[], $7::int4[], $8::int4[], $9::int4[],
                        $10::int4[], $11::int4[], $12::int4[], $13::int4[], $14::int4[], $15::bool[],
                        $16::float8[], $17::bool[], $18::float8[], $19::float8[], $20::bool[],
                        $21::int4[], $22::text[], $23::text[], $24::text[], $25::float8[],
-                       $26::float8[])
+                       $26::float8[], $27::text[])
                 AS u(id, d, occ, mid, mim, mit, mod, mom, tc, tu, ou, ue, sq, se, gpr, ar, ae, lt, pr,
-                     tr, raw, cov, opr)
+                     tr, raw, cov, opr, rbs)
            ON CONFLICT (facility_id, snapshot_date) DO UPDATE SET
                source = EXCLUDED.source, occupancy_pct = EXCLUDED.occupancy_pct,
                move_ins_daily = EXCLUDED.move_ins_daily, move_ins_mtd = EXCLUDED.move_ins_mtd,
@@ -294,7 +312,7 @@ async fn upsert_records(
                actual_rent_coverage_pct = EXCLUDED.actual_rent_coverage_pct,
                occupied_potential_rent = EXCLUDED.occupied_potential_rent,
                promotions = EXCLUDED.promotions, tenant_rents = EXCLUDED.tenant_rents,
-               raw_payload = EXCLUDED.raw_payload, updated_at = now()
+               tenant_rent_by_size = EXCLUDED.tenant_rent_by_size, raw_payload = EXCLUDED.raw_payload, updated_at = now()
            RETURNING id, snapshot_date, (xmax = 0) AS "created!""#,
         company_id.uuid(),
         fid,
@@ -322,6 +340,7 @@ async fn upsert_records(
         &cols.raw,
         &cols.coverage as &[Option<f64>],
         &cols.occupied_potential as &[Option<f64>],
+        &cols.rent_by_size,
     )
     .fetch_all(&mut *conn)
     .await?;

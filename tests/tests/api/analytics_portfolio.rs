@@ -265,6 +265,49 @@ async fn the_portfolio_follows_the_latest_days_unit_types() {
     let e = east(&get_ok(&app, "/api/v1/analytics/portfolio").await);
     assert_close(&e["ecri_gap_pct"], 13.04);
     assert_eq!(e["total_units"], 100);
+
+    // Two cohorts of the size and one of a size without a street rate: every cohort of 10x10
+    // counts by its tenants, 100 x 130 / (80 x 115 + 20 x 140) - 1 = 8.33 %; the 5x5 cohort
+    // has no street rate and is left out.
+    let mut cohorts = latest(
+        json!([{ "size": "10x10", "street_rate": 130, "total_units": 100, "occupied_units": 85 }]),
+    );
+    cohorts["tenant_rents"] = json!([
+        { "size": "10x10", "avg_rent": 115, "tenant_count": 80 },
+        { "size": "10x10", "avg_rent": 140, "tenant_count": 20 },
+        { "size": "5x5", "avg_rent": 40, "tenant_count": 30 }
+    ]);
+    push(&app, cohorts).await;
+    let e = east(&get_ok(&app, "/api/v1/analytics/portfolio").await);
+    assert_close(&e["ecri_gap_pct"], 8.33);
+    // A snapshot stored before the per-size sums were (null): the sums come from its rows,
+    // and rows that do not read (a rent in words, a fractional count, not an object) are left
+    // out of the figure rather than failing the report.
+    let facility_id: uuid::Uuid = e["facility_id"].as_str().unwrap().parse().unwrap();
+    let stored: Value = sqlx::query_scalar(
+        "SELECT tenant_rent_by_size FROM sync_records WHERE facility_id = $1
+         ORDER BY snapshot_date DESC LIMIT 1",
+    )
+    .bind(facility_id)
+    .fetch_one(app.db())
+    .await
+    .unwrap();
+    assert_eq!(
+        stored,
+        json!({ "10x10": [100.0, 12_000.0], "5x5": [30.0, 1_200.0] })
+    );
+    sqlx::query(
+        r#"UPDATE sync_records SET tenant_rent_by_size = NULL, tenant_rents = tenant_rents || '[
+               {"size": "10x10", "avg_rent": "high", "tenant_count": 50},
+               {"size": "10x10", "avg_rent": 10, "tenant_count": 2.5}, 7]'::jsonb
+           WHERE facility_id = $1"#,
+    )
+    .bind(facility_id)
+    .execute(app.db())
+    .await
+    .unwrap();
+    let e = east(&get_ok(&app, "/api/v1/analytics/portfolio").await);
+    assert_close(&e["ecri_gap_pct"], 8.33);
     app.run_jobs().await;
 }
 

@@ -89,7 +89,8 @@ pub struct Latest {
     pub move_outs_mtd: Option<i32>,
     pub move_ins_target_monthly: Option<i32>,
     pub figures: Figures,
-    pub tenant_rents: Vec<StoredTenantRent>,
+    /// The snapshot's tenants and their rent per month, summed per size.
+    pub in_place: BTreeMap<String, InPlace>,
 }
 
 /// The latest snapshot of each facility that has one (one index probe per facility).
@@ -101,7 +102,9 @@ pub async fn latest(pool: &PgPool, facility_ids: &[Uuid]) -> Result<BTreeMap<Uui
                   s.rentable_sqft, s.rentable_sqft_estimated AS "rentable_sqft_estimated!",
                   s.gross_potential_rent, s.actual_rent, s.actual_rent_estimated AS "actual_rent_estimated!",
                   s.actual_rent_coverage_pct, s.occupied_potential_rent,
-                  s.tenant_rents AS "tenant_rents!: sqlx::types::Json<TenantRents>"
+                  s.tenant_rent_by_size AS "by_size: sqlx::types::Json<RentBySize>",
+                  CASE WHEN s.tenant_rent_by_size IS NULL THEN s.tenant_rents END
+                      AS "tenant_rents: sqlx::types::Json<TenantRents>"
            FROM unnest($1::uuid[]) AS f(id)
            CROSS JOIN LATERAL (
                SELECT * FROM sync_records r WHERE r.facility_id = f.id
@@ -136,7 +139,11 @@ pub async fn latest(pool: &PgPool, facility_ids: &[Uuid]) -> Result<BTreeMap<Uui
                         actual_rent_coverage_pct: r.actual_rent_coverage_pct,
                         occupied_potential_rent: r.occupied_potential_rent,
                     },
-                    tenant_rents: r.tenant_rents.0 .0,
+                    in_place: match (r.by_size, r.tenant_rents) {
+                        (Some(b), _) => b.0 .0,
+                        (None, Some(rows)) => summed_by_size(&rows.0 .0),
+                        (None, None) => BTreeMap::new(),
+                    },
                 },
             )
         })
@@ -255,17 +262,70 @@ pub fn tenant_rents(json: &str) -> Vec<StoredTenantRent> {
         .collect()
 }
 
+/// The tenant-rent rows of one snapshot (an empty list when it has none or is not found).
+pub async fn tenant_rents_of(pool: &PgPool, sync_id: Uuid) -> Result<Vec<StoredTenantRent>> {
+    let json = sqlx::query_scalar!(
+        r#"SELECT tenant_rents AS "tenant_rents!: sqlx::types::Json<TenantRents>"
+           FROM sync_records WHERE id = $1"#,
+        sync_id
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(json.map(|j| j.0 .0).unwrap_or_default())
+}
+
+/// A size's tenants and their rent per month, summed over a snapshot's tenant-rent rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct InPlace {
+    pub tenants: f64,
+    pub rent: f64,
+}
+
+/// A snapshot's sums per size as stored at ingest (`sync_records.tenant_rent_by_size`:
+/// `{"10x10": [tenants, rent], ...}`); an entry that does not read is skipped.
+#[derive(Clone, Debug, Default)]
+pub struct RentBySize(pub BTreeMap<String, InPlace>);
+
+impl<'de> Deserialize<'de> for RentBySize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let raw: BTreeMap<String, serde_json::Value> = BTreeMap::deserialize(d).unwrap_or_default();
+        Ok(Self(
+            raw.into_iter()
+                .filter_map(|(size, v)| {
+                    let [tenants, rent] = serde_json::from_value::<[f64; 2]>(v).ok()?;
+                    Some((size, InPlace { tenants, rent }))
+                })
+                .collect(),
+        ))
+    }
+}
+
+/// Tenant-rent rows summed per size (for snapshots stored before the sums were).
+pub fn summed_by_size(rows: &[StoredTenantRent]) -> BTreeMap<String, InPlace> {
+    let mut out: BTreeMap<String, InPlace> = BTreeMap::new();
+    for r in rows {
+        let n = f64::from(r.tenant_count);
+        let p = out.entry(r.size.clone()).or_default();
+        p.tenants += n;
+        p.rent += n * r.avg_rent;
+    }
+    out
+}
+
 /// Tenant-weighted street / in-place rent - 1, percent, over the sizes with a street rate.
-pub fn ecri_gap_pct(rents: &[StoredTenantRent], street: &BTreeMap<String, f64>) -> Option<f64> {
-    let mut in_place = 0.0;
+pub fn ecri_gap_pct(
+    in_place: &BTreeMap<String, InPlace>,
+    street: &BTreeMap<String, f64>,
+) -> Option<f64> {
+    let mut paid = 0.0;
     let mut at_street = 0.0;
-    for r in rents {
-        if let Some(s) = street.get(&r.size) {
-            in_place += f64::from(r.tenant_count) * r.avg_rent;
-            at_street += f64::from(r.tenant_count) * s;
+    for (size, p) in in_place {
+        if let Some(s) = street.get(size) {
+            paid += p.rent;
+            at_street += p.tenants * s;
         }
     }
-    (in_place > 0.0).then(|| (at_street / in_place - 1.0) * 100.0)
+    (paid > 0.0).then(|| (at_street / paid - 1.0) * 100.0)
 }
 
 /// A reason to show instead of figures.
@@ -305,6 +365,34 @@ mod tests {
         // Through the column's decoder, as the reports read it.
         let decoded: TenantRents = serde_json::from_str(json).unwrap();
         assert_eq!(decoded.0.len(), 2);
+    }
+
+    #[test]
+    fn the_rent_gap_weighs_each_size_by_its_tenants_and_skips_sizes_without_a_street_rate() {
+        let in_place = BTreeMap::from([
+            (
+                "10x10".to_owned(),
+                InPlace {
+                    tenants: 100.0,
+                    rent: 80.0 * 115.0 + 20.0 * 140.0,
+                },
+            ),
+            (
+                "5x5".to_owned(),
+                InPlace {
+                    tenants: 30.0,
+                    rent: 1_200.0,
+                },
+            ),
+        ]);
+        let street = BTreeMap::from([("10x10".to_owned(), 130.0)]);
+        let gap = ecri_gap_pct(&in_place, &street).unwrap();
+        assert!(
+            (gap - (13_000.0 / 12_000.0 - 1.0) * 100.0).abs() < 1e-9,
+            "{gap}"
+        );
+        assert_eq!(ecri_gap_pct(&in_place, &BTreeMap::new()), None);
+        assert_eq!(ecri_gap_pct(&BTreeMap::new(), &street), None);
     }
 
     #[test]

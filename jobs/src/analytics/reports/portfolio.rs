@@ -215,7 +215,7 @@ fn facility_out(
             (*rate > band.p75).then(|| (size.clone(), *rate, round2(band.p75)))
         })
         .collect();
-    let gap = ecri_gap_pct(&l.tenant_rents, &street);
+    let gap = ecri_gap_pct(&l.in_place, &street);
     let prev = read.previous.get(&f.id).copied().flatten();
     let days_since = (today - l.snapshot_date).num_days().max(0);
     let inputs = FlagInputs {
