@@ -62,6 +62,7 @@ fn facility(mode: Mode) -> FacilityInput {
                         rate: 70.0 + 9.0 * i as f64,
                         promo: (i % 3 == 0).then(|| "First month free".to_owned()),
                         observed_on: as_of - chrono::Days::new((i % 20) as u64),
+                        tier: None,
                     },
                 )
             })

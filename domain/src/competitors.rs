@@ -17,6 +17,12 @@ pub struct NewRate {
     pub size: UnitSize,
     /// The competitor's street rate, currency per month.
     pub rate: Money,
+    /// Optional: the unit tier the rate is for (climate controlled, drive-up...), when the
+    /// source knows it: 1 to 100 characters, trimmed; empty or null when unknown. Compared
+    /// case-insensitively with the facility's tiers.
+    #[serde(default)]
+    #[schema(max_length = 100)]
+    pub tier: Option<String>,
     /// The competitor's promotion as text; null when there is none (`false` is none, `true` a
     /// promotion of unknown terms).
     pub promo: Option<Text<500>>,
@@ -32,6 +38,8 @@ pub struct Checked {
     pub competitor: String,
     pub size: String,
     pub rate: f64,
+    /// The tier the rate is for, trimmed; `None` when unknown.
+    pub tier: Option<String>,
     pub promo: Option<String>,
     pub source_url: Option<String>,
     pub observed_on: NaiveDate,
@@ -53,6 +61,11 @@ impl NewRate {
         if self.rate.get() <= 0.0 {
             return Err(("rate".into(), "must be greater than 0".into()));
         }
+        // Blank is unknown, as a unit type's tier is; otherwise checked as a unit type's.
+        let tier = match self.tier.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(t) => Some(Text::<100>::parse(t).map_err(|m| ("tier".to_owned(), m))?),
+        };
         let competitor = self.competitor.as_str().trim().to_owned();
         if competitor.is_empty() {
             return Err(("competitor".into(), "must not be empty".into()));
@@ -61,6 +74,7 @@ impl NewRate {
             competitor,
             size: self.size.to_string(),
             rate: self.rate.get(),
+            tier: tier.map(Text::into_string),
             promo: self
                 .promo
                 .map(|p| p.as_str().trim().to_owned())

@@ -98,7 +98,7 @@ const SIZE_SPELLINGS: &[&str] = &[
     "size_ft",
 ];
 
-/// Spellings of a unit's tier, the same in unit rates and rent rolls.
+/// Spellings of a unit's tier, the same in unit rates, competitor rates and rent rolls.
 const TIER_SPELLINGS: &[&str] = &["tier", "unit_type", "type", "category", "features"];
 
 /// Accepted header spellings per kind, after normalisation (lower case, runs of anything other
@@ -201,6 +201,7 @@ pub const COMPETITOR_RATE_SYNONYMS: &[(Field, &[&str])] = &[
         ],
     ),
     (Field::Size, SIZE_SPELLINGS),
+    (Field::Tier, TIER_SPELLINGS),
     (
         Field::Rate,
         &[
@@ -315,8 +316,8 @@ pub fn template(kind: UploadKind) -> &'static str {
              2026-11-21,10x10,climate,149,91.5,6,120,110\n"
         }
         UploadKind::CompetitorRates => {
-            "observed_on,competitor,size,rate,promo,source_url\n\
-             2026-11-21,Public Storage,10x10,139,First month free,https://example.com/10x10\n"
+            "observed_on,competitor,size,tier,rate,promo,source_url\n\
+             2026-11-21,Public Storage,10x10,climate,139,First month free,https://example.com/10x10\n"
         }
         UploadKind::RentRoll => {
             "date,tenant_id,size,tier,rent,move_in_date,last_increase_date,customer_id,flags\n\

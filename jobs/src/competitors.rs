@@ -15,7 +15,7 @@ use uuid::Uuid;
 use domain::competitors::Checked;
 
 /// Upserts checked rates for a facility of the company (404 otherwise); within one batch the
-/// last rate for a competitor, size and day wins. Returns (inserted, updated).
+/// last rate for a competitor, size, tier and day wins. Returns (inserted, updated).
 pub(crate) async fn upsert(
     conn: &mut PgConnection,
     company_id: CompanyId,
@@ -27,7 +27,13 @@ pub(crate) async fn upsert(
     let mut unique: Vec<&Checked> = Vec::with_capacity(rates.len());
     let mut seen = std::collections::HashMap::new();
     for r in rates {
-        let key = (r.competitor.to_lowercase(), r.size.clone(), r.observed_on);
+        let tier = r.tier.as_deref().map(str::to_lowercase).unwrap_or_default();
+        let key = (
+            r.competitor.to_lowercase(),
+            r.size.clone(),
+            tier,
+            r.observed_on,
+        );
         match seen.get(&key) {
             Some(&i) => unique[i] = r,
             None => {
@@ -45,21 +51,27 @@ pub(crate) async fn upsert(
         let rates: Vec<f64> = chunk.iter().map(|r| r.rate).collect();
         let promos: Vec<Option<String>> = chunk.iter().map(|r| r.promo.clone()).collect();
         let urls: Vec<Option<String>> = chunk.iter().map(|r| r.source_url.clone()).collect();
+        let tiers: Vec<Option<String>> = chunk.iter().map(|r| r.tier.clone()).collect();
         let flags = sqlx::query_scalar!(
             // DISTINCT ON with the index's own `lower()`: names that Rust's lowercase keeps
             // apart but the database folds together ('İ' and 'i' under a UTF-8 locale) would
             // otherwise reach the same row twice in one statement.
             r#"INSERT INTO competitor_rates (company_id, facility_id, source, observed_on, competitor,
-                   size, rate, promo, source_url)
-               SELECT DISTINCT ON (lower(u.competitor), u.size, u.observed_on)
-                   $1, $2, $3, u.observed_on, u.competitor, u.size, u.rate, u.promo, u.source_url
-               FROM UNNEST($4::date[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::text[])
-                   WITH ORDINALITY AS u(observed_on, competitor, size, rate, promo, source_url, n)
-               ORDER BY lower(u.competitor), u.size, u.observed_on, u.n DESC
-               ON CONFLICT (facility_id, lower(competitor), size, observed_on) WHERE sync_id IS NULL
+                   size, rate, promo, source_url, tier)
+               SELECT DISTINCT ON (lower(u.competitor), u.size, lower(coalesce(u.tier, '')),
+                                   u.observed_on)
+                   $1, $2, $3, u.observed_on, u.competitor, u.size, u.rate, u.promo, u.source_url,
+                   u.tier
+               FROM UNNEST($4::date[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::text[],
+                           $10::text[])
+                   WITH ORDINALITY AS u(observed_on, competitor, size, rate, promo, source_url, tier, n)
+               ORDER BY lower(u.competitor), u.size, lower(coalesce(u.tier, '')), u.observed_on,
+                   u.n DESC
+               ON CONFLICT (facility_id, lower(competitor), size, lower(coalesce(tier, '')),
+                            observed_on) WHERE sync_id IS NULL
                DO UPDATE SET rate = EXCLUDED.rate, promo = EXCLUDED.promo,
                    source_url = EXCLUDED.source_url, source = EXCLUDED.source,
-                   competitor = EXCLUDED.competitor, created_at = now()
+                   competitor = EXCLUDED.competitor, tier = EXCLUDED.tier, created_at = now()
                RETURNING (xmax = 0) AS "inserted!""#,
             company_id.uuid(),
             facility_id.uuid(),
@@ -69,7 +81,8 @@ pub(crate) async fn upsert(
             &sizes,
             &rates,
             &promos as &[Option<String>],
-            &urls as &[Option<String>]
+            &urls as &[Option<String>],
+            &tiers as &[Option<String>]
         )
         .fetch_all(&mut *conn)
         .await?;
@@ -106,6 +119,8 @@ pub struct Listed {
     pub competitor: String,
     /// Unit size.
     pub size: String,
+    /// The unit tier the rate is for; null when the source did not say.
+    pub tier: Option<String>,
     /// The competitor's street rate, currency per month.
     pub rate: f64,
     /// The competitor's promotion; null when none.
@@ -127,6 +142,9 @@ pub struct Listed {
 #[derive(Debug, Clone, Serialize)]
 pub struct SizeBand {
     pub size: String,
+    /// Null for the size's whole set (every rate, whatever its tier); a tier's name for the
+    /// band of the rates that name that tier.
+    pub tier: Option<String>,
     #[serde(flatten)]
     pub band: CompetitorBand,
 }
@@ -160,7 +178,7 @@ pub(crate) async fn list(
 ) -> Result<Listing> {
     let (settings, _) = settings_of(conn, company_id, facility_id).await?;
     let rows = sqlx::query!(
-        "SELECT id, competitor, size, rate, promo, source_url, observed_on, source
+        "SELECT id, competitor, size, tier, rate, promo, source_url, observed_on, source
          FROM competitor_rates
          WHERE facility_id = $1 AND ($2::text IS NULL OR size = $2)
            AND ($3::date IS NULL OR observed_on >= $3)
@@ -190,6 +208,7 @@ pub(crate) async fn list(
                 id: r.id,
                 competitor: r.competitor,
                 size: r.size,
+                tier: r.tier,
                 rate: r.rate,
                 promo: r.promo,
                 source_url: r.source_url,
@@ -198,9 +217,10 @@ pub(crate) async fn list(
             }
         })
         .collect();
-    // Bands from every observation within the band's age limit (not just the listed page).
+    // Bands from every observation within the band's age limit (not just the listed page):
+    // the size's whole set, and each tier's own where rates name one.
     let recent = sqlx::query!(
-        "SELECT size, competitor, rate, promo, observed_on FROM competitor_rates
+        "SELECT size, tier, competitor, rate, promo, observed_on FROM competitor_rates
          WHERE facility_id = $1 AND ($2::text IS NULL OR size = $2)
            AND observed_on BETWEEN $3::date - $4::int AND $3::date",
         facility_id.uuid(),
@@ -210,24 +230,32 @@ pub(crate) async fn list(
     )
     .fetch_all(&mut *conn)
     .await?;
-    let mut sizes: Vec<String> = recent.iter().map(|r| r.size.clone()).collect();
-    sizes.sort();
-    sizes.dedup();
+    let mut sets: Vec<(String, Option<String>)> = recent
+        .iter()
+        .flat_map(|r| {
+            let tier = r.tier.as_deref().map(str::to_lowercase);
+            [(r.size.clone(), None), (r.size.clone(), tier)]
+        })
+        .collect();
+    sets.sort();
+    sets.dedup();
     let band_settings = settings.band();
-    let bands = sizes
+    let bands = sets
         .into_iter()
-        .filter_map(|size| {
+        .filter_map(|(size, tier)| {
             let obs: Vec<CompetitorObservation> = recent
                 .iter()
                 .filter(|r| r.size == size)
+                .filter(|r| tier.is_none() || r.tier.as_deref().map(str::to_lowercase) == tier)
                 .map(|r| CompetitorObservation {
                     competitor: r.competitor.clone(),
                     rate: r.rate,
                     promo: r.promo.clone(),
                     observed_on: r.observed_on,
+                    tier: r.tier.clone(),
                 })
                 .collect();
-            competitor_band(&obs, today, &band_settings).map(|band| SizeBand { size, band })
+            competitor_band(&obs, today, &band_settings).map(|band| SizeBand { size, tier, band })
         })
         .collect();
     Ok(Listing {

@@ -15,6 +15,9 @@ pub(crate) struct Listed {
     pub competitor: String,
     /// Unit size.
     pub size: String,
+    /// The unit tier the rate is for (climate controlled, drive-up...); null when the source
+    /// did not say.
+    pub tier: Option<String>,
     /// The competitor's street rate, currency per month.
     pub rate: f64,
     /// The competitor's promotion; null when none.
@@ -39,6 +42,7 @@ impl From<jobs::competitors::Listed> for Listed {
             id: r.id,
             competitor: r.competitor,
             size: r.size,
+            tier: r.tier,
             rate: r.rate,
             promo: r.promo,
             source_url: r.source_url,
@@ -54,7 +58,11 @@ impl From<jobs::competitors::Listed> for Listed {
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = CompetitorSizeBand)]
 pub(crate) struct SizeBand {
+    /// Unit size.
     pub size: String,
+    /// Null for the band of the size's whole set (every rate, whatever its tier); a tier (in
+    /// lower case) for the band of the rates that name that tier.
+    pub tier: Option<String>,
     #[serde(flatten)]
     pub band: CompetitorBand,
 }
@@ -63,6 +71,7 @@ impl From<jobs::competitors::SizeBand> for SizeBand {
     fn from(r: jobs::competitors::SizeBand) -> Self {
         Self {
             size: r.size,
+            tier: r.tier,
             band: r.band,
         }
     }
@@ -79,7 +88,8 @@ pub(crate) struct Listing {
     pub competitor_rates: Vec<Listed>,
     /// Observations listed.
     pub count: usize,
-    /// The band per size as of `as_of`, as the engine would use it.
+    /// The band per size as of `as_of` (and per tier, where rates name one), as the engine
+    /// would build it before any fallback (`docs/pricing.md`).
     pub bands: Vec<SizeBand>,
 }
 

@@ -44,6 +44,45 @@ pub(crate) struct Run {
     /// the decision's day (so the cooldown and the reversal window count from it). Also in
     /// `inputs.pending_approved_rates`.
     pub pending_approved_rates: Vec<PendingApprovedRate>,
+    /// The climate-controlled unit types the engine would have recommended below a plain
+    /// tier of their size, each held at that tier's recommendation, with the reason (also in
+    /// the recommendation's `tier_inversion` and its `tier_order` guardrail). Empty when no
+    /// size is inverted, and in runs of engines before 2026.11.9.
+    pub tier_inversions: Vec<TierInversion>,
+}
+
+/// A climate-controlled unit type held at the recommendation of a plain tier of its size.
+#[derive(Serialize, serde::Deserialize, utoipa::ToSchema)]
+pub(crate) struct TierInversion {
+    /// Unit size.
+    pub size: String,
+    /// The climate-controlled tier.
+    pub tier: String,
+    /// The plain tier it fell below.
+    pub plain_tier: String,
+    /// That tier's recommendation.
+    pub plain_rate: f64,
+    /// What the other rules recommended for this unit type.
+    pub recommended_rate: f64,
+    /// Where it is held: the plain tier's recommendation.
+    pub held_at: f64,
+    /// The reason, its amounts in the company's currency.
+    pub reason: String,
+}
+
+/// The run's held inversions, read from its (already currency-written) recommendations.
+fn tier_inversions(recommendations: &Value) -> Vec<TierInversion> {
+    recommendations
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|rec| {
+            let mut flag = rec.get("tier_inversion")?.as_object()?.clone();
+            flag.insert("size".into(), rec.get("size")?.clone());
+            flag.insert("tier".into(), rec.get("tier")?.clone());
+            serde_json::from_value(Value::Object(flag)).ok()
+        })
+        .collect()
 }
 
 /// A unit type the run started from an approved rate instead of its snapshot's rate.
@@ -71,8 +110,10 @@ impl Run {
             .cloned()
             .and_then(|v| serde_json::from_value(v).ok())
             .unwrap_or_default();
+        let recommendations = details_in(r.recommendations, currency);
         Self {
             pending_approved_rates,
+            tier_inversions: tier_inversions(&recommendations),
             recommendation_id: r.recommendation_id,
             facility_id: r.facility_id,
             facility_name: r.facility_name,
@@ -82,7 +123,7 @@ impl Run {
             trigger: r.trigger,
             mode: r.mode,
             per_size_count: r.per_size_count,
-            recommendations: details_in(r.recommendations, currency),
+            recommendations,
             inputs: r.inputs,
             settings: r.settings,
         }
@@ -100,6 +141,12 @@ fn details_in(mut recommendations: Value, currency: Currency) -> Value {
                     *detail = domain::prose::with_money(detail, currency);
                 }
             }
+        }
+        let flag = rec
+            .get_mut("tier_inversion")
+            .and_then(|f| f.get_mut("reason"));
+        if let Some(Value::String(reason)) = flag {
+            *reason = domain::prose::with_money(reason, currency);
         }
     }
     recommendations

@@ -22,6 +22,9 @@ pub struct CompetitorObservation {
     /// Free-text promotion ("First month free", "50% off 2 months", "$1 first month").
     pub promo: Option<String>,
     pub observed_on: NaiveDate,
+    /// The unit tier the rate was seen for (climate controlled, drive-up...), when the source
+    /// named it; `None` for a rate of unknown tier.
+    pub tier: Option<String>,
 }
 
 /// Settings of the band (part of the facility's pricing settings).

@@ -6,14 +6,15 @@
 //! (`factors`, with the rules that read the current rate in `rules`), then the guardrails in
 //! order (`guardrails`).
 
-use super::band::{competitor_band, CompetitorBand, CompetitorObservation};
+use super::band::{CompetitorBand, CompetitorObservation};
 use super::settings::PricingSettings;
 use super::target;
+use super::tiers;
 use crate::values::round2;
 use chrono::{Datelike, NaiveDate};
 
 /// Bumped whenever the maths changes, and stored with every run.
-pub const ENGINE_VERSION: &str = "2026.11.8";
+pub const ENGINE_VERSION: &str = "2026.11.9";
 
 pub use crate::lease_up::Mode;
 
@@ -37,30 +38,34 @@ pub fn size_key(size: &str) -> String {
 /// Runs the engine: one recommendation per unit type, in input order. Never panics.
 pub fn recommend(input: &FacilityInput, s: &PricingSettings) -> Vec<Recommendation> {
     let band_settings = s.band();
-    // Observations by size, and one band per size (unit types of two tiers share it).
+    // Observations by size; each unit type is banded on its tier's set or its size's
+    // (`tiers::band_for`).
     let mut by_size: std::collections::HashMap<String, Vec<CompetitorObservation>> =
         std::collections::HashMap::new();
     for (size, o) in &input.competitors {
         by_size.entry(size_key(size)).or_default().push(o.clone());
     }
-    let mut bands: std::collections::HashMap<String, Option<CompetitorBand>> =
-        std::collections::HashMap::new();
-    input
+    let premium = tiers::premium(&input.unit_types, s);
+    let mut recs: Vec<Recommendation> = input
         .unit_types
         .iter()
         .map(|ut| {
-            let key = size_key(&ut.size);
-            let band = bands
-                .entry(key)
-                .or_insert_with_key(|k| {
-                    by_size
-                        .get(k)
-                        .and_then(|obs| competitor_band(obs, input.as_of, &band_settings))
-                })
-                .clone();
-            recommend_one(input, ut, band, s)
+            let obs = by_size
+                .get(&size_key(&ut.size))
+                .map_or(&[][..], Vec::as_slice);
+            let (band, set) = tiers::band_for(ut, obs, input.as_of, &band_settings, s, premium);
+            let mut rec = recommend_one(input, ut, band, s);
+            if let (Some(set), Some(anchor)) = (&set, rec.factors.first_mut()) {
+                if !set.detail.is_empty() {
+                    anchor.detail = format!("{}; {}", anchor.detail, set.detail);
+                }
+            }
+            rec.competitor_set = set;
+            rec
         })
-        .collect()
+        .collect();
+    tiers::hold_tier_order(&mut recs, set_rate);
+    recs
 }
 
 /// What every step of one unit type's recommendation reads.
@@ -102,6 +107,8 @@ fn recommend_one(
         guardrails: Vec::new(),
         // Shown to cents; the engine worked with the band unrounded.
         competitor_band: band.as_ref().map(CompetitorBand::rounded),
+        competitor_set: None,
+        tier_inversion: None,
     };
     if !(current.is_finite() && current > 0.0) {
         rec.guardrails.push(Guardrail {
@@ -130,8 +137,14 @@ fn recommend_one(
 }
 
 fn finish(mut rec: Recommendation, rate: f64) -> Recommendation {
+    set_rate(&mut rec, rate);
+    rec
+}
+
+/// Sets the recommended rate (already rounded within the guardrails by the caller), with its
+/// change and action.
+fn set_rate(rec: &mut Recommendation, rate: f64) {
     let current = rec.current_rate;
-    // Already rounded within the guardrails by the caller.
     rec.recommended_rate = rate;
     rec.change_amount = round2(rec.recommended_rate - current);
     rec.change_pct = round2((rec.recommended_rate / current - 1.0) * 100.0);
@@ -142,7 +155,6 @@ fn finish(mut rec: Recommendation, rate: f64) -> Recommendation {
     } else {
         Action::Hold
     };
-    rec
 }
 
 /// 0..=1 from data depth: competitor band strength (40 %), days of history against 90 (30 %),

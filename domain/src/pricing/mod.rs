@@ -9,6 +9,7 @@ pub mod response;
 pub mod seasonality;
 pub mod settings;
 pub mod target;
+pub mod tiers;
 
 pub use band::{
     competitor_band, lease_up_fill, BandSettings, CompetitorBand, CompetitorObservation,

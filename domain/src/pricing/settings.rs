@@ -118,6 +118,14 @@ pub struct PricingSettings {
     pub competitor_stale_weight: f64,
     /// Competitor observations older than this (days) are ignored.
     pub competitor_max_age_days: i64,
+    /// A tier of a size is banded against its own competitors (rates that name that tier) when
+    /// at least this many competitors priced it; otherwise against the size's whole set,
+    /// adjusted by the tier premium.
+    pub tier_min_competitors: i64,
+    /// Premium (%) of a climate-controlled tier over a plain tier of the same size, used when
+    /// the facility's own street rates show none (no size with both, or climate priced under
+    /// plain).
+    pub tier_premium_pct: f64,
     /// Not the engine's: a recommended change within this much (%) of the rate in force is
     /// accepted automatically when a run is stored (0, the default, turns it off).
     pub auto_accept_within_pct: f64,
@@ -171,6 +179,8 @@ impl Default for PricingSettings {
             competitor_stale_after_days: band.stale_after_days,
             competitor_stale_weight: band.stale_weight,
             competitor_max_age_days: band.max_age_days,
+            tier_min_competitors: 3,
+            tier_premium_pct: 20.0,
             auto_accept_within_pct: 0.0,
         }
     }

@@ -285,6 +285,7 @@ fn competitor_row(
             .map_err(|m| c.err(Field::Competitor, m))?,
         size,
         rate: Money::new(rate).map_err(|m| c.err(Field::Rate, m))?,
+        tier: c.optional(Field::Tier).map(str::to_owned),
         promo: c
             .optional(Field::Promo)
             .map(|p| Text::parse(p).map_err(|m| c.err(Field::Promo, m)))
@@ -298,6 +299,7 @@ fn competitor_row(
     let field_of = |name: &str| match name {
         "observed_on" => Field::Date,
         "rate" => Field::Rate,
+        "tier" => Field::Tier,
         _ => Field::Competitor,
     };
     new.check(today)

@@ -262,6 +262,7 @@ async fn observations_by_size(
                 rate: r.rate,
                 promo: r.promo,
                 observed_on: r.observed_on,
+                tier: None,
             });
     }
     Ok(observations)

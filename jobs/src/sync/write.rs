@@ -80,6 +80,7 @@ struct Columns {
     c_name: Vec<String>,
     c_size: Vec<String>,
     c_rate: Vec<f64>,
+    c_tier: Vec<Option<String>>,
     c_promo: Vec<Option<String>>,
     c_url: Vec<Option<String>>,
 }
@@ -189,6 +190,8 @@ impl Columns {
             self.c_name.push(r.competitor.as_str().to_owned());
             self.c_size.push(r.size.to_string());
             self.c_rate.push(r.rate.get());
+            self.c_tier
+                .push(r.tier.as_ref().map(|t| t.as_str().to_owned()));
             self.c_promo
                 .push(r.promo.as_ref().map(|t| t.as_str().to_owned()));
             self.c_url
@@ -438,10 +441,11 @@ async fn insert_competitor_rates(
 ) -> Result<()> {
     sqlx::query!(
         "INSERT INTO competitor_rates (company_id, facility_id, sync_id, observed_on, source,
-             competitor, size, rate, promo, source_url)
-         SELECT $1, $2, u.s, u.d, 'sync', u.c, u.size, u.rate, u.promo, u.url
-         FROM UNNEST($3::uuid[], $4::date[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::text[])
-              AS u(s, d, c, size, rate, promo, url)",
+             competitor, size, rate, promo, source_url, tier)
+         SELECT $1, $2, u.s, u.d, 'sync', u.c, u.size, u.rate, u.promo, u.url, u.tier
+         FROM UNNEST($3::uuid[], $4::date[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::text[],
+                     $10::text[])
+              AS u(s, d, c, size, rate, promo, url, tier)",
         company_id.uuid(),
         fid,
         sync_ids,
@@ -451,6 +455,7 @@ async fn insert_competitor_rates(
         &cols.c_rate,
         &cols.c_promo as &[Option<String>],
         &cols.c_url as &[Option<String>],
+        &cols.c_tier as &[Option<String>],
     )
     .execute(&mut *conn)
     .await?;

@@ -37,6 +37,7 @@ mod jobs;
 mod openapi;
 mod password;
 mod pricing;
+mod pricing_tiers;
 mod rate_decisions;
 mod rate_limit;
 mod rent_roll;

@@ -134,7 +134,7 @@ pub(super) fn rates_table(fig: &Figures, l: &competitors::Listing) -> Table {
     for r in &l.competitor_rates {
         t.row(cells![
             r.competitor.clone(),
-            r.size.clone(),
+            with_tier(&r.size, r.tier.as_deref()),
             fig.rate(r.rate),
             r.promo.clone().unwrap_or_default(),
             fig.rate(r.effective_rate),
@@ -145,6 +145,11 @@ pub(super) fn rates_table(fig: &Figures, l: &competitors::Listing) -> Table {
         ]);
     }
     t
+}
+
+/// A size with the tier a competitor rate or band names (`10x20 climate`).
+fn with_tier(size: &str, tier: Option<&str>) -> String {
+    tier.map_or_else(|| size.to_owned(), |t| format!("{size} {t}"))
 }
 
 pub(super) fn bands_table(fig: &Figures, l: &competitors::Listing) -> Table {
@@ -165,7 +170,7 @@ pub(super) fn bands_table(fig: &Figures, l: &competitors::Listing) -> Table {
     bands.sort_by_key(|b| crate::dashboard::figures::size_order(&b.size));
     for b in bands {
         t.row(cells![
-            b.size.clone(),
+            with_tier(&b.size, b.tier.as_deref()),
             fig.rate(b.band.p25),
             fig.rate(b.band.median),
             fig.rate(b.band.p75),

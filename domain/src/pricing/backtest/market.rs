@@ -301,6 +301,7 @@ impl SizeMarket {
                         rate: round2(*rate),
                         promo: None,
                         observed_on: *on,
+                        tier: None,
                     },
                 )
             })

@@ -10,6 +10,7 @@ fn obs(name: &str, rate: f64, promo: Option<&str>, on: &str) -> CompetitorObserv
         rate,
         promo: promo.map(Into::into),
         observed_on: d(on),
+        tier: None,
     }
 }
 

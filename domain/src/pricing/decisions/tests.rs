@@ -32,6 +32,8 @@ fn rec(size: &str, tier: &str) -> Recommendation {
             newest_observed_on: day("2026-11-10"),
             oldest_observed_on: day("2026-11-10"),
         }),
+        competitor_set: None,
+        tier_inversion: None,
     }
 }
 

@@ -3,6 +3,7 @@
 use super::Mode;
 use crate::pricing::band::{CompetitorBand, CompetitorObservation};
 use crate::pricing::seasonality::SeasonalIndex;
+use crate::pricing::tiers::{CompetitorSet, TierInversion};
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
@@ -115,4 +116,12 @@ pub struct Recommendation {
     pub factors: Vec<Factor>,
     pub guardrails: Vec<Guardrail>,
     pub competitor_band: Option<CompetitorBand>,
+    /// The competitor set the band was built from (the tier's own, the size's, or the size's
+    /// adjusted by the tier premium); null without a band.
+    #[serde(default)]
+    pub competitor_set: Option<CompetitorSet>,
+    /// Set when this climate-controlled unit type would have been recommended below a plain
+    /// tier of its size and was held at that tier's recommendation.
+    #[serde(default)]
+    pub tier_inversion: Option<TierInversion>,
 }

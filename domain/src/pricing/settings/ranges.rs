@@ -36,7 +36,7 @@ const fn whole(name: &'static str, min: f64, max: f64) -> Range {
 }
 
 /// Every numeric setting with its range, in the order of the struct.
-pub const RANGES: [Range; 44] = [
+pub const RANGES: [Range; 46] = [
     r("occupancy_target_low_pct", 0.0, 100.0),
     r("occupancy_target_high_pct", 0.0, 100.0),
     r("occupancy_pp_per_point", 0.0, 10.0),
@@ -80,6 +80,8 @@ pub const RANGES: [Range; 44] = [
     whole("competitor_stale_after_days", 0.0, 3650.0),
     r("competitor_stale_weight", 0.0, 1.0),
     whole("competitor_max_age_days", 0.0, 3650.0),
+    whole("tier_min_competitors", 1.0, 50.0),
+    r("tier_premium_pct", 0.0, 200.0),
     r("auto_accept_within_pct", 0.0, 20.0),
 ];
 
@@ -94,6 +96,8 @@ impl PricingSettings {
         self.check_probe_and_weak_close()?;
         self.check_response_history()?;
         self.check_competitor_band()?;
+        days("tier_min_competitors", self.tier_min_competitors, 1, 50)?;
+        within("tier_premium_pct", self.tier_premium_pct, 0.0, 200.0)?;
         within(
             "auto_accept_within_pct",
             self.auto_accept_within_pct,

@@ -154,6 +154,10 @@ pub struct CompetitorRate {
     pub size: UnitSize,
     /// The competitor's street rate, currency per month.
     pub rate: Money,
+    /// Optional addition: the unit tier the rate is for (climate controlled, drive-up...),
+    /// when the source knows it; empty or absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<Text<100>>,
     /// Free-text description of the competitor's promotion; null when there is none.
     pub promo: Option<Text<500>>,
     /// Where the rate was seen.

@@ -26,6 +26,7 @@ pub async fn competitor_observations(
                 rate: r.rate,
                 promo: r.promo,
                 observed_on: r.observed_on,
+                tier: None,
             },
         );
     }

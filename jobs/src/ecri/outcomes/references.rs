@@ -89,6 +89,7 @@ pub(super) async fn references(pool: &PgPool, keys: &BTreeSet<Key>) -> Result<BT
                 rate: r.rate,
                 promo: r.promo,
                 observed_on: r.observed_on,
+                tier: None,
             });
     }
     for (key, o) in obs {

@@ -10,6 +10,7 @@ fn obs(competitor: &str, rate: f64, on: &str) -> CompetitorObservation {
         rate,
         promo: None,
         observed_on: d(on),
+        tier: None,
     }
 }
 
@@ -99,6 +100,7 @@ fn each_day_has_the_band_of_everything_seen_by_then() {
                 rate,
                 promo: promos[next(4) as usize].map(Into::into),
                 observed_on: first + chrono::Days::new(next(150)),
+                tier: None,
             }
         })
         .collect();

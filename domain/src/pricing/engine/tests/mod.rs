@@ -75,6 +75,7 @@ fn comps(mut i: FacilityInput, rates: &[f64]) -> FacilityInput {
                     rate: *r,
                     promo: None,
                     observed_on: d("2026-11-14"),
+                    tier: None,
                 },
             )
         })

@@ -128,6 +128,7 @@ fn input_strategy() -> impl Strategy<Value = FacilityInput> {
                                     rate,
                                     promo: promo.map(Into::into),
                                     observed_on: as_of - chrono::Days::new(age as u64),
+                                    tier: None,
                                 },
                             )
                         })
@@ -270,6 +271,7 @@ proptest! {
                 rate: *r,
                 promo: None,
                 observed_on: as_of - chrono::Days::new(*age as u64),
+                tier: None,
             })
             .collect();
         if let Some(b) = crate::pricing::band::competitor_band(&obs, as_of, &Default::default()) {
