@@ -15,8 +15,9 @@
 //!   their rents. Estimated when any occupied unit was; `actual_rent_coverage_pct` is the share
 //!   of occupied units whose rent was listed (0 without tenant_rents).
 
-use super::payload::SyncPayload;
+use super::payload::{SyncPayload, TenantRent};
 use crate::values::{round2, COUNT_MAX};
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypeCounts {
@@ -241,6 +242,19 @@ fn actual_rents(p: &SyncPayload, per_type: &[TypeCounts], occupied_known: bool) 
     out
 }
 
+/// The day's tenant-rent rows summed per size: `[tenants, their rent per month]`
+/// (`sync_records.tenant_rent_by_size`, which the portfolio's rent gap reads).
+pub fn rent_by_size(rows: &[TenantRent]) -> BTreeMap<String, [f64; 2]> {
+    let mut out: BTreeMap<String, [f64; 2]> = BTreeMap::new();
+    for r in rows {
+        let n = f64::from(r.tenant_count.as_i32());
+        let sums = out.entry(r.size.to_string()).or_default();
+        sums[0] += n;
+        sums[1] += n * r.avg_rent.get();
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,6 +293,26 @@ mod tests {
         assert_eq!(d.actual_rent_coverage_pct, Some(100.0));
         // Street rent of the occupied units: 45*100 + 80*50 = 8,500.
         assert_eq!(d.occupied_potential_rent, Some(8_500.0));
+    }
+
+    #[test]
+    fn tenant_rents_are_summed_per_size_as_normalised() {
+        // Two cohorts of 10x10 (one sent as "10 X 10") and one of 5x5.
+        let p = payload(
+            r#"{"date":"2026-11-01","unit_types":[],
+              "tenant_rents":[{"size":"10x10","avg_rent":115,"tenant_count":80},
+                              {"size":"10 X 10","avg_rent":140,"tenant_count":20},
+                              {"size":"5x5","avg_rent":40,"tenant_count":30}]}"#,
+        );
+        let sums = rent_by_size(&p.tenant_rents);
+        assert_eq!(
+            sums,
+            BTreeMap::from([
+                ("10x10".to_owned(), [100.0, 12_000.0]),
+                ("5x5".to_owned(), [30.0, 1_200.0]),
+            ])
+        );
+        assert!(rent_by_size(&[]).is_empty());
     }
 
     #[test]

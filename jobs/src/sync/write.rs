@@ -7,11 +7,11 @@ use crate::facilities::Resolved;
 use crate::sync::store::Source;
 use chrono::NaiveDate;
 use domain::ids::CompanyId;
-use domain::sync::derive::derive;
+use domain::sync::derive::{derive, rent_by_size};
 use domain::sync::payload::SyncPayload;
 use domain::values::Count;
 use sqlx::PgConnection;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use uuid::Uuid;
 
 /// One day of a facility to write: the parsed snapshot and the body as received, kept for audit
@@ -118,19 +118,6 @@ fn stored_raw(p: &SyncPayload, raw_json: &str) -> Result<String> {
         }
     }
     Ok(v.to_string())
-}
-
-/// The day's tenant-rent rows summed per size: tenants and their rent per month
-/// (`sync_records.tenant_rent_by_size`).
-fn rent_by_size(rows: &[domain::sync::payload::TenantRent]) -> BTreeMap<String, [f64; 2]> {
-    let mut out: BTreeMap<String, [f64; 2]> = BTreeMap::new();
-    for r in rows {
-        let n = f64::from(r.tenant_count.as_i32());
-        let sums = out.entry(r.size.to_string()).or_default();
-        sums[0] += n;
-        sums[1] += n * r.avg_rent.get();
-    }
-    out
 }
 
 impl Columns {
