@@ -15,8 +15,9 @@
 //!   their rents. Estimated when any occupied unit was; `actual_rent_coverage_pct` is the share
 //!   of occupied units whose rent was listed (0 without tenant_rents).
 
-use super::payload::{SyncPayload, TenantRent};
+use super::payload::SyncPayload;
 use crate::values::{round2, COUNT_MAX};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -242,15 +243,37 @@ fn actual_rents(p: &SyncPayload, per_type: &[TypeCounts], occupied_known: bool) 
     out
 }
 
-/// The day's tenant-rent rows summed per size: `[tenants, their rent per month]`
-/// (`sync_records.tenant_rent_by_size`, which the portfolio's rent gap reads).
-pub fn rent_by_size(rows: &[TenantRent]) -> BTreeMap<String, [f64; 2]> {
-    let mut out: BTreeMap<String, [f64; 2]> = BTreeMap::new();
-    for r in rows {
-        let n = f64::from(r.tenant_count.as_i32());
-        let sums = out.entry(r.size.to_string()).or_default();
-        sums[0] += n;
-        sums[1] += n * r.avg_rent.get();
+/// A size's tenants and their rent per month, summed over a day's tenant-rent rows; stored as
+/// `[tenants, rent]` (`sync_records.tenant_rent_by_size`, which the portfolio's rent gap reads).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "[f64; 2]", into = "[f64; 2]")]
+pub struct InPlace {
+    pub tenants: f64,
+    pub rent: f64,
+}
+
+impl From<[f64; 2]> for InPlace {
+    fn from([tenants, rent]: [f64; 2]) -> Self {
+        Self { tenants, rent }
+    }
+}
+
+impl From<InPlace> for [f64; 2] {
+    fn from(p: InPlace) -> Self {
+        [p.tenants, p.rent]
+    }
+}
+
+/// Tenant-rent rows, each `(size, tenants, average rent)`, summed per size: at ingest from the
+/// day's checked rows, and by readers from the stored rows of days kept before the sums were.
+pub fn rent_by_size(
+    rows: impl IntoIterator<Item = (String, f64, f64)>,
+) -> BTreeMap<String, InPlace> {
+    let mut out: BTreeMap<String, InPlace> = BTreeMap::new();
+    for (size, tenants, avg_rent) in rows {
+        let p = out.entry(size).or_default();
+        p.tenants += tenants;
+        p.rent += tenants * avg_rent;
     }
     out
 }
@@ -304,15 +327,21 @@ mod tests {
                               {"size":"10 X 10","avg_rent":140,"tenant_count":20},
                               {"size":"5x5","avg_rent":40,"tenant_count":30}]}"#,
         );
-        let sums = rent_by_size(&p.tenant_rents);
+        let sums = rent_by_size(p.tenant_rents.iter().map(|r| {
+            (
+                r.size.to_string(),
+                f64::from(r.tenant_count.get()),
+                r.avg_rent.get(),
+            )
+        }));
+        let stored = serde_json::to_value(&sums).unwrap();
         assert_eq!(
-            sums,
-            BTreeMap::from([
-                ("10x10".to_owned(), [100.0, 12_000.0]),
-                ("5x5".to_owned(), [30.0, 1_200.0]),
-            ])
+            stored,
+            serde_json::json!({ "10x10": [100.0, 12_000.0], "5x5": [30.0, 1_200.0] })
         );
-        assert!(rent_by_size(&[]).is_empty());
+        let read: BTreeMap<String, InPlace> = serde_json::from_value(stored).unwrap();
+        assert_eq!(read, sums);
+        assert!(rent_by_size(Vec::new()).is_empty());
     }
 
     #[test]

@@ -150,10 +150,15 @@ impl Columns {
         self.promotions.push(encode("promotions", &p.promotions)?);
         self.tenant_rents
             .push(encode("tenant rents", &p.tenant_rents)?);
-        self.rent_by_size.push(encode(
-            "tenant rents by size",
-            &rent_by_size(&p.tenant_rents),
-        )?);
+        let by_size = rent_by_size(p.tenant_rents.iter().map(|r| {
+            (
+                r.size.to_string(),
+                f64::from(r.tenant_count.get()),
+                r.avg_rent.get(),
+            )
+        }));
+        self.rent_by_size
+            .push(encode("tenant rents by size", &by_size)?);
         self.raw.push(stored_raw(p, raw_json)?);
         for (u, c) in p.unit_types.iter().zip(&d.per_type) {
             self.u_date.push(date);

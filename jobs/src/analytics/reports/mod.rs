@@ -274,12 +274,7 @@ pub async fn tenant_rents_of(pool: &PgPool, sync_id: Uuid) -> Result<Vec<StoredT
     Ok(json.map(|j| j.0 .0).unwrap_or_default())
 }
 
-/// A size's tenants and their rent per month, summed over a snapshot's tenant-rent rows.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct InPlace {
-    pub tenants: f64,
-    pub rent: f64,
-}
+pub use domain::sync::derive::InPlace;
 
 /// A snapshot's sums per size as stored at ingest (`sync_records.tenant_rent_by_size`:
 /// `{"10x10": [tenants, rent], ...}`); an entry that does not read is skipped.
@@ -291,25 +286,18 @@ impl<'de> Deserialize<'de> for RentBySize {
         let raw: BTreeMap<String, serde_json::Value> = BTreeMap::deserialize(d).unwrap_or_default();
         Ok(Self(
             raw.into_iter()
-                .filter_map(|(size, v)| {
-                    let [tenants, rent] = serde_json::from_value::<[f64; 2]>(v).ok()?;
-                    Some((size, InPlace { tenants, rent }))
-                })
+                .filter_map(|(size, v)| Some((size, serde_json::from_value::<InPlace>(v).ok()?)))
                 .collect(),
         ))
     }
 }
 
-/// Tenant-rent rows summed per size (for snapshots stored before the sums were).
-pub fn summed_by_size(rows: &[StoredTenantRent]) -> BTreeMap<String, InPlace> {
-    let mut out: BTreeMap<String, InPlace> = BTreeMap::new();
-    for r in rows {
-        let n = f64::from(r.tenant_count);
-        let p = out.entry(r.size.clone()).or_default();
-        p.tenants += n;
-        p.rent += n * r.avg_rent;
-    }
-    out
+/// Stored tenant-rent rows summed per size (for snapshots stored before the sums were).
+fn summed_by_size(rows: &[StoredTenantRent]) -> BTreeMap<String, InPlace> {
+    domain::sync::derive::rent_by_size(
+        rows.iter()
+            .map(|r| (r.size.clone(), f64::from(r.tenant_count), r.avg_rent)),
+    )
 }
 
 /// Tenant-weighted street / in-place rent - 1, percent, over the sizes with a street rate.
