@@ -16,7 +16,8 @@ pub(crate) struct Model {
     premium_sensitivity: f64,
     /// Weight of the facility's own outcomes against the company's and the prior (0 to 1).
     evidence_weight: f64,
-    /// Increased tenants of the facility whose 90 days have passed.
+    /// Increased tenants of the facility learned from: 90 days passed, or at least 9 of them
+    /// (`open_windows`).
     increased_tenants: u32,
     /// Tenants not increased, watched over the last 90 days.
     baseline_tenants: u32,
@@ -25,6 +26,9 @@ pub(crate) struct Model {
     /// Of `increased_tenants`, those whose 90 days ran from their notice (an approved batch):
     /// a move-out during the notice counts as a reaction.
     from_notices: u32,
+    /// Of `increased_tenants`, those whose 90 days are not over yet: counted for the move-outs
+    /// of the part seen, in steps of 9 days from the 9th.
+    open_windows: u32,
     /// Records of the facility's increases left out of the learning, by reason (tenants).
     left_out: LeftOut,
     /// How the baseline move-out rate falls with tenure.
@@ -37,7 +41,7 @@ pub(crate) struct Model {
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = EcriLeftOut)]
 struct LeftOut {
-    /// The 90-day window is not over yet (waiting, not wrong).
+    /// Under 9 days of the 90-day window have passed (waiting, not wrong).
     incomplete: u32,
     /// The new rent not above the old one.
     not_an_increase: u32,
@@ -123,6 +127,7 @@ impl Model {
             baseline_tenants: m.baseline_tenants,
             company_increased_tenants: m.company_increased_tenants,
             from_notices: m.from_notices,
+            open_windows: m.open_windows,
             left_out: LeftOut {
                 incomplete: m.left_out.incomplete,
                 not_an_increase: m.left_out.not_an_increase,

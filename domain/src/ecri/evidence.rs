@@ -6,8 +6,12 @@
 //!   batches), else at the effective date (an increase seen only in the rent roll). A tenant who
 //!   moves out between the notice and the effective date has reacted to the increase: it counts
 //!   as a move-out of the increase, never as one of a tenant not increased.
-//! - A window counts once complete: `as_of >= start + 90 days`. Earlier ones are counted as
-//!   `incomplete` and wait.
+//! - A window counts once complete: `as_of >= start + 90 days`. For the stay model's learning
+//!   ([`Windows::Open`]) a window still open counts too, once [`OPEN_STEP_DAYS`] of it have
+//!   passed, for what has been seen: the move-outs up to the last whole step of
+//!   [`OPEN_STEP_DAYS`] days, with the share of the window seen (`Outcome::open_share`). Younger
+//!   ones (and every open one for [`Windows::Complete`], the stop-loss's reading) are counted
+//!   as `incomplete` and wait.
 //! - Records that cannot be an increase a tenant reacted to are left out and counted by reason
 //!   ([`LeftOut`]): a rent not positive, no increase, an increase above
 //!   [`MAX_PLAUSIBLE_INCREASE_PCT`] (a promotion ending, a data fix), a new rent more than
@@ -43,6 +47,20 @@ pub const PAST_INCREASES_CAP: u32 = 3;
 pub const TENURE_EDGES: [f64; 5] = [3.0, 6.0, 12.0, 24.0, 48.0];
 /// The months each band is carried as (its middle; 72 for the last).
 pub const TENURE_BAND_MONTHS: [f64; 6] = [1.5, 4.5, 9.0, 18.0, 36.0, 72.0];
+
+/// An open window counts once this many days of it have passed, and is read in whole steps of
+/// as many days (a tenth of the window): the first days say little, and the steps keep alike
+/// records one outcome.
+pub const OPEN_STEP_DAYS: i64 = 9;
+
+/// Which windows [`increase_outcomes`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Windows {
+    /// Only windows that are over (the stop-loss compares whole windows with whole windows).
+    Complete,
+    /// Open ones too, for what has been seen of them (the stay model's learning).
+    Open,
+}
 
 /// Days in an average month.
 const MONTH_DAYS: f64 = 365.25 / 12.0;
@@ -176,11 +194,24 @@ pub struct Evidence {
     pub counted: u32,
     /// Of those, judged from their notice date (the rest from their effective date).
     pub from_notices: u32,
+    /// Of those, counted from a window still open ([`Windows::Open`]).
+    pub open: u32,
 }
 
 /// The window's start of a record counted, and whether the tenant left within it; or why it
-/// is left out.
+/// is left out (`Incomplete` while the window is open).
 pub fn judge(r: &IncreaseRecord, as_of: NaiveDate) -> Result<(NaiveDate, bool), Skip> {
+    match judge_seen(r, as_of)? {
+        (start, left, seen) if seen >= 1.0 => Ok((start, left)),
+        _ => Err(Skip::Incomplete),
+    }
+}
+
+/// [`judge`] with open windows: the window's start, whether the tenant left within what has
+/// been seen of it, and the share seen (1 once it is over; for an open one the whole steps of
+/// [`OPEN_STEP_DAYS`] days passed, the move-outs up to their end). `Incomplete` before the
+/// first step.
+pub fn judge_seen(r: &IncreaseRecord, as_of: NaiveDate) -> Result<(NaiveDate, bool, f64), Skip> {
     let rents = [r.rent_before, r.rent_after];
     if rents.iter().any(|x| !x.is_finite() || *x <= 0.0) {
         return Err(Skip::NonPositiveRent);
@@ -210,10 +241,16 @@ pub fn judge(r: &IncreaseRecord, as_of: NaiveDate) -> Result<(NaiveDate, bool), 
         return Err(Skip::GoneBeforeNotice);
     }
     let end = start + chrono::Duration::days(WINDOW_DAYS);
-    if as_of < end {
+    if as_of >= end {
+        return Ok((start, r.moved_out_on.is_some_and(|d| d <= end), 1.0));
+    }
+    let steps = (as_of - start).num_days() / OPEN_STEP_DAYS;
+    if steps < 1 {
         return Err(Skip::Incomplete);
     }
-    Ok((start, r.moved_out_on.is_some_and(|d| d <= end)))
+    let seen_until = start + chrono::Duration::days(steps * OPEN_STEP_DAYS);
+    let seen = (steps * OPEN_STEP_DAYS) as f64 / WINDOW_DAYS as f64;
+    Ok((start, r.moved_out_on.is_some_and(|d| d <= seen_until), seen))
 }
 
 fn increase_pct(r: &IncreaseRecord) -> f64 {
@@ -226,22 +263,36 @@ fn premium_pct(r: &IncreaseRecord) -> f64 {
         .map_or(0.0, |x| (r.rent_after / x - 1.0) * 100.0)
 }
 
-/// The outcomes of the records whose 90-day window is complete on `as_of`, alike ones grouped,
-/// with the records left out counted by reason.
-pub fn increase_outcomes(records: &[IncreaseRecord], as_of: NaiveDate) -> Evidence {
+/// Alike records: increase and premium (bits), tenure band (6 = unknown), past increases
+/// (capped), the increase in currency (bits), a recent previous increase, the share seen (bits).
+type GroupKey = (u64, u64, usize, u32, u64, bool, u64);
+
+/// The outcomes of the records whose 90-day window is complete on `as_of` (and with
+/// [`Windows::Open`] of those still open, for what has been seen), alike ones grouped, with the
+/// records left out counted by reason.
+pub fn increase_outcomes(
+    records: &[IncreaseRecord],
+    as_of: NaiveDate,
+    windows: Windows,
+) -> Evidence {
     let mut ev = Evidence::default();
-    // Key: increase and premium (bits), tenure band (6 = unknown), past increases (capped),
-    // the increase in currency (bits), a recent previous increase.
-    let mut groups: BTreeMap<(u64, u64, usize, u32, u64, bool), Outcome> = BTreeMap::new();
+    let mut groups: BTreeMap<GroupKey, Outcome> = BTreeMap::new();
     for r in records {
-        let left = match judge(r, as_of) {
-            Ok((_, left)) => left,
+        let judged = judge_seen(r, as_of).and_then(|j| match windows {
+            Windows::Complete if j.2 < 1.0 => Err(Skip::Incomplete),
+            _ => Ok(j),
+        });
+        let (left, seen) = match judged {
+            Ok((_, left, seen)) => (left, seen),
             Err(why) => {
                 ev.left_out.count(why);
                 continue;
             }
         };
         ev.counted = ev.counted.saturating_add(1);
+        if seen < 1.0 {
+            ev.open = ev.open.saturating_add(1);
+        }
         if r.notice_date.is_some() {
             ev.from_notices = ev.from_notices.saturating_add(1);
         }
@@ -259,6 +310,7 @@ pub fn increase_outcomes(records: &[IncreaseRecord], as_of: NaiveDate) -> Eviden
             past,
             amount.to_bits(),
             recent,
+            seen.to_bits(),
         );
         let o = groups.entry(key).or_insert_with(|| Outcome {
             increase_pct: inc,
@@ -267,6 +319,7 @@ pub fn increase_outcomes(records: &[IncreaseRecord], as_of: NaiveDate) -> Eviden
             raised_recently: recent,
             months_since_move_in: band.map(|b| TENURE_BAND_MONTHS[b]),
             past_increases: past,
+            open_share: 1.0 - seen,
             ..Outcome::default()
         });
         o.tenants = o.tenants.saturating_add(1);
@@ -289,11 +342,17 @@ pub fn baseline_outcome(band: Option<usize>, tenants: u32, left: u32) -> Outcome
 
 /// A cell of a company's pooled outcomes: increase and premium to the nearest half point (an
 /// increase stays above 0), tenure band, past increases, the increase in currency to the
-/// nearest half (0: unknown), a recent previous increase. Within a cell the prior's logit moves
-/// by at most 0.03 (0.06 per point of increase, 0.12 per point of premium), while a company's
-/// thousands of rows become a few hundred cells: the per-facility company fits are what the
-/// answer for a thousand facilities spends its time on.
-pub type Cell = (i64, i64, Option<u64>, u32, i64, bool);
+/// nearest half (0: unknown), a recent previous increase, the tenths of the window seen (10:
+/// over). Within a cell the prior's logit moves by at most 0.03 (0.06 per point of increase,
+/// 0.12 per point of premium), while a company's thousands of rows become a few hundred cells:
+/// the per-facility company fits are what the answer for a thousand facilities spends its time
+/// on.
+pub type Cell = (i64, i64, Option<u64>, u32, i64, bool, u8);
+
+/// The tenths of a window seen, as a cell keeps them (10: the window is over).
+fn seen_tenths(o: &Outcome) -> u8 {
+    (o.seen_share() * 10.0).round().clamp(0.0, 10.0) as u8
+}
 
 /// The cell of an outcome.
 pub fn cell(o: &Outcome) -> Cell {
@@ -314,6 +373,7 @@ pub fn cell(o: &Outcome) -> Cell {
             0
         },
         o.raised_recently,
+        if o.increased() { seen_tenths(o) } else { 10 },
     )
 }
 
@@ -328,6 +388,7 @@ pub fn cell_outcome(c: &Cell, tenants: u32, moved_out: u32) -> Outcome {
         past_increases: c.3,
         increase_amount: c.4 as f64 / 2.0,
         raised_recently: c.5,
+        open_share: 1.0 - f64::from(c.6.min(10)) / 10.0,
     }
 }
 

@@ -82,13 +82,15 @@ pub struct EcriEngineSettings {
     /// most 50.
     pub holdout_pct: f64,
     /// Guardrail `ramp`: while a facility's increase sensitivity rests mostly on the prior
-    /// (its own outcomes under `ramp_until_evidence_pct` of it), only this share (%) of the
-    /// tenants it would increase are, drawn by a stable hash of the customer (else the tenant);
-    /// the rest wait until the first windows close. Default 100 (off: on the backtest's tuning
-    /// seeds a ramp of 30 % cost the `hazard` family more than it saved the others).
+    /// (on outcomes, its own or its company's, under `ramp_until_evidence_pct` of it), only a
+    /// share of the tenants it would increase are: this share (%) with no evidence, growing in
+    /// proportion to the evidence to all at the bar; drawn by a stable hash of the customer
+    /// (else the tenant). Default 100 (off; docs/ecri.md, "Backtest", for what 30 with a bar of
+    /// 40 does where tenants react unlike the prior).
     pub ramp_share_pct: f64,
-    /// ... the share (%) of the sensitivity that must rest on the facility's own outcomes
-    /// (`model.evidence_weight`) before every suggestion is sent. Default 50.
+    /// ... the share (%) of the sensitivity that must rest on outcomes (`model.evidence_weight`,
+    /// or `model.company_evidence_weight` when higher) before every suggestion is sent.
+    /// Default 50.
     pub ramp_until_evidence_pct: f64,
 }
 

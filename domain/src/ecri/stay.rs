@@ -201,11 +201,20 @@ pub struct Outcome {
     /// Whether the tenants' previous increase was under [`RECENT_INCREASE_MONTHS`] before
     /// this one.
     pub raised_recently: bool,
+    /// The share of the 90-day window not yet seen: 0 once it is over; for a window still
+    /// open, the move-outs are those seen so far (`evidence::increase_outcomes` with its open
+    /// windows; docs/ecri.md, "Open windows").
+    pub open_share: f64,
 }
 
 impl Outcome {
     pub fn increased(&self) -> bool {
         self.increase_pct > 0.0
+    }
+
+    /// The share of the window seen (1 once it is over).
+    pub fn seen_share(&self) -> f64 {
+        (1.0 - self.open_share).clamp(0.0, 1.0)
     }
 }
 
@@ -263,6 +272,10 @@ pub struct StayModel {
     pub company_step_logit: f64,
     #[serde(default)]
     pub step_evidence_weight: f64,
+    /// Share (0..1) of the company's sensitivity to the increase (the one the facility's is
+    /// shrunk toward) that rests on the other facilities' outcomes.
+    #[serde(default)]
+    pub company_evidence_weight: f64,
 }
 
 fn one() -> f64 {
@@ -350,6 +363,7 @@ impl StayModel {
             tenure_sensitivity_elasticity: prior.tenure_sensitivity_elasticity,
             company_tenure_sensitivity_elasticity: prior.tenure_sensitivity_elasticity,
             step_evidence_weight: 0.0,
+            company_evidence_weight: 0.0,
         }
     }
 

@@ -46,17 +46,25 @@ fn to_stored(cells: &Cells) -> serde_json::Value {
 
 /// Cells as stored before they carried the increase in currency (read with it unknown).
 type StoredCellsV1 = Vec<((i64, i64, Option<u64>, u32), u32, u32)>;
+/// Cells as stored before open windows counted (every window in them is over).
+type StoredCellsV2 = Vec<((i64, i64, Option<u64>, u32, i64, bool), u32, u32)>;
 
 fn from_stored(v: serde_json::Value) -> Cells {
     // A fit that does not read (another version's) counts as an empty company.
-    match serde_json::from_value::<StoredCells>(v.clone()) {
-        Ok(cells) => cells.into_iter().map(|(c, n, l)| (c, (n, l))).collect(),
-        Err(_) => serde_json::from_value::<StoredCellsV1>(v)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|((a, b, t, p), n, l)| ((a, b, t, p, 0, false), (n, l)))
-            .collect(),
+    if let Ok(cells) = serde_json::from_value::<StoredCells>(v.clone()) {
+        return cells.into_iter().map(|(c, n, l)| (c, (n, l))).collect();
     }
+    if let Ok(cells) = serde_json::from_value::<StoredCellsV2>(v.clone()) {
+        return cells
+            .into_iter()
+            .map(|((a, b, t, p, x, r), n, l)| ((a, b, t, p, x, r, 10), (n, l)))
+            .collect();
+    }
+    serde_json::from_value::<StoredCellsV1>(v)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|((a, b, t, p), n, l)| ((a, b, t, p, 0, false, 10), (n, l)))
+        .collect()
 }
 
 /// Fits the company's evidence and stores it; the fit's id and the facilities it covered.

@@ -89,6 +89,10 @@ pub struct ModelSummary {
     /// Of the facility's increased tenants, those whose 90 days ran from their notice (an
     /// approved batch) rather than from the day the new rent took effect.
     pub from_notices: u32,
+    /// Of the facility's increased tenants, those whose window is still open (counted for the
+    /// share of it seen).
+    #[serde(default)]
+    pub open_windows: u32,
     /// The facility's records of increases left out of the learning, by reason.
     pub left_out: LeftOut,
 }
@@ -146,6 +150,7 @@ impl FacilityEcri {
                 baseline_tenants: 0,
                 company_increased_tenants: 0,
                 from_notices: 0,
+                open_windows: 0,
                 left_out: LeftOut::default(),
             },
             settings,
@@ -339,6 +344,7 @@ fn learned(
             baseline_tenants: tenants(&mine.outcomes, false),
             company_increased_tenants: tenants(&company, true),
             from_notices: mine.from_notices,
+            open_windows: mine.open,
             left_out: mine.left_out,
         },
         stop_loss: stop_loss(&recent, settings).map(|(inc, base, n)| StopLoss {

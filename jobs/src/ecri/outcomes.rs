@@ -25,7 +25,7 @@ use crate::error::Result;
 use chrono::{Datelike, Duration, NaiveDate};
 use domain::ecri::evidence::{
     baseline_outcome, cell, cell_outcome, increase_outcomes, judge, months_between, Cell,
-    IncreaseRecord, LeftOut, Skip, TENURE_EDGES,
+    IncreaseRecord, LeftOut, Skip, Windows, TENURE_EDGES,
 };
 use domain::ecri::Outcome;
 use domain::ids::CompanyId;
@@ -41,15 +41,18 @@ const RECENT_DAYS: i64 = 2 * OUTCOME_DAYS;
 /// What one facility's model learns from.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct FacilityEvidence {
-    /// The increases whose window is over (alike ones grouped) and the baseline by tenure band.
+    /// The increases whose window is over or, for a share seen, still open (alike ones
+    /// grouped), and the baseline by tenure band.
     pub outcomes: Vec<Outcome>,
-    /// The same, for the increases whose window started in the last 180 days (and the
+    /// The increases whose window is over and started in the last 180 days (and the
     /// baseline): what the stop-loss weighs.
     pub recent: Vec<Outcome>,
     /// Records of increases left out, by reason (tenants).
     pub left_out: LeftOut,
     /// Increases counted that were judged from their notice.
     pub from_notices: u32,
+    /// Increases counted from a window still open, for the share of it seen.
+    pub open: u32,
 }
 
 /// Outcomes pooled in cells (`evidence::cell`): per cell, tenants and those who moved out.
@@ -166,16 +169,17 @@ pub(crate) async fn evidence(
             .filter(|(_, recent)| *recent)
             .map(|(r, _)| r)
             .collect();
-        let ev = increase_outcomes(&all, *as_of);
+        let ev = increase_outcomes(&all, *as_of, Windows::Open);
         let mut left_out = ev.left_out;
         left_out.not_applied = not_applied.get(id).copied().unwrap_or(0);
         out.insert(
             *id,
             FacilityEvidence {
                 outcomes: ev.outcomes,
-                recent: increase_outcomes(&recent, *as_of).outcomes,
+                recent: increase_outcomes(&recent, *as_of, Windows::Complete).outcomes,
                 left_out,
                 from_notices: ev.from_notices,
+                open: ev.open,
             },
         );
     }

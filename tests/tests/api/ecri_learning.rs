@@ -1,6 +1,7 @@
 //! How the ECRI stay model learns, through `GET /api/v1/facilities/:id/ecri`: from the notices
 //! of approved batches (a tenant who leaves during its notice reacted to the increase), without
-//! the rows that cannot be a reaction (counted), and with its tenure and past-increase effects.
+//! the rows that cannot be a reaction (counted), with its tenure and past-increase effects, and
+//! from windows not yet over, for what has been seen of them.
 
 use chrono::{Duration, NaiveDate, Utc};
 use e2e::{spawn_app, Tenant, TestApp};
@@ -15,7 +16,18 @@ fn day(back: i64) -> NaiveDate {
 /// 40 tenants of 10x10 in place since 2020 at $100; `raised` of them (ids) at $110 since
 /// `raised_on`, T39 at $1000 since then too when `with_outlier`; `gone` not in the roll.
 fn roll(date: NaiveDate, raised: &[usize], gone: &[usize], with_outlier: bool) -> Value {
-    let raised_on = day(70).to_string();
+    roll_raised_on(date, raised, gone, with_outlier, day(70))
+}
+
+/// [`roll`] with the raised tenants' new rent in force since `raised_on`.
+fn roll_raised_on(
+    date: NaiveDate,
+    raised: &[usize],
+    gone: &[usize],
+    with_outlier: bool,
+    raised_on: NaiveDate,
+) -> Value {
+    let raised_on = raised_on.to_string();
     let tenants: Vec<Value> = (0..40)
         .filter(|i| !gone.contains(i))
         .map(|i| {
@@ -89,6 +101,18 @@ async fn approved_batch(app: &TestApp, facility: &str, notice: NaiveDate) {
     }
 }
 
+/// The facility's stay model, learned now.
+async fn learned_model(app: &TestApp, who: &Tenant, id: &str) -> Value {
+    app.ecri_now(id).await;
+    let r = app
+        .req_as(who, Method::GET, &format!("/api/v1/facilities/{id}/ecri"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    r.json::<Value>().await.unwrap()["model"].clone()
+}
+
 /// A company with one facility: notices to T0..T19 100 days ago (effective 70 days ago); the
 /// tenants `leavers` moved out 90 days ago, during the notice, the other notified ones show
 /// the new rent from 70 days ago; T39's rent went to $1000 then (a promotion ending). Its
@@ -101,14 +125,7 @@ async fn facility(app: &TestApp, name: &str, leavers: &[usize]) -> Value {
     sync_as(app, &who, &roll(day(90), &[], leavers, false)).await;
     sync_as(app, &who, &roll(day(60), &raised, leavers, true)).await;
     sync_as(app, &who, &roll(day(5), &raised, leavers, true)).await;
-    app.ecri_now(&id).await;
-    let r = app
-        .req_as(&who, Method::GET, &format!("/api/v1/facilities/{id}/ecri"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    r.json::<Value>().await.unwrap()["model"].clone()
+    learned_model(app, &who, &id).await
 }
 
 #[tokio::test]
@@ -154,5 +171,55 @@ async fn tenants_who_leave_during_their_notice_teach_a_higher_ecri_sensitivity()
             <= stayed["baseline_move_out_pct"].as_f64().unwrap() + 1e-9,
         "{left} {stayed}"
     );
+    app.run_jobs().await;
+}
+
+/// A company with one facility: notices to T0..T19 40 days ago (effective 10 days ago); the
+/// tenants `leavers` gone by the roll of 30 days ago, during the notice, the other notified ones
+/// showing the new rent in the roll of 5 days ago. Its learned model, 35 days into the windows.
+async fn open_facility(app: &TestApp, name: &str, leavers: &[usize]) -> Value {
+    let who = app.create_tenant(name).await;
+    let raised: Vec<usize> = (0..20).filter(|i| !leavers.contains(i)).collect();
+    let id = sync_as(
+        app,
+        &who,
+        &roll_raised_on(day(300), &[], &[], false, day(10)),
+    )
+    .await;
+    approved_batch(app, &id, day(40)).await;
+    sync_as(
+        app,
+        &who,
+        &roll_raised_on(day(30), &[], leavers, false, day(10)),
+    )
+    .await;
+    sync_as(
+        app,
+        &who,
+        &roll_raised_on(day(5), &raised, leavers, false, day(10)),
+    )
+    .await;
+    learned_model(app, &who, &id).await
+}
+
+#[tokio::test]
+async fn notices_teach_the_stay_model_before_their_90_days_are_over() {
+    let app = spawn_app().await;
+    let leavers: Vec<usize> = (0..8).collect();
+    let left = open_facility(&app, "Early Leavers Storage", &leavers).await;
+    let stayed = open_facility(&app, "Early Stayers Storage", &[]).await;
+    eprintln!("left during the notice: {left}\nstayed: {stayed}");
+    for m in [&left, &stayed] {
+        // 35 days into their windows: every notified tenant is learned from, for the 27 days
+        // (3 steps of 9) seen, none waits as incomplete.
+        assert_eq!(m["increased_tenants"], 20, "{m}");
+        assert_eq!(m["open_windows"], 20, "{m}");
+        assert_eq!(m["from_notices"], 20, "{m}");
+        assert_eq!(m["left_out"]["incomplete"], 0, "{m}");
+    }
+    let s = |m: &Value| m["increase_sensitivity"].as_f64().unwrap();
+    // 8 of 20 gone 10 days after a +10 % notice is far above what the prior expects of a third
+    // of a window; nobody gone is below it.
+    assert!(s(&left) > 1.0 && s(&stayed) < 1.0, "{left} {stayed}");
     app.run_jobs().await;
 }

@@ -10,7 +10,9 @@
 
 use super::facility::Facility;
 use super::OUTCOME_DAYS;
-use crate::ecri::evidence::{baseline_outcome, increase_outcomes, tenure_band, IncreaseRecord};
+use crate::ecri::evidence::{
+    baseline_outcome, increase_outcomes, tenure_band, IncreaseRecord, Windows,
+};
 use crate::ecri::{learn, EcriEngineSettings, Outcome, StayModel};
 use crate::pricing::backtest::start_date;
 use chrono::NaiveDate;
@@ -91,8 +93,14 @@ impl Facility {
     pub(super) fn known(&self, day: i32) -> Known {
         let as_of = date_of(day);
         let baseline = self.baseline(day);
-        let all = increase_outcomes(&self.increase_records(i32::MIN), as_of).outcomes;
-        let recent = increase_outcomes(&self.increase_records(day - RECENT_DAYS), as_of).outcomes;
+        let all =
+            increase_outcomes(&self.increase_records(i32::MIN), as_of, Windows::Open).outcomes;
+        let recent = increase_outcomes(
+            &self.increase_records(day - RECENT_DAYS),
+            as_of,
+            Windows::Complete,
+        )
+        .outcomes;
         Known {
             all: [all, baseline.clone()].concat(),
             recent: [recent, baseline].concat(),
@@ -144,8 +152,19 @@ mod tests {
         assert_eq!(r.moved_out_on, Some(date_of(10)));
         assert_eq!((r.rent_before, r.rent_after), (rent, (rent * 1.1).round()));
         assert_eq!(date_of(0), NaiveDate::from_ymd_opt(2026, 1, 1).unwrap());
-        // Its window is not over on day 89: no increase known yet.
-        assert!(f.known(89).all.iter().all(|o| !o.increased()));
+        // Its window is not over on day 89: the increase is known from the open window, for the
+        // 81 days (9 steps of 9) seen, the move-out on day 10 among them.
+        let open: Vec<Outcome> = f
+            .known(89)
+            .all
+            .into_iter()
+            .filter(|o| o.increased())
+            .collect();
+        assert_eq!(open.len(), 1);
+        assert_eq!((open[0].tenants, open[0].moved_out), (1, 1));
+        assert!((open[0].seen_share() - 0.9).abs() < 1e-12);
+        // The stop-loss reads whole windows only.
+        assert!(f.known(89).recent.iter().all(|o| !o.increased()));
         let known = f.known(90);
         let increased: Vec<&Outcome> = known.all.iter().filter(|o| o.increased()).collect();
         assert_eq!(increased.len(), 1);

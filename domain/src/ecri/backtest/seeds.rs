@@ -84,23 +84,21 @@ impl TuneSeeds {
     }
 }
 
-/// Seeds reported on: all from [`FIRST_REPORT_SEED`] on, at least two (for an interval).
+/// Seeds reported on: all from [`FIRST_REPORT_SEED`] on, at least two (for an interval); or,
+/// made by [`ReportSeeds::tuning`] to choose the engine's settings, seeds of the tuning pool
+/// that every table then names as such.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReportSeeds(Vec<u64>);
+pub struct ReportSeeds {
+    seeds: Vec<u64>,
+    held_out: bool,
+}
 
 impl ReportSeeds {
     pub fn new(seeds: Vec<u64>) -> Result<Self, SeedError> {
         if let Some(s) = seeds.iter().find(|s| **s < FIRST_REPORT_SEED) {
             return Err(SeedError::TuningSeedReported(*s));
         }
-        if seeds.len() < 2 {
-            return Err(SeedError::TooFew {
-                needed: 2,
-                given: seeds.len(),
-            });
-        }
-        distinct(&seeds)?;
-        Ok(Self(seeds))
+        Self::checked(seeds, true)
     }
 
     /// `count` seeds from `first` on.
@@ -108,8 +106,34 @@ impl ReportSeeds {
         Self::new((first..first.saturating_add(count)).collect())
     }
 
+    /// `count` seeds of the tuning pool from `first` on, to choose settings on: every one
+    /// below [`FIRST_REPORT_SEED`], and the report says they are not held out.
+    pub fn tuning(first: u64, count: u64) -> Result<Self, SeedError> {
+        let seeds: Vec<u64> = (first..first.saturating_add(count)).collect();
+        if let Some(s) = seeds.iter().find(|s| **s >= FIRST_REPORT_SEED) {
+            return Err(SeedError::ReportSeedTuned(*s));
+        }
+        Self::checked(seeds, false)
+    }
+
+    fn checked(seeds: Vec<u64>, held_out: bool) -> Result<Self, SeedError> {
+        if seeds.len() < 2 {
+            return Err(SeedError::TooFew {
+                needed: 2,
+                given: seeds.len(),
+            });
+        }
+        distinct(&seeds)?;
+        Ok(Self { seeds, held_out })
+    }
+
     pub fn seeds(&self) -> &[u64] {
-        &self.0
+        &self.seeds
+    }
+
+    /// Whether these are report seeds (nothing was tuned on them) rather than tuning ones.
+    pub fn held_out(&self) -> bool {
+        self.held_out
     }
 }
 
@@ -144,6 +168,14 @@ mod tests {
         let tune = TuneSeeds::engine();
         assert_eq!(tune.seeds(), &[1, 2, 3, 4, 5]);
         assert!(tune.seeds().iter().all(|s| !report.seeds().contains(s)));
+        assert!(report.held_out());
+        // Tuning runs take tuning seeds only, and say so.
+        let tuning = ReportSeeds::tuning(1, 5).unwrap();
+        assert!(!tuning.held_out());
+        assert_eq!(
+            ReportSeeds::tuning(99, 3),
+            Err(SeedError::ReportSeedTuned(101))
+        );
         let message = SeedError::TuningSeedReported(3).to_string();
         assert!(message.contains("seed 3 is a tuning seed"), "{message}");
     }

@@ -129,9 +129,14 @@ pub fn family_markdown(f: &FamilyReport) -> String {
 
 /// Every family's table, after a line saying which seeds tuned and which report.
 pub fn markdown(r: &Report) -> String {
+    let on = if r.report_seeds.held_out() {
+        "(never tuned on)"
+    } else {
+        "(TUNING seeds, not held out: figures to choose settings on, never to report)"
+    };
     let mut out = format!(
         "Fixed rules tuned per family on seeds {} with the true reaction; every figure on \
-         seeds {} (never tuned on): the mean across seeds and its 95 % t interval. Lifts: \
+         seeds {} {on}: the mean across seeds and its 95 % t interval. Lifts: \
          revenue (the year's rent + six months of the rent roll left at its end) against no \
          increases on the same seed, all under the street engine.\n\n",
         seeds(r.tune_seeds.seeds()),

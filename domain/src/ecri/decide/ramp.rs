@@ -1,5 +1,5 @@
 //! The ramp: while a facility's stay model rests mostly on the prior, its suggested increases
-//! go out a share at a time. The prior is a guess about tenants the engine has never seen
+//! go out a share at a time, the share growing with the evidence. The prior is a guess about tenants the engine has never seen
 //! raised; a first share of notices teaches the model (their 90-day windows) before the rest
 //! are decided with what they showed. Which tenants go first is a stable hash of the customer
 //! (else the tenant), so a customer's units go together and the same tenants are picked from
@@ -10,9 +10,28 @@ use super::{reason, Guardrail, Suggestion, TenantInput};
 use crate::ecri::settings::EcriEngineSettings;
 use crate::ecri::stay::StayModel;
 
+/// The share (0..1) of the model's sensitivity that rests on outcomes: the facility's own, or
+/// the company's it is shrunk toward when that knows more (a facility new to increases in a
+/// company that has raised for months is not guessing).
+pub fn evidence(model: &StayModel) -> f64 {
+    model.evidence_weight.max(model.company_evidence_weight)
+}
+
 /// Whether the ramp holds increases back under this model.
 pub fn ramping(model: &StayModel, s: &EcriEngineSettings) -> bool {
-    s.ramp_share_pct < 100.0 && model.evidence_weight * 100.0 < s.ramp_until_evidence_pct
+    s.ramp_share_pct < 100.0 && evidence(model) * 100.0 < s.ramp_until_evidence_pct
+}
+
+/// The share (%) of the tenants the engine would raise that go now: `ramp_share_pct` with no
+/// evidence, rising in proportion to the evidence to all of them once it reaches
+/// `ramp_until_evidence_pct` (100 when not ramping). Tenants go by their stable draw, so those
+/// let through stay let through as the share grows.
+pub fn share(model: &StayModel, s: &EcriEngineSettings) -> f64 {
+    if !ramping(model, s) {
+        return 100.0;
+    }
+    let reached = (evidence(model) * 100.0 / s.ramp_until_evidence_pct).clamp(0.0, 1.0);
+    s.ramp_share_pct + (100.0 - s.ramp_share_pct) * reached
 }
 
 /// A stable position (0 to 100) of a tenant in the ramp's draw: FNV-1a of its customer id
@@ -37,20 +56,23 @@ pub(super) fn hold_back(
     if !ramping(model, s) {
         return;
     }
+    let share = share(model, s);
     for (t, o) in roll.iter().zip(out.iter_mut()) {
-        if o.increase > 0.0 && draw(t) >= s.ramp_share_pct {
+        if o.increase > 0.0 && draw(t) >= share {
             *o = held(
                 t,
                 model,
                 Guardrail::Ramp,
                 reason(
                     "ramp",
-                    model.evidence_weight * 100.0,
+                    evidence(model) * 100.0,
                     format!(
-                        "the facility's model rests {:.0} % on its own outcomes, under the {:.0} % required: {:.0} % of its increases go first (this tenant's would be +{:.1} %), the rest once their outcomes are learned",
-                        model.evidence_weight * 100.0,
+                        "the facility's model rests {:.0} % on outcomes (its own or its company's), under the {:.0} % required: {:.0} % of its increases go now ({:.0} % with none, all at {:.0} %; this tenant's would be +{:.1} %), the rest as outcomes are learned",
+                        evidence(model) * 100.0,
                         s.ramp_until_evidence_pct,
+                        share,
                         s.ramp_share_pct,
+                        s.ramp_until_evidence_pct,
                         o.increase_pct
                     ),
                 ),

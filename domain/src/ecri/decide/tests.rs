@@ -418,7 +418,7 @@ fn the_ramp_holds_back_most_of_the_first_increases_under_the_prior() {
     assert!((90..=150).contains(&raised), "{raised}");
     assert_eq!(out, decide_facility(&roll, &markets, &prior, &[], &s));
     let held = out.iter().find(|x| x.increase == 0.0).unwrap();
-    assert!(reason_text(held, "ramp").contains("30 % of its increases go first"));
+    assert!(reason_text(held, "ramp").contains("30 % of its increases go now"));
     // Once the facility's own outcomes carry its model, every increase goes.
     let learned = StayModel {
         evidence_weight: 0.8,
@@ -562,6 +562,17 @@ fn the_ramp_holds_until_the_evidence_reaches_its_bar_and_keeps_a_customers_units
     assert!(ramp::ramping(&at(0.0), &s));
     assert!(ramp::ramping(&at(0.499), &s));
     assert!(!ramp::ramping(&at(0.5), &s));
+    // The share grows with the evidence: 30 % with none, halfway to the bar 65 %, all at it.
+    assert!((ramp::share(&at(0.0), &s) - 30.0).abs() < 1e-9);
+    assert!((ramp::share(&at(0.25), &s) - 65.0).abs() < 1e-9);
+    assert!((ramp::share(&at(0.5), &s) - 100.0).abs() < 1e-9);
+    // The company's evidence counts too: a facility new to increases in a company that has
+    // learned is not ramped.
+    let company_knows = StayModel {
+        company_evidence_weight: 0.6,
+        ..at(0.1)
+    };
+    assert!(!ramp::ramping(&company_knows, &s));
     // A share of 100 % is no ramp, whatever the evidence; 0 % holds every increase.
     let all = EcriEngineSettings {
         ramp_share_pct: 100.0,

@@ -73,9 +73,60 @@ fn a_window_counts_only_once_complete() {
             record("2026-03-31", true, None),
         ],
         d("2026-06-01"),
+        Windows::Complete,
     );
     assert_eq!(ev.left_out.incomplete, 1);
-    assert_eq!((ev.counted, ev.from_notices), (1, 1));
+    assert_eq!((ev.counted, ev.from_notices, ev.open), (1, 1, 0));
+}
+
+#[test]
+fn an_open_window_counts_for_what_was_seen_of_it_in_steps() {
+    // Notice 1 March, gone 20 March (19 days in).
+    let r = record("2026-03-31", true, Some("2026-03-20"));
+    // 8 days in: before the first step of 9 days.
+    assert_eq!(judge_seen(&r, d("2026-03-09")), Err(Skip::Incomplete));
+    // 18 days in: two steps seen (18 of 90 days), the move-out on day 19 not yet.
+    assert_eq!(
+        judge_seen(&r, d("2026-03-19")),
+        Ok((d("2026-03-01"), false, 0.2))
+    );
+    // 26 days in: still two whole steps, so still not seen (the read stops at day 18).
+    assert_eq!(
+        judge_seen(&r, d("2026-03-27")),
+        Ok((d("2026-03-01"), false, 0.2))
+    );
+    // 27 days in: three steps, the move-out seen.
+    assert_eq!(
+        judge_seen(&r, d("2026-03-28")),
+        Ok((d("2026-03-01"), true, 0.3))
+    );
+    // Over: the whole window, and `judge` agrees.
+    assert_eq!(
+        judge_seen(&r, d("2026-05-30")),
+        Ok((d("2026-03-01"), true, 1.0))
+    );
+    assert_eq!(judge(&r, d("2026-03-28")), Err(Skip::Incomplete));
+    // Open windows are outcomes with their share unseen; the stop-loss's reading leaves them.
+    let records = [r.clone(), record("2026-03-31", true, None)];
+    let open = increase_outcomes(&records, d("2026-03-28"), Windows::Open);
+    assert_eq!(
+        (open.counted, open.open, open.left_out.incomplete),
+        (2, 2, 0)
+    );
+    let tenants: u32 = open.outcomes.iter().map(|o| o.tenants).sum();
+    let left: u32 = open.outcomes.iter().map(|o| o.moved_out).sum();
+    assert_eq!((tenants, left), (2, 1));
+    assert!(open
+        .outcomes
+        .iter()
+        .all(|o| (o.open_share - 0.7).abs() < 1e-12 && (o.seen_share() - 0.3).abs() < 1e-12));
+    let complete = increase_outcomes(&records, d("2026-03-28"), Windows::Complete);
+    assert_eq!((complete.counted, complete.left_out.incomplete), (0, 2));
+    // A cell keeps the tenths seen and gives them back.
+    let o = open.outcomes[0];
+    let back = cell_outcome(&cell(&o), o.tenants, o.moved_out);
+    assert!((back.open_share - 0.7).abs() < 1e-12);
+    assert_eq!(cell(&baseline_outcome(Some(2), 5, 1)).6, 10);
 }
 
 #[test]
@@ -153,7 +204,7 @@ fn implausible_rows_are_left_out_and_counted() {
     let mut records: Vec<IncreaseRecord> = cases.iter().map(|(r, _)| r.clone()).collect();
     records.push(base.clone());
     records.push(record("2026-12-01", true, None));
-    let ev = increase_outcomes(&records, as_of);
+    let ev = increase_outcomes(&records, as_of, Windows::Complete);
     let l = ev.left_out;
     assert_eq!(
         (
@@ -192,7 +243,7 @@ fn alike_records_are_one_outcome_per_tenure_band_and_past_increases() {
         months_since_move_in: Some(50.0),
         ..record("2026-03-31", true, None)
     });
-    let ev = increase_outcomes(&records, as_of);
+    let ev = increase_outcomes(&records, as_of, Windows::Complete);
     assert_eq!(ev.outcomes.len(), 3, "{:?}", ev.outcomes);
     let main = ev
         .outcomes
@@ -247,7 +298,9 @@ fn one_increase_of_900_pct_does_not_drag_the_learned_sensitivity() {
     let prior = StayPrior::default();
     let as_of = d("2026-12-31");
     let company: Vec<Outcome> = (1..6)
-        .flat_map(|f| increase_outcomes(&facility_records(20, f), as_of).outcomes)
+        .flat_map(|f| {
+            increase_outcomes(&facility_records(20, f), as_of, Windows::Complete).outcomes
+        })
         .collect();
     let clean = facility_records(20, 0);
     let mut dirty = clean.clone();
@@ -255,9 +308,13 @@ fn one_increase_of_900_pct_does_not_drag_the_learned_sensitivity() {
         rent_after: 1000.0,
         ..record("2026-03-31", true, None)
     });
-    let ev_dirty = increase_outcomes(&dirty, as_of);
+    let ev_dirty = increase_outcomes(&dirty, as_of, Windows::Complete);
     assert_eq!(ev_dirty.left_out.too_large, 1);
-    let without = learn(&prior, &company, &increase_outcomes(&clean, as_of).outcomes);
+    let without = learn(
+        &prior,
+        &company,
+        &increase_outcomes(&clean, as_of, Windows::Complete).outcomes,
+    );
     let with = learn(&prior, &company, &ev_dirty.outcomes);
     assert!(
         (without.sensitivity - with.sensitivity).abs() < 0.01,
@@ -274,15 +331,15 @@ fn one_increase_of_900_pct_does_not_drag_the_learned_sensitivity() {
     let mut dirty_company = company.clone();
     dirty_company.extend(ev_dirty.outcomes.iter().copied());
     let mut clean_company = company.clone();
-    clean_company.extend(increase_outcomes(&clean, as_of).outcomes);
-    let other = increase_outcomes(&facility_records(20, 9), as_of).outcomes;
+    clean_company.extend(increase_outcomes(&clean, as_of, Windows::Complete).outcomes);
+    let other = increase_outcomes(&facility_records(20, 9), as_of, Windows::Complete).outcomes;
     let a = learn(&prior, &clean_company, &other);
     let b = learn(&prior, &dirty_company, &other);
     assert!((a.company_sensitivity - b.company_sensitivity).abs() < 0.01);
     assert!((a.sensitivity - b.sensitivity).abs() < 0.01);
     // And an outcome of +900 % given to `learn` directly is not counted either: without the
     // bound this single stay pulls the sensitivity far down.
-    let mut raw = increase_outcomes(&clean, as_of).outcomes;
+    let mut raw = increase_outcomes(&clean, as_of, Windows::Complete).outcomes;
     raw.push(Outcome {
         increase_pct: 900.0,
         premium_pct: 0.0,

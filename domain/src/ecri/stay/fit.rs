@@ -155,6 +155,8 @@ struct Row {
     recent: bool,
     log_tenure: f64,
     baseline: f64,
+    /// The share of the window seen (1 once it is over).
+    seen: f64,
 }
 
 /// The increased outcomes within the plausible bound, each with its level's baseline at its
@@ -177,6 +179,7 @@ fn rows(prior: &StayPrior, outcomes: &[Outcome], base: &Baseline) -> Vec<Row> {
                 .filter(|t| t.is_finite() && *t >= 0.0)
                 .map_or(0.0, |t| ((1.0 + t) / (1.0 + base.reference.max(0.0))).ln()),
             baseline: base.at(o.months_since_move_in),
+            seen: o.seen_share(),
         })
         .collect()
 }
@@ -197,7 +200,18 @@ fn stay(prior: &StayPrior, r: &Row, theta: Theta) -> f64 {
         premium_pct: r.premium_pct,
         step: r.step,
     };
-    (1.0 - r.baseline) * (1.0 - extra_at(prior, s, theta[3], x))
+    r.kept() * (1.0 - r.seen * extra_at(prior, s, theta[3], x))
+}
+
+impl Row {
+    /// The chance of not leaving anyway over the part of the window seen: `(1 - baseline)` to
+    /// the power of the share seen (the baseline's hazard is even over the window). The move-outs
+    /// an increase causes are taken to come evenly over the window too, so a share `seen` of them
+    /// shows: real reactions come mostly around the effective date, early in the window, so an
+    /// open window reads the sensitivity high rather than low.
+    fn kept(&self) -> f64 {
+        (1.0 - self.baseline).max(0.0).powf(self.seen)
+    }
 }
 
 fn log_likelihood(prior: &StayPrior, rows: &[Row], theta: Theta) -> f64 {
@@ -310,7 +324,7 @@ pub fn learn(prior: &StayPrior, company: &[Outcome], facility: &[Outcome]) -> St
         reference,
     };
     let rho0 = prior.raised_before_sensitivity.max(1e-6).ln();
-    let (company_theta, _) = fit(
+    let (company_theta, company_info) = fit(
         prior,
         &rows(prior, company, &company_base),
         [
@@ -352,6 +366,7 @@ pub fn learn(prior: &StayPrior, company: &[Outcome], facility: &[Outcome]) -> St
         step_logit: theta[3],
         company_step_logit: company_theta[3],
         step_evidence_weight: info[3] / (info[3] + prior.step_strength),
+        company_evidence_weight: company_info[0] / (company_info[0] + prior.sensitivity_strength),
         recent_sensitivity: theta[4].exp(),
         company_recent_sensitivity: company_theta[4].exp(),
         tenure_sensitivity_elasticity: theta[5],

@@ -63,10 +63,11 @@ impl Objective<'_> {
                 * (r.premium_pct - prior.moving_cost_pct).max(0.0);
             let step = if r.step { 1.0 } else { 0.0 };
             let q = sigmoid(prior.intercept + a + b + step * theta[3]);
-            // The chance of staying, p = (1 - baseline)(1 - q) / (1 - σ(b0)), and its
-            // derivatives in z.
-            let scale = (1.0 - r.baseline) / (1.0 - base);
-            let p = (scale * (1.0 - q)).clamp(1e-9, 1.0 - 1e-9);
+            // The chance of staying over what was seen, p = kept (1 - seen (q - σ(b0)) / (1 -
+            // σ(b0))) (kept = 1 - baseline, seen = 1 once the window is over: (1 - baseline)(1 -
+            // q) / (1 - σ(b0))), and its derivatives in z.
+            let scale = r.kept() * r.seen / (1.0 - base);
+            let p = (r.kept() - scale * (q - base)).clamp(1e-9, 1.0 - 1e-9);
             let dp = -scale * q * (1.0 - q);
             let d2p = dp * (1.0 - 2.0 * q);
             let stayed = r.tenants - r.left;

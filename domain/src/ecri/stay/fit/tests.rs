@@ -145,3 +145,48 @@ fn tenants_raised_within_the_year_and_new_tenants_learn_their_own_sensitivity() 
 }
 
 mod recovery;
+
+#[test]
+fn an_open_window_teaches_the_sensitivity_of_the_whole_one_with_less_weight() {
+    let baseline = baseline_band(36.0, 1000, 100);
+    // +9 % (under the round figures) to 300 tenants: 53 gone over the whole window (10 %
+    // anyway, the rest the increase: 8.5 % of those who would have stayed, about twice the
+    // prior's). With 30 % of the window seen and the reactions even over it: 1 - 0.9^0.3 (1 -
+    // 0.3 x 0.085) = 5.6 %, 17 of 300.
+    let whole = [baseline, increased(9.0, 300, 53, 0)];
+    let open = [
+        baseline,
+        Outcome {
+            open_share: 0.7,
+            ..increased(9.0, 300, 17, 0)
+        },
+    ];
+    // What the outcomes alone say (a prior of almost no weight): the same sensitivity.
+    let weak = StayPrior {
+        sensitivity_strength: 0.01,
+        ..StayPrior::default()
+    };
+    let (a, b) = (learn(&weak, &[], &whole), learn(&weak, &[], &open));
+    assert!(a.sensitivity > 1.5, "{a:?}");
+    assert!(
+        (a.sensitivity.ln() - b.sensitivity.ln()).abs() < 0.15,
+        "{} {}",
+        a.sensitivity,
+        b.sensitivity
+    );
+    // Under the prior's weight the open window, knowing less, stays nearer the prior.
+    let prior = StayPrior::default();
+    let (a, b) = (learn(&prior, &[], &whole), learn(&prior, &[], &open));
+    assert!(b.evidence_weight < a.evidence_weight, "{b:?} {a:?}");
+    assert!(b.evidence_weight > 0.3, "{b:?}");
+    assert!(
+        1.0 < b.sensitivity && b.sensitivity < a.sensitivity,
+        "{b:?}"
+    );
+    // Nobody gone yet in the part seen: below the prior, as a whole window without a move-out.
+    let calm = Outcome {
+        open_share: 0.7,
+        ..increased(9.0, 300, 0, 0)
+    };
+    assert!(learn(&prior, &[], &[baseline, calm]).sensitivity < 1.0);
+}

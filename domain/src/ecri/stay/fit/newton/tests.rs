@@ -12,6 +12,7 @@ fn outcome(inc: f64, premium: f64, months: f64, past: u32, recent: bool, left: u
         past_increases: past,
         increase_amount: inc * 1.2,
         raised_recently: recent,
+        open_share: 0.0,
     }
 }
 
@@ -22,6 +23,11 @@ fn sample_rows(prior: &StayPrior) -> Vec<Row> {
         outcome(12.0, 35.0, 60.0, 1, true, 14),
         outcome(15.0, 10.0, 8.0, 0, false, 12),
         outcome(20.0, 45.0, 24.0, 2, true, 22),
+        // A window 30 % seen.
+        Outcome {
+            open_share: 0.7,
+            ..outcome(14.0, 20.0, 18.0, 1, false, 5)
+        },
     ];
     let base = Baseline {
         rate: 0.1,

@@ -105,6 +105,7 @@ fn simulate(seed: u64, per_band: u32, increased: u32) -> Vec<Outcome> {
             past_increases: u32::from(history > 0),
             increase_amount: f64::from(pct * rent) / 100.0,
             raised_recently: history == 2,
+            open_share: 0.0,
         });
     }
     out
