@@ -4,6 +4,7 @@
 //! the same seeds with the true demand). Deterministic: every draw comes from seeded
 //! generators.
 
+pub mod demand;
 pub mod market;
 pub mod optimal;
 pub mod reference;

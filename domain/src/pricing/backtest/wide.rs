@@ -8,7 +8,12 @@
 //! `replicas` runs of the same market with other random streams, and is then scored on the
 //! seed's own streams, like every other policy. The optimal policy is solved per seed and size
 //! from the drawn parameters ([`OptimalPolicy::drawn`]).
+//!
+//! The move-ins answer the rate by the family of demand curves the run asks for
+//! ([`super::demand`], [`SizeParams::wide_in`]): every policy and every reference of the run,
+//! the optimal programme and the best fixed rates' replicas included, meets the same curves.
 
+use super::demand::Family;
 use super::market::{Scenario, SizeParams, SIZES};
 use super::optimal::{OptimalPolicy, YearEnd};
 use super::{simulate_wide, Policy, SizeResult, FIXED_GRID, FIXED_STEP};
@@ -49,6 +54,8 @@ pub struct Outcome {
 #[derive(Debug, Clone, PartialEq)]
 pub struct WideSummary {
     pub scenario: &'static str,
+    /// The family of demand curves the seeds' markets were drawn in.
+    pub family: Family,
     /// One per engine settings given, in their order.
     pub engines: Vec<Outcome>,
     pub static_policy: Outcome,
@@ -172,8 +179,9 @@ fn run_seed(
     engines: &[PricingSettings],
     replicas: u64,
     optimal: Option<u32>,
+    family: Family,
 ) -> SeedRuns {
-    let params = SizeParams::wide(scenario, seed);
+    let params = SizeParams::wide_in(scenario, seed, family);
     let multiples = best_fixed_multiples(&params, seed, replicas);
     let flat: Vec<[f64; 12]> = multiples.iter().map(|m| [*m; 12]).collect();
     let going = optimal.map(|years| OptimalPolicy::going_concern(&params, years));
@@ -197,15 +205,16 @@ fn run_seed(
 }
 
 /// Runs one scenario of the wide market on the seeds (on two threads: the seeds are
-/// independent). `engines` are compared side by side (the engine under test first). With
-/// `optimal`, the year's optimal policy and the going concern's, solved over that many years
-/// ([`GOING_CONCERN_YEARS`] by default), are run too.
+/// independent), its demand curves of `family`. `engines` are compared side by side (the
+/// engine under test first). With `optimal`, the year's optimal policy and the going
+/// concern's, solved over that many years ([`GOING_CONCERN_YEARS`] by default), are run too.
 pub fn summarize_wide(
     scenario: &Scenario,
     seeds: &[u64],
     engines: &[PricingSettings],
     replicas: u64,
     optimal: Option<u32>,
+    family: Family,
 ) -> WideSummary {
     let half = seeds.len().div_ceil(2);
     let runs: Vec<SeedRuns> = std::thread::scope(|scope| {
@@ -215,7 +224,7 @@ pub fn summarize_wide(
                 scope.spawn(move || {
                     chunk
                         .iter()
-                        .map(|&seed| run_seed(scenario, seed, engines, replicas, optimal))
+                        .map(|&seed| run_seed(scenario, seed, engines, replicas, optimal, family))
                         .collect::<Vec<_>>()
                 })
             })
@@ -243,6 +252,7 @@ pub fn summarize_wide(
     }
     WideSummary {
         scenario: scenario.name,
+        family,
         engines: (0..engines.len())
             .map(|i| of(&|r| r.engines[i].clone()))
             .collect(),
@@ -276,6 +286,7 @@ mod tests {
             &[PricingSettings::default()],
             1,
             Some(2),
+            Family::Logistic,
         );
         let (year, going) = (s.optimal.unwrap(), s.going_concern.unwrap());
         for o in [
