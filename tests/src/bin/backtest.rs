@@ -4,7 +4,7 @@
 //! `cargo run -p e2e --bin backtest -- [--market wide|fixed] [--seeds 5] [--first-seed 1]
 //! [--scenario lease_up] [--settings '{"max_step_pct": 5}'] [--compare '{...}'] [--previous]
 //! [--replicas 4] [--reference] [--optimal] [--going-concern-years 3] [--held-out]
-//! [--family logistic|kinked|all]`
+//! [--family logistic|kinked|all] [--by-size]`
 //!
 //! With `--held-out` the seeds must all be held out: a seed the engine's settings were tuned
 //! on (`domain::pricing::backtest::seeds::TUNING_SEEDS`, 1-15) is an error, not a figure.
@@ -21,6 +21,7 @@ use domain::pricing::backtest::reference::{reference_rules, reference_schedules}
 use domain::pricing::backtest::report::{markdown, summarize};
 use domain::pricing::backtest::seeds::HeldOutSeeds;
 use domain::pricing::backtest::wide::{summarize_wide, GOING_CONCERN_YEARS};
+use domain::pricing::backtest::wide_sizes::markdown_by_size;
 use domain::pricing::backtest::wide_table::{markdown_references, markdown_wide};
 use domain::pricing::{PricingSettings, ENGINE_VERSION};
 
@@ -76,6 +77,10 @@ struct Args {
     /// `kinked`), or `all` for each in turn.
     #[arg(long, default_value = "logistic")]
     family: String,
+    /// Wide market: also print, per scenario and size, the engine's revenue against the best
+    /// fixed rates and the going concern's optimum, and where it prices by occupancy.
+    #[arg(long)]
+    by_size: bool,
 }
 
 /// The families a `--family` argument names.
@@ -164,6 +169,10 @@ fn main() -> anyhow::Result<()> {
                 }
                 println!("References\n");
                 println!("{}", markdown_references(&summaries));
+                if args.by_size {
+                    println!("{}, size by size (pooled over the seeds)\n", engines[0].0);
+                    println!("{}", markdown_by_size(&summaries, 0));
+                }
             }
         }
         "fixed" => {

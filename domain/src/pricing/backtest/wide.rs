@@ -48,6 +48,40 @@ pub struct Outcome {
     /// The revenue of each seed, in the order of the seeds run, and its value as above.
     pub by_seed: Vec<f64>,
     pub value_by_seed: Vec<f64>,
+    /// Each size's figures summed over the seeds, in `SIZES` order.
+    pub sizes: Vec<SizeTotals>,
+}
+
+/// One size's figures under one policy, summed over the seeds of a scenario.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SizeTotals {
+    pub revenue: f64,
+    /// The revenue plus what the year left, valued by the going concern's programme (the
+    /// revenue alone when it was not solved).
+    pub value: f64,
+    /// Mean occupancy over the year (%), summed over the seeds.
+    pub mean_occupancy_pct: f64,
+    /// Days in each band of occupancy and the sum of the rate over the median on them
+    /// ([`super::occupancy_band`]).
+    pub band_days: [u32; 3],
+    pub band_ratio: [f64; 3],
+}
+
+/// Each size's [`SizeTotals`] over the runs of the seeds.
+fn size_totals(runs: &[Vec<SizeResult>], ends: &[Option<Vec<YearEnd>>]) -> Vec<SizeTotals> {
+    let mut sizes = vec![SizeTotals::default(); SIZES.len()];
+    for (run, end) in runs.iter().zip(ends) {
+        for (i, (t, r)) in sizes.iter_mut().zip(run).enumerate() {
+            t.revenue += r.revenue;
+            t.value += r.revenue + end.as_ref().map_or(0.0, |e| e[i].value_left(r));
+            t.mean_occupancy_pct += r.mean_occupancy_pct;
+            for b in 0..3 {
+                t.band_days[b] += r.band_days[b];
+                t.band_ratio[b] += r.band_ratio[b];
+            }
+        }
+    }
+    sizes
 }
 
 /// One scenario of the wide market over its seeds.
@@ -132,6 +166,7 @@ fn outcome(runs: &[Vec<SizeResult>], best_fixed: &[f64], ends: &[Option<Vec<Year
             .map(|r| r.iter().map(|s| s.revenue).sum())
             .collect(),
         value_by_seed,
+        sizes: size_totals(runs, ends),
     }
 }
 
