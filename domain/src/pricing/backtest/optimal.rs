@@ -6,8 +6,9 @@
 //! each size is solved alone. The state is the day t (0..DAYS) and the size's tenants n
 //! (0..=units) in the morning. Each day the rate is set, then `SizeMarket::trade` draws the
 //! move-outs (Poisson, mean n / 400, capped at n) and then the move-ins (Poisson, mean demand x
-//! units / 400 x the market's season of the month x `demand_share(rate, median)`, capped at the
-//! vacant units), and then the day's rent is counted for every tenant present.
+//! units / 400 x the market's season of the month x the share the size's demand curve gives
+//! the rate against the median (`SizeParams::curve`, of either family of `super::demand`),
+//! capped at the vacant units), and then the day's rent is counted for every tenant present.
 //!
 //! Every tenant pays its move-in rate for as long as it stays, so the rent of a move-in can be
 //! booked the day it moves in: its rate times [`worth`] of that day. The rent of the tenants
