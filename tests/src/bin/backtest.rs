@@ -3,18 +3,25 @@
 //!
 //! `cargo run -p e2e --bin backtest -- [--market wide|fixed] [--seeds 5] [--first-seed 1]
 //! [--scenario lease_up] [--settings '{"max_step_pct": 5}'] [--compare '{...}'] [--previous]
-//! [--replicas 4] [--reference] [--optimal] [--going-concern-years 3] [--held-out]`
+//! [--replicas 4] [--reference] [--optimal] [--going-concern-years 3] [--held-out]
+//! [--family logistic|kinked|all] [--by-size]`
 //!
 //! With `--held-out` the seeds must all be held out: a seed the engine's settings were tuned
 //! on (`domain::pricing::backtest::seeds::TUNING_SEEDS`, 1-15) is an error, not a figure.
+//!
+//! `--family` chooses the wide market's demand curves (`domain::pricing::backtest::demand`):
+//! `logistic` (the default, the engine's own form), `kinked`, or `all`, which runs the seeds
+//! once per family and prints each family's tables.
 
 use clap::Parser;
+use domain::pricing::backtest::demand::Family;
 use domain::pricing::backtest::market::SCENARIOS;
 use domain::pricing::backtest::optimal::reference_optimal;
 use domain::pricing::backtest::reference::{reference_rules, reference_schedules};
 use domain::pricing::backtest::report::{markdown, summarize};
 use domain::pricing::backtest::seeds::HeldOutSeeds;
 use domain::pricing::backtest::wide::{summarize_wide, GOING_CONCERN_YEARS};
+use domain::pricing::backtest::wide_sizes::markdown_by_size;
 use domain::pricing::backtest::wide_table::{markdown_references, markdown_wide};
 use domain::pricing::{PricingSettings, ENGINE_VERSION};
 
@@ -66,12 +73,38 @@ struct Args {
     /// fewer than two seeds (no interval).
     #[arg(long)]
     held_out: bool,
+    /// Wide market: the family of demand curves (`logistic`, the engine's own form, or
+    /// `kinked`), or `all` for each in turn.
+    #[arg(long, default_value = "logistic")]
+    family: String,
+    /// Wide market: also print, per scenario and size, the engine's revenue against the best
+    /// fixed rates and the going concern's optimum, and where it prices by occupancy.
+    #[arg(long)]
+    by_size: bool,
+}
+
+/// The families a `--family` argument names.
+fn families(name: &str) -> anyhow::Result<Vec<Family>> {
+    if name == "all" {
+        return Ok(Family::ALL.to_vec());
+    }
+    Family::parse(name).map(|f| vec![f]).ok_or_else(|| {
+        let names: Vec<&str> = Family::ALL.iter().map(|f| f.name()).collect();
+        anyhow::anyhow!(
+            "unknown family {name:?}: one of {} or all",
+            names.join(", ")
+        )
+    })
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let overrides: serde_json::Value = serde_json::from_str(&args.settings)?;
     let settings = PricingSettings::with_overrides(&overrides)?;
+    let families = families(&args.family)?;
+    if args.market != "wide" && families != [Family::Logistic] {
+        anyhow::bail!("--family other than logistic runs on the wide market only");
+    }
     if args.held_out && args.market != "wide" {
         // The fixed market's best fixed rates are chosen on the very seeds they are scored on.
         anyhow::bail!("--held-out reports the wide market only");
@@ -108,31 +141,39 @@ fn main() -> anyhow::Result<()> {
                 ));
             }
             let list: Vec<PricingSettings> = engines.iter().map(|e| e.1).collect();
-            let summaries: Vec<_> = scenarios
-                .iter()
-                .map(|s| {
-                    summarize_wide(
-                        s,
-                        &seeds,
-                        &list,
-                        args.replicas,
-                        args.optimal.then_some(args.going_concern_years),
-                    )
-                })
-                .collect();
-            println!(
-                "Wide market, seeds {first}-{last}{}, settings overrides {overrides}, best fixed \
-                 rates chosen on {} replicas of each seed's market; every share the mean over \
-                 the seeds with its 95 % t interval across them\n",
-                if args.held_out { " (held out)" } else { "" },
-                args.replicas
-            );
-            for (i, (name, _)) in engines.iter().enumerate() {
-                println!("{name}\n");
-                println!("{}", markdown_wide(&summaries, i));
+            for family in families {
+                let summaries: Vec<_> = scenarios
+                    .iter()
+                    .map(|s| {
+                        summarize_wide(
+                            s,
+                            &seeds,
+                            &list,
+                            args.replicas,
+                            args.optimal.then_some(args.going_concern_years),
+                            family,
+                        )
+                    })
+                    .collect();
+                println!(
+                    "Wide market, demand family {}, seeds {first}-{last}{}, settings overrides \
+                     {overrides}, best fixed rates chosen on {} replicas of each seed's market; \
+                     every share the mean over the seeds with its 95 % t interval across them\n",
+                    family.name(),
+                    if args.held_out { " (held out)" } else { "" },
+                    args.replicas
+                );
+                for (i, (name, _)) in engines.iter().enumerate() {
+                    println!("{name}\n");
+                    println!("{}", markdown_wide(&summaries, i));
+                }
+                println!("References\n");
+                println!("{}", markdown_references(&summaries));
+                if args.by_size {
+                    println!("{}, size by size (pooled over the seeds)\n", engines[0].0);
+                    println!("{}", markdown_by_size(&summaries, 0));
+                }
             }
-            println!("References\n");
-            print!("{}", markdown_references(&summaries));
         }
         "fixed" => {
             let summaries: Vec<_> = scenarios

@@ -5,7 +5,8 @@
 //! - Move-ins: Poisson, with a mean of `demand` x units / 400 a day (the move-ins that hold
 //!   `demand` x units occupied against the move-outs below), times the national seasonality
 //!   prior of the month (the wide market: the season drawn for the facility), times the share a rate wins against the competitor median:
-//!   2 / (1 + e^(6 x (rate / median - 1))), 1 at the median, an elasticity of -3 there.
+//!   2 / (1 + e^(6 x (rate / median - 1))), 1 at the median, an elasticity of -3 there
+//!   (the `logistic` family of [`super::demand`]; the wide market can run the `kinked` one).
 //!   A size that is full turns the excess away.
 //! - Move-outs: each tenant leaves with a chance of 1 in 400 a day (Poisson with a mean of
 //!   occupied / 400, the leavers drawn at random).
@@ -21,6 +22,7 @@
 
 use super::super::band::CompetitorObservation;
 use super::super::seasonality::NATIONAL_PRIOR;
+use super::demand::{draw_kinked, Curve, Family};
 use crate::values::round2;
 use chrono::{Datelike, NaiveDate};
 use rand::rngs::StdRng;
@@ -96,8 +98,10 @@ pub fn demand_share_at(rate: f64, median: f64, sensitivity: f64) -> f64 {
 pub struct SizeParams {
     /// Share of the units the market keeps occupied at the competitor median.
     pub demand: f64,
-    /// Twice the move-in elasticity at the median (`PRICE_SENSITIVITY` in the fixed market).
-    pub sensitivity: f64,
+    /// How the move-ins answer the rate against the median ([`super::demand`]): the logistic
+    /// with `PRICE_SENSITIVITY` in the fixed market, with a drawn one in the wide market, or
+    /// the drawn curve of another family.
+    pub curve: Curve,
     pub start_occupancy: f64,
     /// The starting street rate against the starting median.
     pub start_position: f64,
@@ -133,7 +137,9 @@ impl SizeParams {
     pub fn fixed(scenario: &Scenario) -> Self {
         Self {
             demand: scenario.demand,
-            sensitivity: PRICE_SENSITIVITY,
+            curve: Curve::Logistic {
+                sensitivity: PRICE_SENSITIVITY,
+            },
             start_occupancy: scenario.start_occupancy,
             start_position: 1.0,
             drift: COMPETITOR_DRIFT,
@@ -145,16 +151,15 @@ impl SizeParams {
     /// Every size's market of a scenario on a seed of the wide market, from a generator of its
     /// own (the random streams of the run are the size's, as in the fixed market).
     pub fn wide(scenario: &Scenario, seed: u64) -> [Self; 4] {
-        let tag = scenario
-            .name
-            .bytes()
-            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+        let tag = scenario_tag(scenario);
         let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(2_654_435_761) ^ tag ^ 0x5eed_0003);
         let season = super::seasons::draw(seed, tag);
         let mut within = |(lo, hi): (f64, f64)| rng.gen_range(lo..=hi);
         std::array::from_fn(|_| Self {
             demand: scenario.demand * within(wide::DEMAND),
-            sensitivity: 2.0 * within(wide::ELASTICITY),
+            curve: Curve::Logistic {
+                sensitivity: 2.0 * within(wide::ELASTICITY),
+            },
             start_occupancy: (scenario.start_occupancy
                 + within((-wide::START_OCCUPANCY, wide::START_OCCUPANCY)))
             .clamp(0.0, 1.0),
@@ -164,6 +169,29 @@ impl SizeParams {
             season,
         })
     }
+
+    /// [`Self::wide`] with each size's demand curve of `family`: the logistic's as drawn, or
+    /// the family's own curves, drawn from a generator of their own
+    /// ([`super::demand::draw_kinked`]), every other draw of the seed unchanged (the logistic's
+    /// elasticity is still drawn, and left unused).
+    pub fn wide_in(scenario: &Scenario, seed: u64, family: Family) -> [Self; 4] {
+        let mut params = Self::wide(scenario, seed);
+        if family == Family::Kinked {
+            let curves = draw_kinked(seed, scenario_tag(scenario));
+            for (p, curve) in params.iter_mut().zip(curves) {
+                p.curve = curve;
+            }
+        }
+        params
+    }
+}
+
+/// A number of the scenario's name, which its draws of the wide market are seeded with.
+fn scenario_tag(scenario: &Scenario) -> u64 {
+    scenario
+        .name
+        .bytes()
+        .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
 }
 
 /// A Poisson draw (Knuth's method; the means here are small).
@@ -336,11 +364,10 @@ impl SizeMarket {
         let season = self.params.season[date.month0() as usize];
         let mean = self.params.demand * f64::from(self.units) / STAY_DAYS
             * season
-            * demand_share_at(
-                self.street_rate,
-                self.market_median(),
-                self.params.sensitivity,
-            );
+            * self
+                .params
+                .curve
+                .share(self.street_rate, self.market_median());
         let vacant = self.units.saturating_sub(self.tenants.len() as u32);
         let arriving = poisson(&mut self.demand_rng, mean).min(vacant);
         self.tenants

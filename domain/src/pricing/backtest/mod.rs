@@ -4,6 +4,7 @@
 //! the same seeds with the true demand). Deterministic: every draw comes from seeded
 //! generators.
 
+pub mod demand;
 pub mod market;
 pub mod optimal;
 pub mod reference;
@@ -11,6 +12,7 @@ pub mod report;
 pub mod seasons;
 pub mod seeds;
 pub mod wide;
+pub mod wide_sizes;
 pub mod wide_table;
 
 use super::engine::{recommend, DayReading, EarlierReading, FacilityInput, Mode, UnitTypeInput};
@@ -82,6 +84,22 @@ pub struct SizeResult {
     /// Tenants at the end of the year, and the sum of their monthly rates.
     pub end_tenants: u32,
     pub end_rent_roll: f64,
+    /// Days the size began in each band of occupancy ([`occupancy_band`]), and the sum of its
+    /// street rate over the competitor median on those days.
+    pub band_days: [u32; 3],
+    pub band_ratio: [f64; 3],
+}
+
+/// The band of a size's occupancy in the morning: 0 under 85 % (units to fill), 1 from 85 % to
+/// under 93 % (about the band the engine aims at), 2 at 93 % and over (full or nearly).
+pub fn occupancy_band(occupancy_pct: f64) -> usize {
+    if occupancy_pct < 85.0 {
+        0
+    } else if occupancy_pct < 93.0 {
+        1
+    } else {
+        2
+    }
 }
 
 /// The move-in target an operator would set: the move-ins that hold the facility at 90 %.
@@ -420,6 +438,9 @@ fn run(
             let ratio = m.street_rate / m.market_median();
             r.min_ratio = r.min_ratio.min(ratio);
             r.max_ratio = r.max_ratio.max(ratio);
+            let band = occupancy_band(m.occupancy_pct());
+            r.band_days[band] += 1;
+            r.band_ratio[band] += ratio;
             let arrived = m.trade(date);
             today.push(arrived);
             move_ins_mtd += arrived;

@@ -6,8 +6,9 @@
 //! each size is solved alone. The state is the day t (0..DAYS) and the size's tenants n
 //! (0..=units) in the morning. Each day the rate is set, then `SizeMarket::trade` draws the
 //! move-outs (Poisson, mean n / 400, capped at n) and then the move-ins (Poisson, mean demand x
-//! units / 400 x the market's season of the month x `demand_share(rate, median)`, capped at the
-//! vacant units), and then the day's rent is counted for every tenant present.
+//! units / 400 x the market's season of the month x the share the size's demand curve gives
+//! the rate against the median (`SizeParams::curve`, of either family of `super::demand`),
+//! capped at the vacant units), and then the day's rent is counted for every tenant present.
 //!
 //! Every tenant pays its move-in rate for as long as it stays, so the rent of a move-in can be
 //! booked the day it moves in: its rate times [`worth`] of that day. The rent of the tenants
@@ -23,7 +24,8 @@
 //! week, 1 % of drift) while the rent per tenant is the multiple of a median up to 3 % off the
 //! starting one.
 
-use super::market::{demand_share_at, Scenario, SizeParams, SIZES, STAY_DAYS};
+use super::demand::Curve;
+use super::market::{Scenario, SizeParams, SIZES, STAY_DAYS};
 use super::report::{pct, Summary};
 use super::{start_date, SizeResult, DAYS, FIXED_GRID, FIXED_STEP};
 use chrono::Datelike;
@@ -89,8 +91,8 @@ pub struct Problem {
     pub stay_days: f64,
     /// The multiples of the median to choose from.
     pub grid: Vec<f64>,
-    /// Twice the move-in elasticity at the median (`market::demand_share_at`).
-    pub sensitivity: f64,
+    /// The share of move-ins a multiple wins (`SizeParams::curve`, of any family).
+    pub curve: Curve,
 }
 
 impl Problem {
@@ -123,7 +125,7 @@ impl Problem {
             arrivals,
             stay_days: STAY_DAYS,
             grid: grid(),
-            sensitivity: params.sensitivity,
+            curve: params.curve,
         }
     }
 
@@ -139,7 +141,7 @@ impl Problem {
         let shares: Vec<f64> = self
             .grid
             .iter()
-            .map(|x| demand_share_at(x * self.median, self.median, self.sensitivity))
+            .map(|x| self.curve.share(x * self.median, self.median))
             .collect();
         let mut next = vec![0.0; u + 1];
         let mut continuation = next.clone();
@@ -399,6 +401,7 @@ fn shape(scenario: &str, solution: &Solution) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pricing::backtest::demand::Curve;
     use crate::pricing::backtest::market::{
         demand_share, SizeParams, PRICE_SENSITIVITY, SCENARIOS,
     };
@@ -463,7 +466,9 @@ mod tests {
             arrivals: vec![2.5, 0.3, 1.5],
             stay_days: 3.0,
             grid: vec![0.95, 1.1],
-            sensitivity: PRICE_SENSITIVITY,
+            curve: Curve::Logistic {
+                sensitivity: PRICE_SENSITIVITY,
+            },
         };
         let solution = p.solve();
         let states = 3 * (p.units + 1);
@@ -548,6 +553,38 @@ mod tests {
             "{}",
             solution.multiple(180, 60)
         );
+    }
+
+    #[test]
+    fn the_programme_prices_by_the_sizes_own_demand_family() {
+        // Stabilized, the 5x5 (60 units), at the end of June: the logistic of elasticity 3 against a
+        // kinked curve as steep just above the median (3) and a third as steep below (1).
+        let logistic = SizeParams::fixed(&SCENARIOS[0]);
+        let kinked = SizeParams {
+            curve: Curve::Kinked {
+                below: 1.0,
+                above: 3.0,
+            },
+            ..logistic
+        };
+        let (l, k) = (
+            Problem::drawn(&logistic, 0).solve(),
+            Problem::drawn(&kinked, 0).solve(),
+        );
+        let day = 180;
+        // Half empty, each prices the one day's best: x x share(x) peaks at 0.78 under the
+        // logistic and at the median under the kink (2x - x^2 below it, 4x - 3x^2 above).
+        assert!((l.multiple(day, 30) - 0.78).abs() < 1e-9);
+        assert!((k.multiple(day, 30) - 1.0).abs() < 1e-9);
+        // At 90 % the logistic size still cuts to fill (0.90), the kinked one holds the median.
+        assert!((l.multiple(day, 54) - 0.90).abs() < 1e-9);
+        assert!((k.multiple(day, 54) - 1.0).abs() < 1e-9);
+        // Full, the logistic's share falls ever slower above the median where the kink's
+        // keeps its slope to none at 1.33: the kinked size stays nearer the median.
+        let (full_l, full_k) = (l.multiple(day, 60), k.multiple(day, 60));
+        assert!(full_k > 1.0 && full_l > full_k + 0.02, "{full_l} {full_k}");
+        // The cut a half-empty kinked size is denied is what the logistic size fills with.
+        assert!(k.value[30] < l.value[30], "{} {}", k.value[30], l.value[30]);
     }
 
     #[test]

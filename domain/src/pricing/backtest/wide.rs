@@ -8,7 +8,12 @@
 //! `replicas` runs of the same market with other random streams, and is then scored on the
 //! seed's own streams, like every other policy. The optimal policy is solved per seed and size
 //! from the drawn parameters ([`OptimalPolicy::drawn`]).
+//!
+//! The move-ins answer the rate by the family of demand curves the run asks for
+//! ([`super::demand`], [`SizeParams::wide_in`]): every policy and every reference of the run,
+//! the optimal programme and the best fixed rates' replicas included, meets the same curves.
 
+use super::demand::Family;
 use super::market::{Scenario, SizeParams, SIZES};
 use super::optimal::{OptimalPolicy, YearEnd};
 use super::{simulate_wide, Policy, SizeResult, FIXED_GRID, FIXED_STEP};
@@ -43,12 +48,48 @@ pub struct Outcome {
     /// The revenue of each seed, in the order of the seeds run, and its value as above.
     pub by_seed: Vec<f64>,
     pub value_by_seed: Vec<f64>,
+    /// Each size's figures summed over the seeds, in `SIZES` order.
+    pub sizes: Vec<SizeTotals>,
+}
+
+/// One size's figures under one policy, summed over the seeds of a scenario.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SizeTotals {
+    pub revenue: f64,
+    /// The revenue plus what the year left, valued by the going concern's programme (the
+    /// revenue alone when it was not solved).
+    pub value: f64,
+    /// Mean occupancy over the year (%), summed over the seeds.
+    pub mean_occupancy_pct: f64,
+    /// Days in each band of occupancy and the sum of the rate over the median on them
+    /// ([`super::occupancy_band`]).
+    pub band_days: [u32; 3],
+    pub band_ratio: [f64; 3],
+}
+
+/// Each size's [`SizeTotals`] over the runs of the seeds.
+fn size_totals(runs: &[Vec<SizeResult>], ends: &[Option<Vec<YearEnd>>]) -> Vec<SizeTotals> {
+    let mut sizes = vec![SizeTotals::default(); SIZES.len()];
+    for (run, end) in runs.iter().zip(ends) {
+        for (i, (t, r)) in sizes.iter_mut().zip(run).enumerate() {
+            t.revenue += r.revenue;
+            t.value += r.revenue + end.as_ref().map_or(0.0, |e| e[i].value_left(r));
+            t.mean_occupancy_pct += r.mean_occupancy_pct;
+            for b in 0..3 {
+                t.band_days[b] += r.band_days[b];
+                t.band_ratio[b] += r.band_ratio[b];
+            }
+        }
+    }
+    sizes
 }
 
 /// One scenario of the wide market over its seeds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WideSummary {
     pub scenario: &'static str,
+    /// The family of demand curves the seeds' markets were drawn in.
+    pub family: Family,
     /// One per engine settings given, in their order.
     pub engines: Vec<Outcome>,
     pub static_policy: Outcome,
@@ -125,6 +166,7 @@ fn outcome(runs: &[Vec<SizeResult>], best_fixed: &[f64], ends: &[Option<Vec<Year
             .map(|r| r.iter().map(|s| s.revenue).sum())
             .collect(),
         value_by_seed,
+        sizes: size_totals(runs, ends),
     }
 }
 
@@ -172,8 +214,9 @@ fn run_seed(
     engines: &[PricingSettings],
     replicas: u64,
     optimal: Option<u32>,
+    family: Family,
 ) -> SeedRuns {
-    let params = SizeParams::wide(scenario, seed);
+    let params = SizeParams::wide_in(scenario, seed, family);
     let multiples = best_fixed_multiples(&params, seed, replicas);
     let flat: Vec<[f64; 12]> = multiples.iter().map(|m| [*m; 12]).collect();
     let going = optimal.map(|years| OptimalPolicy::going_concern(&params, years));
@@ -197,15 +240,16 @@ fn run_seed(
 }
 
 /// Runs one scenario of the wide market on the seeds (on two threads: the seeds are
-/// independent). `engines` are compared side by side (the engine under test first). With
-/// `optimal`, the year's optimal policy and the going concern's, solved over that many years
-/// ([`GOING_CONCERN_YEARS`] by default), are run too.
+/// independent), its demand curves of `family`. `engines` are compared side by side (the
+/// engine under test first). With `optimal`, the year's optimal policy and the going
+/// concern's, solved over that many years ([`GOING_CONCERN_YEARS`] by default), are run too.
 pub fn summarize_wide(
     scenario: &Scenario,
     seeds: &[u64],
     engines: &[PricingSettings],
     replicas: u64,
     optimal: Option<u32>,
+    family: Family,
 ) -> WideSummary {
     let half = seeds.len().div_ceil(2);
     let runs: Vec<SeedRuns> = std::thread::scope(|scope| {
@@ -215,7 +259,7 @@ pub fn summarize_wide(
                 scope.spawn(move || {
                     chunk
                         .iter()
-                        .map(|&seed| run_seed(scenario, seed, engines, replicas, optimal))
+                        .map(|&seed| run_seed(scenario, seed, engines, replicas, optimal, family))
                         .collect::<Vec<_>>()
                 })
             })
@@ -243,6 +287,7 @@ pub fn summarize_wide(
     }
     WideSummary {
         scenario: scenario.name,
+        family,
         engines: (0..engines.len())
             .map(|i| of(&|r| r.engines[i].clone()))
             .collect(),
@@ -276,6 +321,7 @@ mod tests {
             &[PricingSettings::default()],
             1,
             Some(2),
+            Family::Logistic,
         );
         let (year, going) = (s.optimal.unwrap(), s.going_concern.unwrap());
         for o in [

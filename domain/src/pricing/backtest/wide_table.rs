@@ -265,6 +265,7 @@ mod tests {
     fn the_total_adds_each_seed_over_the_scenarios() {
         let summary = |o: Outcome| WideSummary {
             scenario: "t",
+            family: crate::pricing::backtest::demand::Family::Logistic,
             engines: vec![o.clone()],
             static_policy: o.clone(),
             best_fixed: o,

@@ -98,7 +98,7 @@ fn the_demand_level_matches_the_optimal_policy_of_the_engines_model() {
     for demand in [0.7, 0.95, 1.3] {
         let mut p = SizeParams::wide(&SCENARIOS[0], 1)[2];
         p.demand = demand;
-        p.sensitivity = 6.0;
+        p.curve = crate::pricing::backtest::demand::Curve::Logistic { sensitivity: 6.0 };
         // The fit is for the national prior's season (the wide market draws its own).
         p.season = crate::pricing::seasonality::NATIONAL_PRIOR;
         let solved = Problem::drawn(&p, 2).solve().multiple(60, 108);
