@@ -216,3 +216,31 @@ pub async fn nightly_tick(pool: &PgPool, now: DateTime<Utc>) -> Result<Vec<(Kind
     }
     Ok(created)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::ecri::evidence::cell_outcome;
+    use serde_json::json;
+
+    #[test]
+    fn stored_cells_of_every_version_read_back() {
+        // Now: the tenths of the window seen are kept (3: an open window, 30 % seen).
+        let now: Cells = [((20, 10, None, 1, 21, true, 3), (4, 1))].into();
+        assert_eq!(from_stored(to_stored(&now)), now);
+        // Before open windows counted: every window in them was over.
+        let v2 = json!([[[20, 10, null, 1, 21, true], 4, 1]]);
+        let read = from_stored(v2);
+        assert_eq!(read, [((20, 10, None, 1, 21, true, 10), (4, 1))].into());
+        let o = cell_outcome(read.keys().next().unwrap(), 4, 1);
+        assert_eq!((o.open_share, o.seen_share()), (0.0, 1.0));
+        // Before the increase in currency: unknown amount, not recent, windows over.
+        let v1 = json!([[[20, 10, null, 1], 4, 1]]);
+        assert_eq!(
+            from_stored(v1),
+            [((20, 10, None, 1, 0, false, 10), (4, 1))].into()
+        );
+        // Another shape altogether: an empty company.
+        assert!(from_stored(json!({"cells": 3})).is_empty());
+    }
+}
