@@ -2,6 +2,8 @@
 //! through the same parse-and-ingest path as a push. Deterministic for a given company and
 //! sizes, so demos and benchmarks are repeatable.
 
+mod competitors;
+
 use crate::error::Result;
 use crate::sync::write::{write_snapshots, Day};
 use crate::sync::{self, Source};
@@ -34,13 +36,6 @@ const UNIT_MIX: [(&str, &str, f64, u32); 10] = [
     ("10x20", "climate", 215.0, 30),
     ("10x30", "drive-up", 259.0, 25),
     ("12x30", "drive-up", 299.0, 10),
-];
-const COMPETITORS: [&str; 5] = [
-    "Public Storage",
-    "Extra Space",
-    "CubeSmart",
-    "Life Storage",
-    "Local Lockers",
 ];
 const CHANNELS: [&str; 5] = ["web", "phone", "walk_in", "aggregator", "referral"];
 /// National move-in seasonality (index, January first): weakest in winter, peak in summer.
@@ -94,19 +89,7 @@ pub fn snapshot(
             })
         })
         .collect();
-    let competitor_rates: Vec<Value> = COMPETITORS
-        .iter()
-        .flat_map(|c| {
-            [("5x10", 79.0), ("10x10", 129.0), ("10x20", 199.0)].map(|(size, base)| {
-                json!({
-                    "competitor": c, "size": size,
-                    "rate": (base * rng.gen_range(0.85..1.2_f64)).round(),
-                    "promo": if rng.gen_bool(0.3) { Value::from("First month $1") } else { Value::Null },
-                    "source_url": format!("https://example.com/{}", c.to_lowercase().replace(' ', "-")),
-                })
-            })
-        })
-        .collect();
+    let competitor_rates = competitors::rates(rng);
     // Every occupied unit's tenant, in three cohorts per unit type as an operator's rent roll
     // reads: long-stayers due an increase below street, recent move-ins near it, and tenants
     // raised above it.
