@@ -351,6 +351,8 @@ async fn night(
     workers: usize,
 ) -> anyhow::Result<Value> {
     let (bodies, changed) = next_day(db, company_id, index, args.changed_pct).await?;
+    // One sync per facility of the company (with `--reuse`, not `--facilities`).
+    let facilities = bodies.len();
     let size_before: i64 = sqlx::query_scalar("SELECT pg_database_size(current_database())")
         .fetch_one(db)
         .await?;
@@ -379,7 +381,7 @@ async fn night(
     let total: i64 = delta.values().sum();
     Ok(json!({
         "workers": workers,
-        "facilities": args.facilities,
+        "facilities": facilities,
         "tenants_changed": changed,
         "push_seconds": round(push_s, 1),
         "drain_seconds": round(drain_s, 1),
