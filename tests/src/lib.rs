@@ -5,6 +5,7 @@
 //! `postgres://postgres@127.0.0.1:5432`) and `TEST_REDIS_URL` (default `redis://127.0.0.1:6379`).
 
 pub mod browser;
+pub mod cli;
 pub mod fleet;
 pub mod logs;
 pub mod oauth1;

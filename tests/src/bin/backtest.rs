@@ -83,25 +83,11 @@ struct Args {
     by_size: bool,
 }
 
-/// The families a `--family` argument names.
-fn families(name: &str) -> anyhow::Result<Vec<Family>> {
-    if name == "all" {
-        return Ok(Family::ALL.to_vec());
-    }
-    Family::parse(name).map(|f| vec![f]).ok_or_else(|| {
-        let names: Vec<&str> = Family::ALL.iter().map(|f| f.name()).collect();
-        anyhow::anyhow!(
-            "unknown family {name:?}: one of {} or all",
-            names.join(", ")
-        )
-    })
-}
-
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let overrides: serde_json::Value = serde_json::from_str(&args.settings)?;
     let settings = PricingSettings::with_overrides(&overrides)?;
-    let families = families(&args.family)?;
+    let families = e2e::cli::one_or_all(&args.family, &Family::ALL, Family::name)?;
     if args.market != "wide" && families != [Family::Logistic] {
         anyhow::bail!("--family other than logistic runs on the wide market only");
     }

@@ -39,22 +39,9 @@ struct Args {
     settings: String,
 }
 
-fn families(name: &str) -> anyhow::Result<Vec<Family>> {
-    if name == "all" {
-        return Ok(Family::ALL.to_vec());
-    }
-    Family::parse(name).map(|f| vec![f]).ok_or_else(|| {
-        let names: Vec<&str> = Family::ALL.iter().map(|f| f.name()).collect();
-        anyhow::anyhow!(
-            "unknown family {name:?}: one of {} or all",
-            names.join(", ")
-        )
-    })
-}
-
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let families = families(&args.family)?;
+    let families = e2e::cli::one_or_all(&args.family, &Family::ALL, Family::name)?;
     let settings: EcriEngineSettings = serde_json::from_str(&args.settings)?;
     settings
         .validate()

@@ -53,10 +53,10 @@ pub(super) fn hold_back(
     s: &EcriEngineSettings,
     out: &mut [Suggestion],
 ) {
-    if !ramping(model, s) {
+    let share = share(model, s);
+    if share >= 100.0 {
         return;
     }
-    let share = share(model, s);
     for (t, o) in roll.iter().zip(out.iter_mut()) {
         if o.increase > 0.0 && draw(t) >= share {
             *o = held(
