@@ -391,20 +391,35 @@ pub struct Pending {
 }
 
 pub async fn pending(pool: &PgPool, token: &str) -> Result<Pending> {
+    let mut conn = pool.acquire().await?;
     let r = sqlx::query!(
-        "SELECT c.name, i.email, i.role FROM team_invitations i JOIN companies c ON c.id = i.company_id
+        "SELECT c.name, i.company_id, i.email, i.role, i.invited_by
+         FROM team_invitations i JOIN companies c ON c.id = i.company_id
          WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.revoked_at IS NULL
            AND i.expires_at > now()",
         crate::crypto::token_hash(token.trim())
     )
-    .fetch_optional(pool)
+    .fetch_optional(&mut *conn)
     .await?
     .ok_or_else(invalid_link)?;
+    let role = role_of(&r.role);
+    if !super::still_backed(&mut conn, r.company_id.into(), &r.invited_by, role).await? {
+        return Err(unbacked());
+    }
     Ok(Pending {
         company_name: r.name,
         email: r.email,
-        role: role_of(&r.role),
+        role,
     })
+}
+
+fn unbacked() -> Error {
+    ValidationError::new(
+        "token",
+        "was sent by someone who may no longer invite to this company: ask it for a new \
+         invitation",
+    )
+    .into()
 }
 
 /// Accepts a live invitation: creates the member with the invitation's role and scope and the
@@ -421,7 +436,7 @@ pub async fn accept(
         "UPDATE team_invitations SET accepted_at = now()
          WHERE token_hash = $1 AND accepted_at IS NULL AND revoked_at IS NULL
            AND expires_at > now()
-         RETURNING id, company_id, email, role, facility_ids",
+         RETURNING id, company_id, email, role, facility_ids, invited_by",
         crate::crypto::token_hash(token.trim())
     )
     .fetch_optional(&mut *tx)
@@ -429,6 +444,10 @@ pub async fn accept(
     .ok_or_else(invalid_link)?;
     let company: CompanyId = inv.company_id.into();
     let role = role_of(&inv.role);
+    // Checked as it is used: whoever sent it may still have been demoted or revoked since.
+    if !super::still_backed(&mut tx, company, &inv.invited_by, role).await? {
+        return Err(unbacked());
+    }
     // The scope is checked again: a facility deleted since the invitation drops out of it.
     let scope = match inv.facility_ids {
         None => Scope::All,

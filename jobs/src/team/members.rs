@@ -5,6 +5,7 @@
 use super::scope::check_scope;
 use super::{member_json, owners_only, role_of};
 use crate::access::{Role, Scope};
+use crate::actor::Actor;
 use crate::audit::Change;
 use crate::door::{self, Committed, Jobs, Who};
 use crate::error::{Error, Result};
@@ -97,7 +98,8 @@ async fn lock_member(
     Ok((member.into(), owners.len() as i64))
 }
 
-/// Changes a member's role or scope. The member's next request already runs with it.
+/// Changes a member's role or scope. The member's next request already runs with it; the open
+/// invitations the new role may no longer send are revoked (each recorded).
 pub async fn update_member(
     pool: &PgPool,
     who: &Who,
@@ -133,6 +135,9 @@ pub async fn update_member(
     )
     .execute(&mut *tx)
     .await?;
+    // A member who may no longer invite (or invite an owner) leaves no such link live.
+    let sender = Actor::user(id, &member.email);
+    super::end_unbacked(&mut tx, company, by, &sender, Some(role)).await?;
     let change = Change::new("member.update").target("user", id).values(
         Some(member_json(member.role, &member.scope)),
         Some(member_json(role, &scope)),
@@ -164,25 +169,8 @@ pub async fn remove_member(pool: &PgPool, who: &Who, id: Uuid) -> Result<Committ
         .execute(&mut *tx)
         .await?;
     // An invitation outlives neither the member who sent it nor their say in the company.
-    let sent = sqlx::query!(
-        "UPDATE team_invitations SET revoked_at = now()
-         WHERE company_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL
-           AND invited_by->>'type' = 'user' AND invited_by->>'id' = $2
-         RETURNING id, email",
-        company.uuid(),
-        id.to_string()
-    )
-    .fetch_all(&mut *tx)
-    .await?;
-    for invitation in sent {
-        let change = Change::new("invitation.revoke")
-            .target("invitation", invitation.id)
-            .values(
-                Some(json!({ "email": invitation.email, "invited_by": member.email })),
-                None,
-            );
-        crate::audit::record(&mut tx, company, by, &change).await?;
-    }
+    let sender = Actor::user(id, &member.email);
+    super::end_unbacked(&mut tx, company, by, &sender, None).await?;
     let change = Change::new("member.remove").target("user", id).values(
         Some(json!({ "email": member.email, "role": member.role.as_str(), "facility_ids": member.scope.column() })),
         None,

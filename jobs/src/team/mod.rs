@@ -6,9 +6,11 @@
 //! removed nor demoted (409); a person belongs to one company, so an address with an account
 //! is never made a member (its holder is told by mail instead of getting a link, and the
 //! answer is the same as for a new address); a new invitation replaces an open one to the same
-//! address only where the caller may revoke it; a member removed takes the open invitations
-//! they sent with them; a scope is for managers and viewers and lists facilities of the
-//! company.
+//! address only where the caller may revoke it; an invitation lives only while its sender may
+//! send it: a member removed or demoted below admin, or a key revoked, takes the open
+//! invitations they sent with them (an owner made admin, those inviting an owner), and
+//! accepting checks the sender's standing again; a scope is for managers and viewers and lists
+//! facilities of the company.
 //!
 //! `invitations` and `members` hold the use cases of each; `scope` the facility-scope check
 //! they share with API keys. What both sides need (stored roles, the owner rule) is here.
@@ -16,6 +18,9 @@
 mod invitations;
 mod members;
 mod scope;
+mod sent;
+pub(crate) use sent::end_unbacked;
+use sent::still_backed;
 
 pub use invitations::{
     accept, invite, open_invitations, pending, revoke_invitation, Invitation, NewInvitation,

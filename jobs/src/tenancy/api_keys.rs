@@ -230,10 +230,12 @@ pub async fn list_api_keys(pool: &PgPool, company_id: CompanyId) -> Result<Vec<A
 }
 
 /// Revokes one of the company's keys (404 for another company's), recorded as
-/// `api_key.revoke`; a key revoked already stays as it was.
+/// `api_key.revoke`, with the open invitations the key sent; a key revoked already stays as
+/// it was.
 pub async fn revoke_api_key(pool: &PgPool, who: &Who, id: Uuid) -> Result<Committed<ApiKeyInfo>> {
     let mut tx = pool.begin().await?;
     let (_, key) = revoke_in(&mut tx, Some(who.company), id).await?;
+    end_invitations(&mut tx, who, &key).await?;
     let change = Change::new("api_key.revoke").target("api_key", id);
     door::commit(tx, who, change, key, Jobs::none()).await
 }
@@ -244,10 +246,18 @@ pub async fn revoke_any_api_key(pool: &PgPool, id: Uuid) -> Result<ApiKeyInfo> {
     let mut tx = pool.begin().await?;
     let (company, key) = revoke_in(&mut tx, None, id).await?;
     let who = Who::system(company, "operator");
+    end_invitations(&mut tx, &who, &key).await?;
     let change = Change::new("api_key.revoke").target("api_key", id);
     Ok(door::commit(tx, &who, change, key, Jobs::none())
         .await?
         .into_value())
+}
+
+/// A revoked key's open invitations end with it (each recorded as revoked by `who`).
+async fn end_invitations(conn: &mut sqlx::PgConnection, who: &Who, key: &ApiKeyInfo) -> Result<()> {
+    let sender = crate::actor::Actor::api_key(key.id, &key.name);
+    crate::team::end_unbacked(conn, who.company, &who.by(), &sender, None).await?;
+    Ok(())
 }
 
 async fn revoke_in(

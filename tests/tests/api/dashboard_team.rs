@@ -8,7 +8,7 @@ use e2e::browser::Browser;
 use e2e::spawn_app;
 
 /// The member with `email`, as `GET /api/v1/team` lists it.
-async fn member(app: &e2e::TestApp, email: &str) -> serde_json::Value {
+pub(crate) async fn member(app: &e2e::TestApp, email: &str) -> serde_json::Value {
     let team = e2e::get_ok(app, "/api/v1/team").await;
     team["members"]
         .as_array()

@@ -10,7 +10,12 @@ use serde_json::{json, Value};
 
 const EVIL: &str = "URGENT: reset at https://evil.example/login";
 
-async fn invite_as(app: &TestApp, who: &Tenant, email: &str, role: &str) -> (u16, Value) {
+pub(crate) async fn invite_as(
+    app: &TestApp,
+    who: &Tenant,
+    email: &str,
+    role: &str,
+) -> (u16, Value) {
     status_json(
         app.req_as(who, Method::POST, "/api/v1/team/invitations")
             .json(&json!({ "email": email, "role": role }))
@@ -22,7 +27,7 @@ async fn invite_as(app: &TestApp, who: &Tenant, email: &str, role: &str) -> (u16
 }
 
 /// Every mail due, delivered into a fresh folder: (to, subject, whole text).
-async fn delivered(app: &TestApp) -> Vec<(String, String, String)> {
+pub(crate) async fn delivered(app: &TestApp) -> Vec<(String, String, String)> {
     let dir = std::env::temp_dir().join(format!("mail-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
     app.deliver_mail(&dir).await;
@@ -53,7 +58,7 @@ async fn age_mail(app: &TestApp, minutes: i32) {
     .unwrap();
 }
 
-async fn audit_actions(app: &TestApp, prefix: &str) -> Vec<(String, String, String)> {
+pub(crate) async fn audit_actions(app: &TestApp, prefix: &str) -> Vec<(String, String, String)> {
     let log = e2e::get_ok(app, &format!("/api/v1/audit-log?action={prefix}&limit=500")).await;
     log["entries"]
         .as_array()
@@ -238,16 +243,35 @@ async fn csrf(app: &TestApp, cookie: &str, path: &str) -> String {
     html[at..].split('"').next().unwrap().to_owned()
 }
 
-async fn invite_on_page(app: &TestApp, cookie: &str, email: &str, role: &str) -> u16 {
+pub(crate) async fn invite_on_page(app: &TestApp, cookie: &str, email: &str, role: &str) -> u16 {
+    post_team_form(
+        app,
+        cookie,
+        "/app/team/invitations",
+        &[("email", email), ("role", role)],
+    )
+    .await
+}
+
+/// Posts a form of the Team page as the signed-in `cookie`, with the page's CSRF token; the
+/// status (no redirect followed).
+pub(crate) async fn post_team_form(
+    app: &TestApp,
+    cookie: &str,
+    path: &str,
+    fields: &[(&str, &str)],
+) -> u16 {
     let token = csrf(app, cookie, "/app/team").await;
+    let mut form = vec![("csrf", token.as_str())];
+    form.extend_from_slice(fields);
     reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap()
-        .post(app.url("/app/team/invitations"))
+        .post(app.url(path))
         .header("cookie", cookie)
-        .form(&[("csrf", token.as_str()), ("email", email), ("role", role)])
+        .form(&form)
         .send()
         .await
         .unwrap()

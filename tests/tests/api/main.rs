@@ -33,6 +33,7 @@ mod facilities;
 mod health;
 mod input_limits;
 mod invitations_safety;
+mod invitations_standing;
 mod jobs;
 mod openapi;
 mod password;
