@@ -156,6 +156,10 @@ pub async fn store(
     let company_id = who.company;
     let kind = collected.kind;
     let mut tx = pool.begin().await?;
+    // The facility's row first, as every writer of its snapshots takes it: the days' records
+    // are locked after it (`store`), so an upload and a push of one day wait on each other
+    // instead of deadlocking (each holding what the other takes next).
+    crate::sync::write::lock_facility(&mut tx, facility_id.uuid()).await?;
     let stored = match collected.kind {
         UploadKind::CompetitorRates => {
             let (inserted, updated) = crate::competitors::upsert(

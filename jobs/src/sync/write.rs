@@ -247,7 +247,7 @@ pub(crate) async fn write_snapshots(
 /// over its records, its rent roll or the rollups the records' triggers keep. `FOR NO KEY
 /// UPDATE` leaves other facilities' writers and readers alone, and the key-share locks that
 /// rows referring to the facility take do not conflict with it.
-async fn lock_facility(conn: &mut PgConnection, fid: Uuid) -> Result<()> {
+pub(crate) async fn lock_facility(conn: &mut PgConnection, fid: Uuid) -> Result<()> {
     sqlx::query_scalar!(
         "SELECT id FROM facilities WHERE id = $1 FOR NO KEY UPDATE",
         fid

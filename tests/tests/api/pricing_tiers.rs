@@ -362,7 +362,7 @@ async fn competitor_rates_take_a_tier_through_the_resource_and_uploads() {
     app.run_jobs().await;
 }
 
-async fn upload_csv(app: &e2e::TestApp, id: &str, csv: String) -> (u16, Value) {
+pub(crate) async fn upload_csv(app: &e2e::TestApp, id: &str, csv: String) -> (u16, Value) {
     status_json(
         app.req(Method::POST, &format!("/api/v1/facilities/{id}/upload"))
             .header("content-type", "text/csv")

@@ -1,8 +1,10 @@
 //! What a push may do to the data it lands on: rent rolls of one facility pushed at once all
 //! land (none answers 5xx, the newest is in force), a roll that would move out a large share of
-//! the tenants in force is held until confirmed, and a member or key that may not edit
-//! facilities cannot change a facility's details through a push.
+//! the tenants in force is held until confirmed, a member or key that may not edit
+//! facilities cannot change a facility's details through a push, and an upload and a push of
+//! the same days at once both land.
 
+use super::pricing_tiers::upload_csv;
 use chrono::{Duration, Utc};
 use e2e::{get_ok, spawn_app, status_json, Tenant, TestApp};
 use reqwest::Method;
@@ -115,6 +117,59 @@ async fn rent_rolls_of_one_facility_pushed_at_once_all_land_and_the_newest_is_in
         .unwrap();
         let newest = 100.0 + (round * 10 + 5) as f64;
         assert_eq!(rents, vec![newest, newest + 1.0], "round {round}");
+    }
+    app.run_jobs().await;
+}
+
+#[tokio::test]
+async fn an_upload_and_a_push_of_the_same_days_at_once_both_land() {
+    let app = spawn_app().await;
+    let first = push(
+        &app,
+        &roll(
+            &json!({"name": "Race Street"}),
+            &day(100),
+            tenants(2, 100.0),
+        ),
+    )
+    .await;
+    let fid = first["facility"]["id"].as_str().unwrap().to_owned();
+    let by_id = json!({ "id": fid });
+    for round in 0..12i64 {
+        // Three days the facility has already, then an upload of their rates and pushes of
+        // the same days sent together: the upload merges into each day's record while the
+        // pushes replace them, every writer of the facility in turn.
+        let dates: Vec<String> = (0..3).map(|k| day(90 - round * 4 - k)).collect();
+        for d in &dates {
+            push(&app, &roll(&by_id, d, tenants(2, 100.0))).await;
+        }
+        let csv = std::iter::once("date,size,tier,street_rate\n".to_owned())
+            .chain(
+                dates
+                    .iter()
+                    .map(|d| format!("{d},10x20,standard,{}\n", 200 + round)),
+            )
+            .collect::<String>();
+        let upload = upload_csv(&app, &fid, csv);
+        let pushes = futures::future::join_all(dates.iter().rev().map(|d| {
+            let body = roll(&by_id, d, tenants(2, 110.0));
+            let app = &app;
+            async move { push_as(app, &app.tenant, &body).await }
+        }));
+        let ((s, uploaded), pushed) = futures::future::join(upload, pushes).await;
+        assert_eq!(s, 200, "round {round}: {uploaded}");
+        for (s, answer) in pushed {
+            assert_eq!(s, 200, "round {round}: {answer}");
+        }
+        let records: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM sync_records WHERE facility_id = $1::uuid AND snapshot_date = ANY($2::date[])",
+        )
+        .bind(&fid)
+        .bind(&dates)
+        .fetch_one(app.db())
+        .await
+        .unwrap();
+        assert_eq!(records, 3, "one record a day, round {round}");
     }
     app.run_jobs().await;
 }
