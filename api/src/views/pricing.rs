@@ -227,7 +227,8 @@ pub(crate) struct History {
     pub days: Vec<Day>,
     /// Street rate per unit type and day.
     pub unit_types: Vec<UnitTypeSeries>,
-    /// Competitor band per size and day.
+    /// Competitor band per size and day; where the size's competitor rates name a tier, one
+    /// band per tier of the size's unit types, built as the pricing engine builds it.
     pub competitor_bands: Vec<BandSeries>,
     /// The decisions made on the facility (ECRI batches, street rates) since the range's first
     /// day, newest first, each with who made it; every decision when it has no snapshot.
@@ -326,6 +327,11 @@ impl From<jobs::pricing::history::UnitTypePoint> for UnitTypePoint {
 pub(crate) struct BandSeries {
     /// Unit size.
     pub size: String,
+    /// The tier of the size's unit types this band is of (empty for a unit type without one),
+    /// when the size's competitor rates name a tier: each is banded as the pricing engine bands
+    /// it (its tier's own rates, else the size's converted by the tier premium). Null for the
+    /// band of the size's whole set.
+    pub tier: Option<String>,
     /// The band per day, oldest first.
     pub points: Vec<BandPoint>,
 }
@@ -334,6 +340,7 @@ impl From<jobs::pricing::history::BandSeries> for BandSeries {
     fn from(r: jobs::pricing::history::BandSeries) -> Self {
         Self {
             size: r.size,
+            tier: r.tier,
             points: r.points.into_iter().map(Into::into).collect(),
         }
     }

@@ -64,13 +64,27 @@ pub struct Premium {
 /// priced under plain is the inversion the engine flags, not a premium to learn), the default
 /// `tier_premium_pct`.
 pub fn premium(unit_types: &[UnitTypeInput], s: &PricingSettings) -> Premium {
+    premium_of(
+        unit_types
+            .iter()
+            .map(|ut| (ut.size.as_str(), ut.tier.as_str(), ut.street_rate)),
+        s,
+    )
+}
+
+/// `premium` of street rates given as (size, tier, street rate), one per unit type: what the
+/// analytics read of a snapshot's unit types.
+pub fn premium_of<'a>(
+    unit_types: impl IntoIterator<Item = (&'a str, &'a str, f64)>,
+    s: &PricingSettings,
+) -> Premium {
     let mut sizes: Vec<(String, [f64; 2], [u32; 2])> = Vec::new();
-    for ut in unit_types {
-        if !(ut.street_rate.is_finite() && ut.street_rate > 0.0) {
+    for (size, tier, street_rate) in unit_types {
+        if !(street_rate.is_finite() && street_rate > 0.0) {
             continue;
         }
-        let key = size_key(&ut.size);
-        let class = usize::from(is_climate(&ut.tier));
+        let key = size_key(size);
+        let class = usize::from(is_climate(tier));
         let i = match sizes.iter().position(|(k, _, _)| *k == key) {
             Some(i) => i,
             None => {
@@ -78,7 +92,7 @@ pub fn premium(unit_types: &[UnitTypeInput], s: &PricingSettings) -> Premium {
                 sizes.len() - 1
             }
         };
-        sizes[i].1[class] += ut.street_rate;
+        sizes[i].1[class] += street_rate;
         sizes[i].2[class] += 1;
     }
     let logs: Vec<f64> = sizes
@@ -106,6 +120,7 @@ pub fn premium(unit_types: &[UnitTypeInput], s: &PricingSettings) -> Premium {
 /// Which competitor set a unit type was banded against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(as = PricingCompetitorSetSource)]
 pub enum SetSource {
     /// The size's rates, none naming a tier (or the unit type has no tier): as before tiers.
     Size,
@@ -133,18 +148,57 @@ pub struct CompetitorSet {
     pub detail: String,
 }
 
+/// What the tier rules read of a unit type: its size and its tier. The engine's input is one;
+/// so is a (size, tier) pair, for the analytics that band a snapshot's unit types as the engine
+/// would.
+pub trait SizeAndTier {
+    fn size(&self) -> &str;
+    fn tier(&self) -> &str;
+}
+
+impl SizeAndTier for UnitTypeInput {
+    fn size(&self) -> &str {
+        &self.size
+    }
+    fn tier(&self) -> &str {
+        &self.tier
+    }
+}
+
+impl SizeAndTier for (&str, &str) {
+    fn size(&self) -> &str {
+        self.0
+    }
+    fn tier(&self) -> &str {
+        self.1
+    }
+}
+
+/// Whether any of a size's rates names a tier: only then are its tiers banded apart.
+pub fn names_a_tier(obs: &[CompetitorObservation]) -> bool {
+    obs.iter().any(|o| o.tier.is_some())
+}
+
+/// A unit type as the tier rules name it: "climate 10x20"; the size alone without a tier.
+pub fn unit_type_name(size: &str, tier: &str) -> String {
+    match tier.trim() {
+        "" => size.to_owned(),
+        t => format!("{t} {size}"),
+    }
+}
+
 /// The band of one unit type and the set it was built from; `obs` are the rates of its size.
 pub fn band_for(
-    ut: &UnitTypeInput,
+    ut: &impl SizeAndTier,
     obs: &[CompetitorObservation],
     as_of: NaiveDate,
     bs: &BandSettings,
     s: &PricingSettings,
     premium: Premium,
 ) -> (Option<CompetitorBand>, Option<CompetitorSet>) {
-    let key = tier_key(&ut.tier);
-    let tiered = obs.iter().any(|o| o.tier.is_some());
-    if key.is_empty() || !tiered {
+    let (size, tier) = (ut.size(), ut.tier());
+    let key = tier_key(tier);
+    if key.is_empty() || !names_a_tier(obs) {
         let band = competitor_band(obs, as_of, bs);
         let set = band.as_ref().map(|_| CompetitorSet {
             source: SetSource::Size,
@@ -163,7 +217,7 @@ pub fn band_for(
     let own_band = competitor_band(&own, as_of, bs);
     let own_count = own_band.as_ref().map_or(0, |b| b.competitors);
     let min = usize::try_from(s.tier_min_competitors.max(1)).unwrap_or(1);
-    let name = format!("{} {}", ut.tier.trim(), ut.size);
+    let name = format!("{} {size}", tier.trim());
     if own_count >= min {
         let detail = format!(
             "banded against the {own_count} competitors that priced the {name} tier itself"
@@ -179,7 +233,7 @@ pub fn band_for(
             }),
         );
     }
-    let climate = is_climate(&ut.tier);
+    let climate = is_climate(tier);
     let factor = 1.0 + premium.pct / 100.0;
     let mut converted = 0usize;
     // Each competitor counts once (its latest rate): on a tie of dates its rate of this tier

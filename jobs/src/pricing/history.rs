@@ -1,7 +1,9 @@
 //! A facility's daily history for charts and audits: per snapshot day its occupancy and
 //! move-ins against the month's target prorated to the day, each unit type's street rate and
 //! occupancy, and each size's competitor band (P25, median, P75) as the engine would have seen
-//! it that day.
+//! it that day: where the size's competitor rates name a tier, one band per tier of the size's
+//! unit types, built as the engine builds it (`tiers::band_for`: the tier's own set, else the
+//! size's converted by the tier premium of that day's street rates).
 
 use super::store::settings_of;
 use crate::error::Result;
@@ -9,6 +11,8 @@ use chrono::{Datelike, NaiveDate};
 use domain::ids::{CompanyId, FacilityId};
 use domain::pricing::band::{competitor_band, BandSettings, CompetitorBand, CompetitorObservation};
 use domain::pricing::engine::days_in_month;
+use domain::pricing::settings::PricingSettings;
+use domain::pricing::tiers::{self, tier_key, Premium};
 use serde::Serialize;
 use sqlx::PgConnection;
 use std::collections::BTreeMap;
@@ -29,7 +33,7 @@ pub struct History {
     pub days: Vec<Day>,
     /// Street rate per unit type and day.
     pub unit_types: Vec<UnitTypeSeries>,
-    /// Competitor band per size and day.
+    /// Competitor band per size (per unit type where the size's rates name a tier) and day.
     pub competitor_bands: Vec<BandSeries>,
     /// The decisions made on the facility since the range's first day (all of them when it has
     /// no snapshot), newest first.
@@ -77,6 +81,10 @@ pub struct UnitTypePoint {
 pub struct BandSeries {
     /// Unit size.
     pub size: String,
+    /// The tier of the size's unit types this band is of (empty for a unit type without one),
+    /// when the size's competitor rates name a tier; `None` for the band of the size's whole
+    /// set, as before tiers.
+    pub tier: Option<String>,
     /// The band per day, oldest first.
     pub points: Vec<BandPoint>,
 }
@@ -151,13 +159,7 @@ pub(crate) async fn load(
     let oldest = from - chrono::Days::new(u64::try_from(band_settings.max_age_days).unwrap_or(0));
     let observations = observations_by_size(&mut *conn, facility_id, oldest, to).await?;
     let dates: Vec<NaiveDate> = days.iter().map(|d| d.date).collect();
-    let competitor_bands = observations
-        .into_iter()
-        .map(|(size, obs)| BandSeries {
-            points: bands_by_day(&obs, &dates, &band_settings),
-            size,
-        })
-        .collect();
+    let competitor_bands = band_series(observations, &unit_types, &dates, &settings);
     Ok(History {
         facility_id: facility_id.uuid(),
         from: Some(from),
@@ -236,7 +238,7 @@ async fn unit_type_series(
     Ok(unit_types)
 }
 
-/// The competitor observations from `oldest` to `to`, by size.
+/// The competitor observations from `oldest` to `to` (with their tier), by size.
 async fn observations_by_size(
     conn: &mut PgConnection,
     facility_id: FacilityId,
@@ -245,7 +247,7 @@ async fn observations_by_size(
 ) -> Result<BTreeMap<String, Vec<CompetitorObservation>>> {
     let mut observations: BTreeMap<String, Vec<CompetitorObservation>> = BTreeMap::new();
     for r in sqlx::query!(
-        "SELECT size, competitor, rate, promo, observed_on FROM competitor_rates
+        "SELECT size, competitor, rate, promo, observed_on, tier FROM competitor_rates
          WHERE facility_id = $1 AND observed_on BETWEEN $2 AND $3",
         facility_id.uuid(),
         oldest,
@@ -262,7 +264,7 @@ async fn observations_by_size(
                 rate: r.rate,
                 promo: r.promo,
                 observed_on: r.observed_on,
-                tier: None,
+                tier: r.tier,
             });
     }
     Ok(observations)
@@ -274,28 +276,118 @@ fn prorated(monthly: f64, day: NaiveDate) -> f64 {
     (monthly * share * 100.0).round() / 100.0
 }
 
+/// The band series of each size with observations. A size none of whose observations names a
+/// tier, or without unit types in the range, has one series of its whole set, as before tiers;
+/// another has one per tier of its unit types, each day's band built as the engine would have
+/// built it that day (`tiers::band_for`, with the premium of that day's street rates).
+fn band_series(
+    observations: BTreeMap<String, Vec<CompetitorObservation>>,
+    unit_types: &[UnitTypeSeries],
+    dates: &[NaiveDate],
+    settings: &PricingSettings,
+) -> Vec<BandSeries> {
+    let band_settings = settings.band();
+    let mut premiums: Option<Vec<Premium>> = None;
+    let mut out = Vec::new();
+    for (size, obs) in observations {
+        let tiers: Vec<&str> = unit_types
+            .iter()
+            .filter(|u| u.size == size)
+            .map(|u| u.tier.as_str())
+            .collect();
+        if tiers.is_empty() || !tiers::names_a_tier(&obs) {
+            out.push(BandSeries {
+                points: bands_by_day(&obs, dates, &band_settings),
+                size,
+                tier: None,
+            });
+            continue;
+        }
+        let premiums: &[Premium] =
+            premiums.get_or_insert_with(|| premiums_by_day(unit_types, dates, settings));
+        for tier in tiers {
+            let points = windowed(&obs, dates, &band_settings, |window, i, date| {
+                let premium = premiums[i];
+                let (band, _) = tiers::band_for(
+                    &(size.as_str(), tier),
+                    window,
+                    date,
+                    &band_settings,
+                    settings,
+                    premium,
+                );
+                band.map(|b| BandPoint::of(date, &b))
+            });
+            out.push(BandSeries {
+                size: size.clone(),
+                tier: Some(tier.to_owned()),
+                points,
+            });
+        }
+    }
+    out
+}
+
+/// The tier premium of each date's street rates (`tiers::premium_of`), as the engine learned it
+/// from that day's snapshot.
+fn premiums_by_day(
+    unit_types: &[UnitTypeSeries],
+    dates: &[NaiveDate],
+    settings: &PricingSettings,
+) -> Vec<Premium> {
+    let mut rates: Vec<Vec<(&str, &str, f64)>> = vec![Vec::new(); dates.len()];
+    for u in unit_types {
+        for p in &u.points {
+            if let Ok(i) = dates.binary_search(&p.date) {
+                rates[i].push((&u.size, &u.tier, p.street_rate));
+            }
+        }
+    }
+    rates
+        .into_iter()
+        .map(|day| tiers::premium_of(day, settings))
+        .collect()
+}
+
 /// The band of one size on each date, from what had been observed by then.
 fn bands_by_day(
     observations: &[CompetitorObservation],
     dates: &[NaiveDate],
     settings: &BandSettings,
 ) -> Vec<BandPoint> {
+    windowed(observations, dates, settings, |window, _, date| {
+        competitor_band(window, date, settings).map(|b| BandPoint::of(date, &b))
+    })
+}
+
+/// `point` of each date (its index and the date) with the observations a band counts on that
+/// day: the latest of each competitor and tier seen by then and young enough to count.
+fn windowed(
+    observations: &[CompetitorObservation],
+    dates: &[NaiveDate],
+    settings: &BandSettings,
+    mut point: impl FnMut(&[CompetitorObservation], usize, NaiveDate) -> Option<BandPoint>,
+) -> Vec<BandPoint> {
     // Sorted by day once, what had been seen by a date and is young enough to count is one
     // slice of it. The band keeps, per competitor (named as it compares them: trimmed,
-    // case-insensitive), the last observation of the slice, in the order of each competitor's
-    // first observation in it; so each day hands it just those, found by two binary searches
-    // per competitor, instead of the whole slice (a year of days would otherwise read each
-    // observation about `max_age_days` times, naming its competitor each time).
+    // case-insensitive) and tier (as the engine reads them: its latest rate of each tier), the
+    // last observation of the slice, in the order of each one's first observation in it; so
+    // each day hands it just those, found by two binary searches per competitor and tier,
+    // instead of the whole slice (a year of days would otherwise read each observation about
+    // `max_age_days` times, naming its competitor each time).
     let mut sorted = observations.to_vec();
     sorted.sort_by_key(|o| o.observed_on);
-    let mut names: Vec<String> = Vec::new();
+    let mut names: Vec<(String, String)> = Vec::new();
     let mut by_competitor: Vec<Vec<usize>> = Vec::new();
     for (i, o) in sorted.iter().enumerate() {
         // The observations the band skips whatever the day.
         if !(o.rate.is_finite() && o.rate > 0.0) {
             continue;
         }
-        let name = o.competitor.trim().to_lowercase();
+        let name = (
+            o.competitor.trim().to_lowercase(),
+            o.tier.as_deref().map(tier_key).unwrap_or_default(),
+        );
         match names.iter().position(|n| *n == name) {
             Some(k) => by_competitor[k].push(i),
             None => {
@@ -308,11 +400,12 @@ fn bands_by_day(
     let mut window: Vec<CompetitorObservation> = Vec::with_capacity(by_competitor.len());
     dates
         .iter()
-        .filter_map(|&date| {
+        .enumerate()
+        .filter_map(|(i, &date)| {
             let end = sorted.partition_point(|o| o.observed_on <= date);
             let oldest = date - chrono::Duration::days(settings.max_age_days.max(0));
             let start = sorted[..end].partition_point(|o| o.observed_on < oldest);
-            // Per competitor seen in the slice: its first and its last observation there.
+            // Per competitor and tier seen in the slice: its first and last observation there.
             picked.clear();
             for seen in &by_competitor {
                 let first = seen.partition_point(|&i| i < start);
@@ -324,7 +417,7 @@ fn bands_by_day(
             picked.sort_unstable_by_key(|&(first, _)| first);
             window.clear();
             window.extend(picked.iter().map(|&(_, last)| sorted[last].clone()));
-            competitor_band(&window, date, settings).map(|b| BandPoint::of(date, &b))
+            point(&window, i, date)
         })
         .collect()
 }

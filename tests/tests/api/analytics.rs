@@ -556,18 +556,30 @@ async fn analytics_bulk_seed_matches_the_ingest_path() {
     );
     assert_eq!(per_size.await, 0);
     assert!(count("SELECT count(*) FROM facility_size_months WHERE company_id = $1").await > 0);
-    // Each competitor's latest observation.
+    // Each competitor's latest observation of each tier (the generator names climate and
+    // drive-up rates).
     let competitors = count(
         "SELECT count(*) FROM (
-             SELECT DISTINCT ON (c.facility_id, c.size, lower(btrim(c.competitor)))
-                    c.facility_id, c.size, lower(btrim(c.competitor)) AS competitor_key, c.rate, c.observed_on
+             SELECT DISTINCT ON (c.facility_id, c.size, lower(btrim(c.competitor)), lower(coalesce(btrim(c.tier), '')))
+                    c.facility_id, c.size, lower(btrim(c.competitor)) AS competitor_key,
+                    lower(coalesce(btrim(c.tier), '')) AS tier_key, c.tier, c.rate, c.observed_on
              FROM competitor_rates c WHERE c.company_id = $1 AND c.rate > 0
-             ORDER BY c.facility_id, c.size, lower(btrim(c.competitor)), c.observed_on DESC, c.id DESC) fresh
+             ORDER BY c.facility_id, c.size, lower(btrim(c.competitor)), lower(coalesce(btrim(c.tier), '')),
+                      c.observed_on DESC, c.id DESC) fresh
          FULL JOIN (SELECT l.* FROM competitor_latest l JOIN facilities f ON f.id = l.facility_id
-                    WHERE f.company_id = $1) l USING (facility_id, size, competitor_key)
-         WHERE l.rate IS DISTINCT FROM fresh.rate OR l.observed_on IS DISTINCT FROM fresh.observed_on",
+                    WHERE f.company_id = $1) l USING (facility_id, size, competitor_key, tier_key)
+         WHERE l.rate IS DISTINCT FROM fresh.rate OR l.observed_on IS DISTINCT FROM fresh.observed_on
+            OR l.tier IS DISTINCT FROM fresh.tier",
     );
     assert_eq!(competitors.await, 0);
+    assert!(
+        count(
+            "SELECT count(*) FROM competitor_latest l JOIN facilities f ON f.id = l.facility_id
+               WHERE f.company_id = $1 AND l.tier_key <> ''"
+        )
+        .await
+            > 0
+    );
     // Lease-up history as the ingest job records it: the generator's tenth facility starts at
     // 35 % occupancy, so it entered lease-up.
     let events: Vec<(String, String)> = sqlx::query_as(

@@ -169,11 +169,12 @@ async fn the_facility_page_shows_every_sizes_recommendation_and_run_now_adds_a_r
             .await;
         assert_eq!(shown, title);
     }
-    // The 10x10 chart: two tiers' street rates and the band's three lines.
+    // The 10x10 chart: two tiers' street rates and each tier's band, three lines each (the
+    // demo's competitors price both tiers of the size, so each tier is banded on its own set).
     let lines = b
         .script("return document.querySelectorAll('svg#chart-rate-10x10 polyline').length")
         .await;
-    assert_eq!(lines, 5);
+    assert_eq!(lines, 8);
     let history = get_ok(&app, &format!("/api/v1/facilities/{id}/history?days=90")).await;
     let occupancy = b
         .script("return Array.from(document.querySelectorAll('#chart-occupancy-table tbody tr')).map(r => r.cells[1].textContent.replace(/\\u00a0/g, ' '))")

@@ -6,6 +6,7 @@ mod analytics_ecri_paging;
 mod analytics_lease_up;
 mod analytics_params;
 mod analytics_portfolio;
+mod analytics_tiers;
 mod api_keys;
 mod audit_door;
 mod auth;

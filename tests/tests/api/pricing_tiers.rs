@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 const DATE: &str = "2026-11-10";
 
-fn rates(tier: Option<&str>, prefix: &str, values: &[f64]) -> Vec<Value> {
+pub(super) fn rates(tier: Option<&str>, prefix: &str, values: &[f64]) -> Vec<Value> {
     values
         .iter()
         .enumerate()
@@ -65,7 +65,7 @@ async fn sync_and_run(app: &e2e::TestApp, body: &Value) -> (String, Value) {
     (id, run)
 }
 
-fn tier<'a>(run: &'a Value, tier: &str) -> &'a Value {
+pub(super) fn tier<'a>(run: &'a Value, tier: &str) -> &'a Value {
     run["recommendations"]
         .as_array()
         .unwrap()

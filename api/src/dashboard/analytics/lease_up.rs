@@ -101,7 +101,7 @@ fn tables(fig: &Figures, report: &Report) -> [Table; 3] {
         for x in suggestions {
             fills.row(cells![
                 f.facility_name.clone(),
-                x.size.clone(),
+                domain::pricing::tiers::unit_type_name(&x.size, x.tier.as_deref().unwrap_or("")),
                 fig.rate(x.street_rate),
                 fig.rate(x.suggested_rate),
                 fig.rate(x.competitor_p25),

@@ -81,7 +81,13 @@ pub(super) fn charts(fig: &Figures, h: &History, days: i64) -> Vec<Chart> {
                 )
             })
             .collect();
-        if let Some(band) = h.competitor_bands.iter().find(|b| b.size == size) {
+        // One band for the size, or one per tier where its competitor rates name a tier.
+        for band in h.competitor_bands.iter().filter(|b| b.size == size) {
+            let of = band
+                .tier
+                .as_deref()
+                .map(|t| format!(" {}", if t.is_empty() { "(no tier)" } else { t }))
+                .unwrap_or_default();
             for (name, pick) in [
                 (
                     "Competitor P25",
@@ -91,7 +97,7 @@ pub(super) fn charts(fig: &Figures, h: &History, days: i64) -> Vec<Chart> {
                 ("Competitor P75", |p| p.p75),
             ] {
                 series.push(Series::new(
-                    name,
+                    format!("{name}{of}"),
                     Kind::Dashed,
                     aligned(&mut band.points.iter().map(|p| (p.date, pick(p)))),
                 ));

@@ -36,6 +36,14 @@ impl From<jobs::analytics::reports::lease_up::Event> for Event {
 pub(crate) struct Fill {
     /// Unit size.
     pub size: String,
+    /// The unit type's tier (empty when it has none) when the size's competitor rates name a
+    /// tier: each unit type of the size then has a suggestion of its own, from its band as the
+    /// pricing engine builds it. Null for a suggestion for the size as a whole.
+    pub tier: Option<String>,
+    /// The competitor set of a unit type's band: `tier` (its tier's own rates),
+    /// `size_adjusted` (the size's rates, the other class's converted by the tier premium) or
+    /// `size`, as a run's `competitor_set.source`. Null for the size as a whole.
+    pub competitor_set_source: Option<domain::pricing::tiers::SetSource>,
     /// Current street rate, currency per month.
     pub street_rate: f64,
     /// Suggested street rate, at or below the competitor P25.
@@ -51,7 +59,8 @@ pub(crate) struct Fill {
     /// Of which stale.
     pub stale_competitors: usize,
     /// The pricing engine's recommended street rate for the size in the facility's latest run
-    /// (the mean of its tiers'); null when no run covers the size.
+    /// (the mean of its tiers'), or for the unit type when the suggestion is one's; null when
+    /// no run covers it.
     pub engine_rate: Option<f64>,
     /// Whether the suggestion and the engine agree, and why they differ when they do.
     pub engine_note: String,
@@ -61,6 +70,8 @@ impl From<jobs::analytics::reports::lease_up::Fill> for Fill {
     fn from(r: jobs::analytics::reports::lease_up::Fill) -> Self {
         Self {
             size: r.size,
+            tier: r.tier,
+            competitor_set_source: r.competitor_set_source,
             street_rate: r.street_rate,
             suggested_rate: r.suggested_rate,
             competitor_p25: r.competitor_p25,
@@ -122,6 +133,9 @@ impl From<jobs::analytics::reports::lease_up::FacilityOut> for FacilityOut {
 pub(crate) struct SizeReason {
     /// Unit size.
     pub size: String,
+    /// The unit type's tier when the size's competitor rates name a tier (as a suggestion's);
+    /// null for the size as a whole.
+    pub tier: Option<String>,
     /// Why it has no suggestion.
     pub reason: String,
 }
@@ -130,6 +144,7 @@ impl From<jobs::analytics::reports::lease_up::SizeReason> for SizeReason {
     fn from(r: jobs::analytics::reports::lease_up::SizeReason) -> Self {
         Self {
             size: r.size,
+            tier: r.tier,
             reason: r.reason,
         }
     }

@@ -2,16 +2,20 @@
 //! below 60 %, leave at or above 70 %, unchanged between), the mode event history recorded at
 //! ingest in snapshot-date order, and for facilities in lease-up the per-size aggressive-fill
 //! suggestions of the pricing engine (`pricing::band::lease_up_fill`: at or below the
-//! competitor P25, never below 70 % of the current street rate).
+//! competitor P25, never below 70 % of the current street rate). Where a size's competitor
+//! rates name a tier, each unit type of the size has its own suggestion, from its band as the
+//! engine builds it (`competitors::banded`).
 
-use super::{latest, scope, street_by_size, unit_types, Latest, UnitRow};
+use super::competitors::{banded, Banded};
+use super::{latest, scope, unit_types, Latest, UnitRow};
 use crate::error::Result;
 use crate::pricing::SizeRecommendation;
 use chrono::{DateTime, NaiveDate, Utc};
 use domain::ids::{CompanyId, FacilityId};
 use domain::lease_up::{ENTER_BELOW_PCT, LEAVE_AT_PCT};
-use domain::pricing::band::{competitor_band, lease_up_fill, CompetitorObservation};
+use domain::pricing::band::{lease_up_fill, CompetitorObservation};
 use domain::pricing::settings::PricingSettings;
+use domain::pricing::tiers::{tier_key, SetSource};
 use serde::Serialize;
 use sqlx::PgPool;
 use std::collections::{BTreeMap, HashMap};
@@ -35,6 +39,13 @@ pub struct Event {
 pub struct Fill {
     /// Unit size.
     pub size: String,
+    /// The unit type's tier (empty when it has none) when the size's competitor rates name a
+    /// tier, so each unit type of the size has a suggestion of its own; null for a suggestion
+    /// for the size as a whole.
+    pub tier: Option<String>,
+    /// The competitor set of a unit type's band (`tier`, `size_adjusted` or `size`, as a
+    /// run's `competitor_set.source`); null for the size as a whole.
+    pub competitor_set_source: Option<SetSource>,
     /// Current street rate, currency per month.
     pub street_rate: f64,
     /// Suggested street rate, at or below the competitor P25.
@@ -50,7 +61,8 @@ pub struct Fill {
     /// Of which stale.
     pub stale_competitors: usize,
     /// The pricing engine's recommended street rate for the size in the facility's latest run
-    /// (the mean of its tiers'); null when no run covers the size.
+    /// (the mean of its tiers'), or for the unit type when the suggestion is one's; null when
+    /// no run covers it.
     pub engine_rate: Option<f64>,
     /// Whether the two agree, and why they differ when they do.
     pub engine_note: String,
@@ -82,6 +94,9 @@ pub struct FacilityOut {
 pub struct SizeReason {
     /// Unit size.
     pub size: String,
+    /// The unit type's tier when the size's competitor rates name a tier (as in `Fill`); null
+    /// for the size as a whole.
+    pub tier: Option<String>,
     /// Why it has no suggestion.
     pub reason: String,
 }
@@ -208,31 +223,46 @@ async fn events_by_facility(
     Ok(events)
 }
 
-/// Fills in the per-size suggestions of `o`, facility `id` in lease-up, from its latest
-/// snapshot `l`, and the sizes without one.
+/// Fills in the per-size (or per unit type) suggestions of `o`, facility `id` in lease-up,
+/// from its latest snapshot `l`, and the sizes without one.
 fn suggest(o: &mut FacilityOut, id: Uuid, l: &Latest, read: &Read) {
     let s = read.pricing.get(&id).copied().unwrap_or_default();
-    let street = street_by_size(read.units.get(&l.sync_id).map_or(&[][..], Vec::as_slice));
-    if street.is_empty() {
+    let units = read.units.get(&l.sync_id).map_or(&[][..], Vec::as_slice);
+    if units.is_empty() {
         o.reason = Some(format!(
             "the latest snapshot ({}) has no unit types",
             l.snapshot_date
         ));
     }
-    for (size, rate) in street {
-        let band = read
-            .observations
-            .get(&(id, size.clone()))
-            .and_then(|obs| competitor_band(obs, l.snapshot_date, &s.band()));
+    let obs = |size: &str| {
+        read.observations
+            .get(&(id, size.to_owned()))
+            .map(Vec::as_slice)
+    };
+    for b in banded(units, obs, l.snapshot_date, &s) {
+        let Banded {
+            size,
+            tier,
+            street_rate: rate,
+            band,
+            set,
+        } = b;
         match band {
             Some(b) => {
                 let fill = lease_up_fill(rate, &b, s.lease_up_discount_pct, s.lease_up_floor_share);
-                let (engine_rate, engine_note) =
-                    engine_beside(read.runs.get(&id), &size, fill.rate, s.max_step_pct);
+                let (engine_rate, engine_note) = engine_beside(
+                    read.runs.get(&id),
+                    &size,
+                    tier.as_deref(),
+                    fill.rate,
+                    s.max_step_pct,
+                );
                 o.fill_suggestions.push(Fill {
                     engine_rate,
                     engine_note,
                     size,
+                    tier,
+                    competitor_set_source: set,
                     street_rate: rate,
                     suggested_rate: fill.rate,
                     competitor_p25: domain::values::round2(fill.p25),
@@ -244,6 +274,7 @@ fn suggest(o: &mut FacilityOut, id: Uuid, l: &Latest, read: &Read) {
             }
             None => o.sizes_without_suggestion.push(SizeReason {
                 size,
+                tier,
                 reason: format!(
                     "no competitor rate for this size in the last {} days",
                     s.competitor_max_age_days
@@ -253,13 +284,15 @@ fn suggest(o: &mut FacilityOut, id: Uuid, l: &Latest, read: &Read) {
     }
 }
 
-/// The engine's rate for `size` in the latest run, and a sentence on how it stands against the
-/// fill suggestion: the suggestion goes straight to the competitor P25 (or the floor), the engine
-/// moves part of the way from the current rate each run, within `max_step_pct`, and weighs
-/// occupancy, its trend, the price response and the season too.
+/// The engine's rate for `size` (of `tier` when the suggestion is a unit type's) in the latest
+/// run, and a sentence on how it stands against the fill suggestion: the suggestion goes
+/// straight to the competitor P25 (or the floor), the engine moves part of the way from the
+/// current rate each run, within `max_step_pct`, and weighs occupancy, its trend, the price
+/// response and the season too.
 fn engine_beside(
     run: Option<&EngineRun>,
     size: &str,
+    tier: Option<&str>,
     suggested: f64,
     max_step_pct: f64,
 ) -> (Option<f64>, String) {
@@ -269,11 +302,15 @@ fn engine_beside(
             "no engine run yet: the engine's rate appears after its first run".to_owned(),
         );
     };
-    let of_size: Vec<_> = sizes.iter().filter(|r| r.size == size).collect();
+    let of_size: Vec<_> = sizes
+        .iter()
+        .filter(|r| r.size == size && tier.is_none_or(|t| tier_key(&r.tier) == tier_key(t)))
+        .collect();
     if of_size.is_empty() {
+        let what = if tier.is_some() { "unit type" } else { "size" };
         return (
             None,
-            format!("the engine's run of {date} has no rate for this size"),
+            format!("the engine's run of {date} has no rate for this {what}"),
         );
     }
     let engine = domain::values::round2(

@@ -5,15 +5,17 @@
 //! in the month of the company's latest snapshot (an older snapshot's counters belong to
 //! another month). The competitor P75 of a size is the pricing engine's band
 //! (`pricing::band::competitor_band`) with the facility's pricing settings, as of the
-//! facility's latest snapshot.
+//! facility's latest snapshot; where the size's competitor rates name a tier, each unit type of
+//! the size is set against its own band as the engine builds it (`competitors::banded`).
 
+use super::competitors::banded;
 use super::{ecri_gap_pct, latest_with_units, scope, street_by_size, FacilityRow, Latest, UnitRow};
 use crate::error::Result;
 use chrono::{Datelike, NaiveDate};
 use domain::analytics::flags::{flags, Flag, FlagInputs, FlagSettings};
 use domain::analytics::revenue::{revenue, sum, Revenue};
 use domain::ids::CompanyId;
-use domain::pricing::band::{competitor_band, CompetitorObservation};
+use domain::pricing::band::CompetitorObservation;
 use domain::pricing::settings::PricingSettings;
 use domain::values::round2;
 use serde::Serialize;
@@ -206,15 +208,23 @@ fn facility_out(
 ) -> FacilityOut {
     let unit_rows = read.units.get(&l.sync_id).map_or(&[][..], Vec::as_slice);
     let street = street_by_size(unit_rows);
-    let band_settings = read.pricing.get(&f.id).copied().unwrap_or_default().band();
-    let sizes_above_p75: Vec<(String, f64, f64)> = street
-        .iter()
-        .filter_map(|(size, rate)| {
-            let obs = read.observations.get(&(f.id, size.clone()))?;
-            let band = competitor_band(obs, l.snapshot_date, &band_settings)?;
-            (*rate > band.p75).then(|| (size.clone(), *rate, round2(band.p75)))
-        })
-        .collect();
+    let pricing = read.pricing.get(&f.id).copied().unwrap_or_default();
+    let sizes_above_p75: Vec<(String, f64, f64)> = banded(
+        unit_rows,
+        |size| {
+            read.observations
+                .get(&(f.id, size.to_owned()))
+                .map(Vec::as_slice)
+        },
+        l.snapshot_date,
+        &pricing,
+    )
+    .into_iter()
+    .filter_map(|b| {
+        let p75 = b.band.as_ref()?.p75;
+        (b.street_rate > p75).then(|| (b.name(), b.street_rate, round2(p75)))
+    })
+    .collect();
     let gap = ecri_gap_pct(&l.in_place, &street);
     let prev = read.previous.get(&f.id).copied().flatten();
     let days_since = (today - l.snapshot_date).num_days().max(0);

@@ -132,3 +132,119 @@ fn the_target_is_prorated_to_the_day() {
     assert_eq!(prorated(31.0, d("2026-12-31")), 31.0);
     assert_eq!(prorated(28.0, d("2026-02-07")), 7.0);
 }
+
+fn tiered(competitor: &str, tier: &str, rate: f64, on: &str) -> CompetitorObservation {
+    CompetitorObservation {
+        tier: Some(tier.into()),
+        ..obs(competitor, rate, on)
+    }
+}
+
+fn series(size: &str, tier: &str, rates: &[(&str, f64)]) -> UnitTypeSeries {
+    UnitTypeSeries {
+        size: size.into(),
+        tier: tier.into(),
+        points: rates
+            .iter()
+            .map(|(on, r)| UnitTypePoint {
+                date: d(on),
+                street_rate: *r,
+                occupancy_pct: Some(90.0),
+            })
+            .collect(),
+    }
+}
+
+/// A band point's day and median (to cents).
+type Median = (NaiveDate, f64);
+
+#[test]
+fn each_tier_has_a_band_of_its_own_set_else_of_the_size_converted_by_the_days_premium() {
+    // 10x20: one climate competitor (C0) until C1 and C2 come on 8 November; four drive-up
+    // ones at 150-180. The facility's climate is at 250 on 1 November, 300 from 5 November,
+    // its drive-up at 200: a premium of 25 % then 50 %.
+    let mut o = vec![tiered("C0", "Climate", 300.0, "2026-11-01")];
+    for (i, r) in [150.0, 160.0, 170.0, 180.0].into_iter().enumerate() {
+        o.push(tiered(&format!("D{i}"), "drive-up", r, "2026-11-01"));
+    }
+    o.push(tiered("C1", "climate", 310.0, "2026-11-08"));
+    o.push(tiered("C2", "climate", 320.0, "2026-11-08"));
+    let mut observations = BTreeMap::new();
+    observations.insert("10x20".to_owned(), o);
+    // 5x5: rates without a tier. 10x10: a tier named, but no unit type of the size.
+    observations.insert("5x5".to_owned(), vec![obs("X", 50.0, "2026-11-01")]);
+    observations.insert(
+        "10x10".to_owned(),
+        vec![tiered("Y", "climate", 100.0, "2026-11-01")],
+    );
+    let dates = [d("2026-11-01"), d("2026-11-05"), d("2026-11-08")];
+    let unit_types = [
+        series("5x5", "", &[("2026-11-01", 55.0)]),
+        series(
+            "10x20",
+            "climate",
+            &[
+                ("2026-11-01", 250.0),
+                ("2026-11-05", 300.0),
+                ("2026-11-08", 300.0),
+            ],
+        ),
+        series(
+            "10x20",
+            "drive-up",
+            &[
+                ("2026-11-01", 200.0),
+                ("2026-11-05", 200.0),
+                ("2026-11-08", 200.0),
+            ],
+        ),
+    ];
+    let out = band_series(
+        observations.clone(),
+        &unit_types,
+        &dates,
+        &PricingSettings::default(),
+    );
+    let brief: Vec<(&str, Option<&str>, Vec<Median>)> = out
+        .iter()
+        .map(|s| {
+            (
+                s.size.as_str(),
+                s.tier.as_deref(),
+                s.points
+                    .iter()
+                    .map(|p| (p.date, (p.median * 100.0).round() / 100.0))
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        brief,
+        vec![
+            ("10x10", None, dates.iter().map(|&x| (x, 100.0)).collect()),
+            (
+                "10x20",
+                Some("climate"),
+                vec![
+                    // Too few of its own: C0's 300 and the drive-up rates x 1.25, 187.50-225.
+                    (dates[0], 212.5),
+                    // x 1.5: 225-270 and 300.
+                    (dates[1], 255.0),
+                    // Three climate competitors of its own: 300, 310, 320.
+                    (dates[2], 310.0),
+                ]
+            ),
+            (
+                "10x20",
+                Some("drive-up"),
+                dates.iter().map(|&x| (x, 165.0)).collect()
+            ),
+            ("5x5", None, dates.iter().map(|&x| (x, 50.0)).collect()),
+        ]
+    );
+    // A size whose rates name no tier has the series it had: `bands_by_day` of its set.
+    assert_eq!(
+        out[3].points,
+        bands_by_day(&observations["5x5"], &dates, &BandSettings::default())
+    );
+}
