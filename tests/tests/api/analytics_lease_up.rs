@@ -99,12 +99,12 @@ async fn analytics_lease_up_history_and_fill_in_any_arrival_order() {
                 )
             })
             .collect();
-        // The suggestion is the P25 less `lease_up_discount_pct` (10 % since engine
-        // 2026.11.6): 82.50 x 0.9 = 74.25, rounded 74, above the floor of 70.
+        // The suggestion is the P25 less `lease_up_discount_pct` (3 % since engine
+        // 2026.11.10): 82.50 x 0.97 = 80.03, rounded 80, above the floor of 70.
         assert_eq!(
             fills,
             vec![
-                ("10x10".to_owned(), 74.0, 82.5, 70.0, false),
+                ("10x10".to_owned(), 80.0, 82.5, 70.0, false),
                 ("5x5".to_owned(), 35.0, 30.0, 35.0, true)
             ],
             "{name}"

@@ -109,16 +109,22 @@ fn a_full_size_learns_no_lower_position_than_it_had() {
 
 #[test]
 fn lease_up_targets_the_p25_and_climbs_toward_the_median_when_filling_fast() {
-    // The start at the P25 itself (`lease_up_discount_pct` 0, the default before 2026.11.6).
-    let one = |i: &FacilityInput| one_with(i, &settings(json!({"lease_up_discount_pct": 0})));
+    // The start at the P25 itself (`lease_up_discount_pct` 0, the default before 2026.11.6),
+    // the full climb at 3 points a week (the default before 2026.11.10).
+    let one = |i: &FacilityInput| {
+        one_with(
+            i,
+            &settings(json!({"lease_up_discount_pct": 0, "lease_up_climb_pp_per_week": 3})),
+        )
+    };
     // P25 125, median 135. From 150 without a trend: target 125, half the way -8.33 pp, 137.50,
     // stepped to 138.
     let mut i = comps(with_rate(base(), 150.0), &[120.0, 130.0, 140.0, 150.0]);
     i.mode = Mode::LeaseUp;
-    // With the default 10 % under the P25 the target is 112.50: half the way -12.5 pp, 131.25,
-    // stepped to 138 as well.
+    // With the default 3 % under the P25 (10 % from 2026.11.6 to 2026.11.9) the target is
+    // 121.25: half the way -9.58 pp, 135.63, stepped to 138 as well.
     let r = super::one(&i);
-    assert_eq!(factor(&r, "lease_up_fill"), -12.5);
+    assert_eq!(factor(&r, "lease_up_fill"), -9.58);
     assert_eq!(r.recommended_rate, 138.0);
     let r = one(&i);
     assert_eq!((r.recommended_rate, r.mode), (138.0, Mode::LeaseUp));
@@ -137,6 +143,9 @@ fn lease_up_targets_the_p25_and_climbs_toward_the_median_when_filling_fast() {
     // 128.
     i.unit_types[0].earlier.as_mut().unwrap().occupancy_pct = Some(42.0);
     assert_eq!(one(&i).recommended_rate, 128.0);
+    // With the defaults 2 points a week is the full climb (since 2026.11.10): the median 135,
+    // half the way: 130.
+    assert_eq!(super::one(&i).recommended_rate, 130.0);
     // +1 point a week: a third of the climb, target 128.33, 2.7 % away: inside the tolerance.
     i.unit_types[0].earlier.as_mut().unwrap().occupancy_pct = Some(46.0);
     assert_eq!(one(&i).recommended_rate, 125.0);
