@@ -53,7 +53,14 @@ pub fn recommend(input: &FacilityInput, s: &PricingSettings) -> Vec<Recommendati
             let obs = by_size
                 .get(&size_key(&ut.size))
                 .map_or(&[][..], Vec::as_slice);
-            let (band, set) = tiers::band_for(ut, obs, input.as_of, &band_settings, s, premium);
+            let (band, set) = tiers::band_for(
+                (&ut.size, &ut.tier),
+                obs,
+                input.as_of,
+                &band_settings,
+                s,
+                premium,
+            );
             let mut rec = recommend_one(input, ut, band, s);
             if let (Some(set), Some(anchor)) = (&set, rec.factors.first_mut()) {
                 if !set.detail.is_empty() {

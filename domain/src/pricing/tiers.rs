@@ -148,32 +148,6 @@ pub struct CompetitorSet {
     pub detail: String,
 }
 
-/// What the tier rules read of a unit type: its size and its tier. The engine's input is one;
-/// so is a (size, tier) pair, for the analytics that band a snapshot's unit types as the engine
-/// would.
-pub trait SizeAndTier {
-    fn size(&self) -> &str;
-    fn tier(&self) -> &str;
-}
-
-impl SizeAndTier for UnitTypeInput {
-    fn size(&self) -> &str {
-        &self.size
-    }
-    fn tier(&self) -> &str {
-        &self.tier
-    }
-}
-
-impl SizeAndTier for (&str, &str) {
-    fn size(&self) -> &str {
-        self.0
-    }
-    fn tier(&self) -> &str {
-        self.1
-    }
-}
-
 /// Whether any of a size's rates names a tier: only then are its tiers banded apart.
 pub fn names_a_tier(obs: &[CompetitorObservation]) -> bool {
     obs.iter().any(|o| o.tier.is_some())
@@ -187,16 +161,16 @@ pub fn unit_type_name(size: &str, tier: &str) -> String {
     }
 }
 
-/// The band of one unit type and the set it was built from; `obs` are the rates of its size.
+/// The band of one unit type, given as (size, tier), and the set it was built from; `obs` are
+/// the rates of its size.
 pub fn band_for(
-    ut: &impl SizeAndTier,
+    (size, tier): (&str, &str),
     obs: &[CompetitorObservation],
     as_of: NaiveDate,
     bs: &BandSettings,
     s: &PricingSettings,
     premium: Premium,
 ) -> (Option<CompetitorBand>, Option<CompetitorSet>) {
-    let (size, tier) = (ut.size(), ut.tier());
     let key = tier_key(tier);
     if key.is_empty() || !names_a_tier(obs) {
         let band = competitor_band(obs, as_of, bs);
@@ -217,7 +191,7 @@ pub fn band_for(
     let own_band = competitor_band(&own, as_of, bs);
     let own_count = own_band.as_ref().map_or(0, |b| b.competitors);
     let min = usize::try_from(s.tier_min_competitors.max(1)).unwrap_or(1);
-    let name = format!("{} {size}", tier.trim());
+    let name = unit_type_name(size, tier);
     if own_count >= min {
         let detail = format!(
             "banded against the {own_count} competitors that priced the {name} tier itself"

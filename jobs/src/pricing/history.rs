@@ -290,12 +290,12 @@ fn band_series(
     let mut premiums: Option<Vec<Premium>> = None;
     let mut out = Vec::new();
     for (size, obs) in observations {
-        let tiers: Vec<&str> = unit_types
+        let unit_tiers: Vec<&str> = unit_types
             .iter()
             .filter(|u| u.size == size)
             .map(|u| u.tier.as_str())
             .collect();
-        if tiers.is_empty() || !tiers::names_a_tier(&obs) {
+        if unit_tiers.is_empty() || !tiers::names_a_tier(&obs) {
             out.push(BandSeries {
                 points: bands_by_day(&obs, dates, &band_settings),
                 size,
@@ -305,23 +305,24 @@ fn band_series(
         }
         let premiums: &[Premium] =
             premiums.get_or_insert_with(|| premiums_by_day(unit_types, dates, settings));
-        for tier in tiers {
-            let points = windowed(&obs, dates, &band_settings, |window, i, date| {
-                let premium = premiums[i];
-                let (band, _) = tiers::band_for(
-                    &(size.as_str(), tier),
-                    window,
-                    date,
-                    &band_settings,
-                    settings,
-                    premium,
-                );
-                band.map(|b| BandPoint::of(date, &b))
-            });
+        // Each day's window once, banded for every tier of the size.
+        let by_day = windowed(&obs, dates, &band_settings, |window, i, date| {
+            unit_tiers
+                .iter()
+                .map(|&tier| {
+                    let unit_type = (size.as_str(), tier);
+                    let bs = &band_settings;
+                    let (band, _) =
+                        tiers::band_for(unit_type, window, date, bs, settings, premiums[i]);
+                    band.map(|b| BandPoint::of(date, &b))
+                })
+                .collect::<Vec<_>>()
+        });
+        for (k, tier) in unit_tiers.iter().enumerate() {
             out.push(BandSeries {
                 size: size.clone(),
-                tier: Some(tier.to_owned()),
-                points,
+                tier: Some((*tier).to_owned()),
+                points: by_day.iter().filter_map(|day| day[k].clone()).collect(),
             });
         }
     }
@@ -358,16 +359,19 @@ fn bands_by_day(
     windowed(observations, dates, settings, |window, _, date| {
         competitor_band(window, date, settings).map(|b| BandPoint::of(date, &b))
     })
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// `point` of each date (its index and the date) with the observations a band counts on that
 /// day: the latest of each competitor and tier seen by then and young enough to count.
-fn windowed(
+fn windowed<T>(
     observations: &[CompetitorObservation],
     dates: &[NaiveDate],
     settings: &BandSettings,
-    mut point: impl FnMut(&[CompetitorObservation], usize, NaiveDate) -> Option<BandPoint>,
-) -> Vec<BandPoint> {
+    mut point: impl FnMut(&[CompetitorObservation], usize, NaiveDate) -> T,
+) -> Vec<T> {
     // Sorted by day once, what had been seen by a date and is young enough to count is one
     // slice of it. The band keeps, per competitor (named as it compares them: trimmed,
     // case-insensitive) and tier (as the engine reads them: its latest rate of each tier), the
@@ -401,7 +405,7 @@ fn windowed(
     dates
         .iter()
         .enumerate()
-        .filter_map(|(i, &date)| {
+        .map(|(i, &date)| {
             let end = sorted.partition_point(|o| o.observed_on <= date);
             let oldest = date - chrono::Duration::days(settings.max_age_days.max(0));
             let start = sorted[..end].partition_point(|o| o.observed_on < oldest);

@@ -13,21 +13,21 @@ use sqlx::PgConnection;
 /// Revokes, in the caller's transaction, the open invitations `sender` sent that its role
 /// `now` no longer lets it send (`None`: removed or revoked, so all of them; a role without
 /// [`Permission::Administer`]: all of them; an admin: those inviting an owner), each recorded
-/// as `invitation.revoke` by `by`. The ids revoked, oldest first.
+/// as `invitation.revoke` by `by`.
 pub(crate) async fn end_unbacked(
     conn: &mut PgConnection,
     company: CompanyId,
     by: &By<'_>,
     sender: &Actor,
     now: Option<Role>,
-) -> Result<Vec<uuid::Uuid>> {
+) -> Result<()> {
     let kind = match sender.kind {
         ActorKind::User => "user",
         ActorKind::ApiKey => "api_key",
-        ActorKind::System => return Ok(Vec::new()),
+        ActorKind::System => return Ok(()),
     };
     let (Some(id), false) = (sender.id, now.is_some_and(|r| r.allows(Permission::Own))) else {
-        return Ok(Vec::new());
+        return Ok(());
     };
     // Still an admin: only the invitations of owners, which need an owner, end.
     let only_owners = now.is_some_and(|r| r.allows(Permission::Administer));
@@ -44,7 +44,6 @@ pub(crate) async fn end_unbacked(
     )
     .fetch_all(&mut *conn)
     .await?;
-    let mut ids = Vec::with_capacity(ended.len());
     for invitation in ended {
         let change = Change::new("invitation.revoke")
             .target("invitation", invitation.id)
@@ -57,10 +56,8 @@ pub(crate) async fn end_unbacked(
                 None,
             );
         crate::audit::record(&mut *conn, company, by, &change).await?;
-        ids.push(invitation.id);
     }
-    ids.sort();
-    Ok(ids)
+    Ok(())
 }
 
 /// Whether the sender of an invitation (its stored `invited_by`) may still send it, read in the

@@ -256,8 +256,7 @@ pub async fn revoke_any_api_key(pool: &PgPool, id: Uuid) -> Result<ApiKeyInfo> {
 /// A revoked key's open invitations end with it (each recorded as revoked by `who`).
 async fn end_invitations(conn: &mut sqlx::PgConnection, who: &Who, key: &ApiKeyInfo) -> Result<()> {
     let sender = crate::actor::Actor::api_key(key.id, &key.name);
-    crate::team::end_unbacked(conn, who.company, &who.by(), &sender, None).await?;
-    Ok(())
+    crate::team::end_unbacked(conn, who.company, &who.by(), &sender, None).await
 }
 
 async fn revoke_in(

@@ -1,9 +1,10 @@
 //! The ramp: while a facility's stay model rests mostly on the prior, its suggested increases
-//! go out a share at a time, the share growing with the evidence. The prior is a guess about tenants the engine has never seen
-//! raised; a first share of notices teaches the model (their 90-day windows) before the rest
-//! are decided with what they showed. Which tenants go first is a stable hash of the customer
-//! (else the tenant), so a customer's units go together and the same tenants are picked from
-//! one run to the next: the others wait, whatever the day, until the model has learned.
+//! go out a share at a time, the share growing with the evidence. The prior is a guess about
+//! tenants the engine has never seen raised; a first share of notices teaches the model (their
+//! 90-day windows) before the rest are decided with what they showed. Which tenants go first
+//! is a stable hash of the customer (else the tenant), so a customer's units go together and
+//! the same tenants are picked from one run to the next: the others wait, whatever the day,
+//! until the model has learned.
 
 use super::explain::held;
 use super::{reason, Guardrail, Suggestion, TenantInput};

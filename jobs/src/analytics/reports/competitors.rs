@@ -88,7 +88,7 @@ pub fn banded<'a>(
             Some(o) if tiers::names_a_tier(o) => {
                 for u in units.iter().filter(|u| u.size == size) {
                     let unit_type = (size.as_str(), u.tier.as_str());
-                    let (band, set) = tiers::band_for(&unit_type, o, as_of, &bs, s, premium);
+                    let (band, set) = tiers::band_for(unit_type, o, as_of, &bs, s, premium);
                     out.push(Banded {
                         size: size.clone(),
                         tier: Some(u.tier.clone()),

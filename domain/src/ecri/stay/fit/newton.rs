@@ -66,8 +66,9 @@ impl Objective<'_> {
             // The chance of staying over what was seen, p = kept (1 - seen (q - σ(b0)) / (1 -
             // σ(b0))) (kept = 1 - baseline, seen = 1 once the window is over: (1 - baseline)(1 -
             // q) / (1 - σ(b0))), and its derivatives in z.
-            let scale = r.kept() * r.seen / (1.0 - base);
-            let p = (r.kept() - scale * (q - base)).clamp(1e-9, 1.0 - 1e-9);
+            let kept = r.kept();
+            let scale = kept * r.seen / (1.0 - base);
+            let p = (kept - scale * (q - base)).clamp(1e-9, 1.0 - 1e-9);
             let dp = -scale * q * (1.0 - q);
             let d2p = dp * (1.0 - 2.0 * q);
             let stayed = r.tenants - r.left;

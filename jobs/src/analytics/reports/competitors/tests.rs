@@ -162,7 +162,14 @@ fn the_bands_are_the_engines() {
             .iter()
             .find(|u| u.size == b.size && Some(&u.tier) == b.tier.as_ref())
             .unwrap();
-        let (band, set) = tiers::band_for(ut, &obs, d("2026-11-10"), &s.band(), &s, premium);
+        let (band, set) = tiers::band_for(
+            (&ut.size, &ut.tier),
+            &obs,
+            d("2026-11-10"),
+            &s.band(),
+            &s,
+            premium,
+        );
         assert_eq!((b.band.clone(), b.set), (band, set.map(|x| x.source)));
     }
     // Climate 10x20 has 2 competitors of its own (fewer than 3): the size's set converted.
