@@ -102,6 +102,16 @@ fn climate_words_make_the_premium_class_and_negations_do_not() {
     }
 }
 
+/// `band_for` of a unit type on 15 November 2026.
+fn band_of(
+    ut: &UnitTypeInput,
+    obs: &[CompetitorObservation],
+    s: &PricingSettings,
+    p: Premium,
+) -> (Option<CompetitorBand>, Option<CompetitorSet>) {
+    band_for((&ut.size, &ut.tier), obs, d("2026-11-15"), &s.band(), s, p)
+}
+
 #[test]
 fn a_tier_with_enough_competitors_is_banded_on_its_own_set() {
     let s = PricingSettings::default();
@@ -109,14 +119,7 @@ fn a_tier_with_enough_competitors_is_banded_on_its_own_set() {
     assert_eq!((p.pct, p.sizes), (20.0, 0));
     // Tiers compare trimmed and case-insensitively: all four climate rates count.
     let ut = unit("10x20", " Climate", 250.0);
-    let (band, set) = band_for(
-        (&ut.size, &ut.tier),
-        &mixed(),
-        d("2026-11-15"),
-        &s.band(),
-        &s,
-        p,
-    );
+    let (band, set) = band_of(&ut, &mixed(), &s, p);
     let (band, set) = (band.unwrap(), set.unwrap());
     // Hazen percentiles of 200, 210, 220, 230.
     assert_eq!((band.p25, band.median, band.p75), (205.0, 215.0, 225.0));
@@ -135,14 +138,7 @@ fn a_tier_with_enough_competitors_is_banded_on_its_own_set() {
         tier_min_competitors: 5,
         ..s
     };
-    let (_, set) = band_for(
-        (&ut.size, &ut.tier),
-        &mixed(),
-        d("2026-11-15"),
-        &s.band(),
-        &five,
-        p,
-    );
+    let (_, set) = band_of(&ut, &mixed(), &five, p);
     assert_eq!(set.unwrap().source, SetSource::SizeAdjusted);
 }
 
@@ -156,14 +152,7 @@ fn a_tier_with_too_few_competitors_falls_back_to_the_size_converted_by_the_premi
     // 191.67 at positions 1/12, 3/12, ... 11/12: P25 166.67, median (175 + 180) / 2, P75
     // 183.33.
     let ut = unit("10x20", "drive-up", 200.0);
-    let (band, set) = band_for(
-        (&ut.size, &ut.tier),
-        &mixed(),
-        d("2026-11-15"),
-        &s.band(),
-        &s,
-        p,
-    );
+    let (band, set) = band_of(&ut, &mixed(), &s, p);
     let (band, set) = (band.unwrap(), set.unwrap());
     assert_eq!(band.competitors, 6);
     assert!((band.p25 - 200.0 / 1.2).abs() < 1e-9, "{band:?}");
@@ -185,14 +174,7 @@ fn a_tier_with_too_few_competitors_falls_back_to_the_size_converted_by_the_premi
         .into_iter()
         .map(|o| CompetitorObservation { tier: None, ..o })
         .collect();
-    let (band, set) = band_for(
-        (&ut.size, &ut.tier),
-        &plain,
-        d("2026-11-15"),
-        &s.band(),
-        &s,
-        p,
-    );
+    let (band, set) = band_of(&ut, &plain, &s, p);
     assert_eq!(
         band,
         crate::pricing::band::competitor_band(&plain, d("2026-11-15"), &s.band())
