@@ -331,6 +331,23 @@ impl TestApp {
         self.run_jobs().await;
     }
 
+    /// The facility's ECRI answer (`GET /api/v1/facilities/:id/ecri` as `who`) after a run made
+    /// now ([`Self::ecri_now`]).
+    pub async fn ecri_as(&self, who: &Tenant, facility: &str) -> Value {
+        self.ecri_now(facility).await;
+        let r = self
+            .req_as(
+                who,
+                Method::GET,
+                &format!("/api/v1/facilities/{facility}/ecri"),
+            )
+            .send()
+            .await
+            .expect("the request is sent");
+        assert_eq!(r.status(), 200);
+        r.json().await.expect("a JSON answer")
+    }
+
     pub async fn create_tenant(&self, name: &str) -> Tenant {
         let email = format!("{}@example.com", Uuid::new_v4().simple());
         let created = jobs::tenancy::create_company(

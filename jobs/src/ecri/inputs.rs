@@ -156,11 +156,15 @@ fn unit_counts(units: &[UnitRow]) -> Units {
     total
 }
 
+/// The competitor band of each size (tier '') and of each tier banded on its own (the tier as
+/// compared, `tiers::tier_key`).
+pub(super) type Bands = BTreeMap<(String, String), domain::pricing::band::CompetitorBand>;
+
 /// The market of each size of the snapshot (keyed by size), and of each of its tiers (keyed by
-/// [`market_key`]: the tier's street rate, units, occupancy and, from a roll, move-ins).
+/// [`market_key`]: the tier's street rate, band, units, occupancy and, from a roll, move-ins).
 pub(super) fn markets(
     units: &[UnitRow],
-    bands: &BTreeMap<String, domain::pricing::band::CompetitorBand>,
+    bands: &Bands,
     pace: &Pace,
     from_roll: bool,
     date: NaiveDate,
@@ -190,7 +194,9 @@ pub(super) fn markets(
     let market = |size: &str, tier: Option<&str>, street_rate: f64| {
         let key = (size.to_owned(), tier.map(str::to_owned));
         let (n, occupied) = counts.get(&key).copied().unwrap_or_default();
-        let band = bands.get(size);
+        let band = tier
+            .and_then(|t| bands.get(&(size.to_owned(), t.to_owned())))
+            .or_else(|| bands.get(&(size.to_owned(), String::new())));
         let (ins, outs) = pace_of(size, tier, n);
         SizeMarket {
             street_rate,

@@ -41,8 +41,9 @@ use domain::ecri::{
     Suggestion, TenantInput,
 };
 use domain::ids::{CompanyId, FacilityId};
-use domain::pricing::band::{competitor_band, CompetitorBand, CompetitorObservation};
+use domain::pricing::band::{competitor_band, CompetitorObservation};
 use domain::pricing::settings::PricingSettings;
+use domain::pricing::tiers::tier_key;
 use domain::values::round2;
 use inputs::{cohort_inputs, markets, roll_inputs, roll_pace};
 use outcomes::FacilityEvidence;
@@ -406,8 +407,11 @@ fn suggest(
     f.markets = markets;
 }
 
-/// The market of each size of the facility's latest snapshot `l`, with its competitor bands
-/// and (from a roll) its pace.
+/// The market of each size of the facility's latest snapshot `l` and of each of its tiers,
+/// with its competitor band and (from a roll) its pace. Each unit type is banded as the
+/// pricing engine bands it (`reports::competitors::banded`: where the size's rates name a
+/// tier, its tier's own set or the size's converted by the tier premium); a tenant with no
+/// tier, or one the snapshot does not list, against its size's whole set.
 fn facility_markets(
     id: Uuid,
     l: &reports::Latest,
@@ -415,18 +419,32 @@ fn facility_markets(
     g: &Gathered,
     units: &BTreeMap<Uuid, Vec<UnitRow>>,
 ) -> BTreeMap<String, SizeMarket> {
-    let band_settings = g.pricing.get(&id).copied().unwrap_or_default().band();
+    let pricing = g.pricing.get(&id).copied().unwrap_or_default();
     let unit_rows = units.get(&l.sync_id).map_or(&[][..], Vec::as_slice);
-    let bands: BTreeMap<String, CompetitorBand> = unit_rows
-        .iter()
-        .filter_map(|u| {
-            let obs = g.observations.get(&(id, u.size.clone()))?;
-            Some((
-                u.size.clone(),
-                competitor_band(obs, l.snapshot_date, &band_settings)?,
-            ))
-        })
-        .collect();
+    let obs = |size: &str| {
+        g.observations
+            .get(&(id, size.to_owned()))
+            .map(Vec::as_slice)
+    };
+    let mut bands = inputs::Bands::new();
+    for b in reports::competitors::banded(unit_rows, obs, l.snapshot_date, &pricing) {
+        if let Some(band) = b.band {
+            let tier = b.tier.as_deref().map(tier_key).unwrap_or_default();
+            bands.insert((b.size, tier), band);
+        }
+    }
+    // Where the size's tiers were banded apart, a tenant without a tier reads the whole set.
+    for u in unit_rows {
+        let whole = (u.size.clone(), String::new());
+        if bands.contains_key(&whole) {
+            continue;
+        }
+        if let Some(band) =
+            obs(&u.size).and_then(|o| competitor_band(o, l.snapshot_date, &pricing.band()))
+        {
+            bands.insert(whole, band);
+        }
+    }
     let no_pace = inputs::Pace::new();
     let size_pace = match basis {
         Basis::RentRoll => g.pace.get(&id).unwrap_or(&no_pace),

@@ -11,8 +11,8 @@
 //!   during the notice: a reaction). A line whose rent never showed while the tenant stayed
 //!   past that day is counted as `not_applied` and left out. Past increases are the tenant's
 //!   plausible upward rent changes before the window's start.
-//! - the premium of each against the size's reference as of the first day of the month the
-//!   window starts in (`references`);
+//! - the premium of each against the reference of the tenant's size and tier as of the first
+//!   day of the month the window starts in (`references`), the one the decision reads;
 //! - the baseline: the tenants in place 90 days before the roll's date who were neither
 //!   increased since nor had a notice whose 90 days reach into that window, by tenure band.
 //!
@@ -87,6 +87,8 @@ pub(crate) fn others(pooled: &Cells, part: &Cells) -> Vec<Outcome> {
 struct Raw {
     facility_id: Uuid,
     size: String,
+    /// The tenant's tier as compared (`tiers::tier_key`), '' when the roll names none.
+    tier: String,
     record: IncreaseRecord,
 }
 
@@ -95,6 +97,7 @@ struct Change {
     facility_id: Uuid,
     tenant_id: String,
     size: String,
+    tier: String,
     date: NaiveDate,
     before: f64,
     after: f64,
@@ -107,6 +110,7 @@ struct Notice {
     facility_id: Uuid,
     tenant_id: String,
     size: String,
+    tier: String,
     notice: NaiveDate,
     effective: NaiveDate,
     before: f64,
@@ -141,19 +145,14 @@ pub(crate) async fn evidence(
     }
     let (changes, notices) = read_increases(pool, company_id, only.as_deref()).await?;
     let (raws, not_applied) = records(changes, notices, &rolls);
-    let keys: BTreeSet<(Uuid, String, NaiveDate)> = raws
-        .iter()
-        .map(|r| (r.facility_id, r.size.clone(), key_date(&r.record)))
-        .collect();
+    let keys: BTreeSet<references::Key> = raws.iter().map(reference_key).collect();
     let refs = references::references(pool, &keys).await?;
     let mut by_facility: BTreeMap<Uuid, Vec<(IncreaseRecord, bool)>> = BTreeMap::new();
     for mut raw in raws {
         let Some(&as_of) = rolls.get(&raw.facility_id) else {
             continue;
         };
-        raw.record.reference_rate = refs
-            .get(&(raw.facility_id, raw.size.clone(), key_date(&raw.record)))
-            .copied();
+        raw.record.reference_rate = refs.get(&reference_key(&raw)).copied();
         let start = raw.record.notice_date.unwrap_or(raw.record.effective_date);
         let recent = start > as_of - Duration::days(RECENT_DAYS);
         by_facility
@@ -192,6 +191,16 @@ pub(crate) async fn evidence(
     Ok(out)
 }
 
+/// What the reference of a record is looked up by: its facility, size, tier and day.
+fn reference_key(r: &Raw) -> references::Key {
+    (
+        r.facility_id,
+        r.size.clone(),
+        r.tier.clone(),
+        key_date(&r.record),
+    )
+}
+
 /// The day the reference of a record is taken on: the first of the month its window starts in.
 fn key_date(r: &IncreaseRecord) -> NaiveDate {
     let start = r.notice_date.unwrap_or(r.effective_date);
@@ -207,6 +216,7 @@ async fn read_increases(
 ) -> Result<(Vec<Change>, Vec<Notice>)> {
     let changes = sqlx::query!(
         r#"SELECT e.facility_id, e.tenant_id, e.size, e.event_date,
+                  lower(btrim(coalesce(t.tier, ''))) AS "tier!",
                   e.rent_before AS "before!", e.rent_after AS "after!",
                   t.move_in_date AS "move_in?", t.moved_out_on
            FROM rent_roll_events e
@@ -226,6 +236,7 @@ async fn read_increases(
         facility_id: r.facility_id,
         tenant_id: r.tenant_id,
         size: r.size,
+        tier: r.tier,
         date: r.event_date,
         before: r.before,
         after: r.after,
@@ -235,6 +246,7 @@ async fn read_increases(
     .collect();
     let notices = sqlx::query!(
         r#"SELECT b.facility_id, l.tenant_id AS "tenant_id!", l.size,
+                  lower(btrim(coalesce(t.tier, ''))) AS "tier!",
                   b.notice_date AS "notice!", b.effective_date AS "effective!",
                   l.current_rent, l.new_rent,
                   t.move_in_date AS "move_in?", t.moved_out_on
@@ -257,6 +269,7 @@ async fn read_increases(
         facility_id: r.facility_id,
         tenant_id: r.tenant_id,
         size: r.size,
+        tier: r.tier,
         notice: r.notice,
         effective: r.effective,
         before: r.current_rent,
@@ -319,6 +332,7 @@ fn records(
             Raw {
                 facility_id: c.facility_id,
                 size: c.size,
+                tier: c.tier,
                 record,
             },
             &mut past,
@@ -355,6 +369,7 @@ fn records(
                 Raw {
                     facility_id: n.facility_id,
                     size: n.size,
+                    tier: n.tier,
                     record,
                 },
                 &mut past,

@@ -103,14 +103,7 @@ async fn approved_batch(app: &TestApp, facility: &str, notice: NaiveDate) {
 
 /// The facility's stay model, learned now.
 async fn learned_model(app: &TestApp, who: &Tenant, id: &str) -> Value {
-    app.ecri_now(id).await;
-    let r = app
-        .req_as(who, Method::GET, &format!("/api/v1/facilities/{id}/ecri"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    r.json::<Value>().await.unwrap()["model"].clone()
+    app.ecri_as(who, id).await["model"].clone()
 }
 
 /// A company with one facility: notices to T0..T19 100 days ago (effective 70 days ago); the

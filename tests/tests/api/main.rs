@@ -28,6 +28,7 @@ mod ecri_learning;
 mod ecri_letters;
 mod ecri_outcome;
 mod ecri_runs;
+mod ecri_tiers;
 mod envelope;
 mod explanations;
 mod facilities;

@@ -75,7 +75,11 @@ pub(super) fn suggestion(
                 p.reference
             )
         } else {
-            format!("{:.1} % expected to stay 90 days with no increase", stay * 100.0)
+            format!(
+                "{:.1} % expected to stay 90 days with no increase, the rent {premium_pct:+.1} % against the market {:.2}",
+                stay * 100.0,
+                p.reference
+            )
         },
     ));
     reasons.push(reason(
