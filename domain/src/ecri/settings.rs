@@ -101,7 +101,7 @@ pub struct EcriEngineSettings {
     /// customer (else the tenant), apart from the ramp's. Default 0 (off); at most 50.
     pub step_test_share_pct: f64,
     /// ... the share (%) of δ that must rest on outcomes (`model.step_evidence_weight`, or
-    /// `model.company_step_evidence_weight` when higher) before the test stops. Default 50.
+    /// `model.company_step_evidence_weight` when higher) before the test stops. Default 30.
     pub step_test_until_evidence_pct: f64,
 }
 
@@ -131,7 +131,7 @@ impl Default for EcriEngineSettings {
             ramp_share_pct: 100.0,
             ramp_until_evidence_pct: 50.0,
             step_test_share_pct: 0.0,
-            step_test_until_evidence_pct: 50.0,
+            step_test_until_evidence_pct: 30.0,
         }
     }
 }
