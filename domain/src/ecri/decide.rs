@@ -34,6 +34,7 @@ mod facility;
 mod plan;
 mod ramp;
 mod search;
+mod step_test;
 #[cfg(test)]
 mod tests;
 pub use edit::{reprice, Refused};
@@ -205,6 +206,9 @@ pub enum Guardrail {
     CustomerUnits,
     /// The facility's model still rests on the prior: a share of its increases goes first.
     Ramp,
+    /// The facility's model cannot yet tell what the round figures cost: a share of the
+    /// increases past them is held just under them.
+    StepTest,
 }
 
 impl Guardrail {
@@ -223,6 +227,7 @@ impl Guardrail {
             Self::MinimumIncrease => "minimum_increase",
             Self::CustomerUnits => "customer_units",
             Self::Ramp => "ramp",
+            Self::StepTest => "step_test",
         }
     }
 }

@@ -92,6 +92,17 @@ pub struct EcriEngineSettings {
     /// or `model.company_evidence_weight` when higher) before every suggestion is sent.
     /// Default 50.
     pub ramp_until_evidence_pct: f64,
+    /// Guardrail `step_test`: while the stay model's step at the round figures (δ, at the
+    /// prior's `step_pct` % or `step_amount`) rests mostly on the prior (on outcomes, its own
+    /// or its company's, under `step_test_until_evidence_pct` of it), this share (%) of the
+    /// tenants whose suggested increase reaches the round figures get the largest whole
+    /// increase under both instead, where the guardrails allow one and it is expected to pay:
+    /// both sides of the step are then seen and δ learned. Drawn by a stable hash of the
+    /// customer (else the tenant), apart from the ramp's. Default 0 (off); at most 50.
+    pub step_test_share_pct: f64,
+    /// ... the share (%) of δ that must rest on outcomes (`model.step_evidence_weight`, or
+    /// `model.company_step_evidence_weight` when higher) before the test stops. Default 30.
+    pub step_test_until_evidence_pct: f64,
 }
 
 impl Default for EcriEngineSettings {
@@ -119,6 +130,8 @@ impl Default for EcriEngineSettings {
             holdout_pct: 0.0,
             ramp_share_pct: 100.0,
             ramp_until_evidence_pct: 50.0,
+            step_test_share_pct: 0.0,
+            step_test_until_evidence_pct: 30.0,
         }
     }
 }
@@ -291,6 +304,13 @@ impl EcriEngineSettings {
         range(
             "ramp_until_evidence_pct",
             self.ramp_until_evidence_pct,
+            0.0,
+            100.0,
+        )?;
+        range("step_test_share_pct", self.step_test_share_pct, 0.0, 50.0)?;
+        range(
+            "step_test_until_evidence_pct",
+            self.step_test_until_evidence_pct,
             0.0,
             100.0,
         )?;

@@ -270,8 +270,13 @@ pub struct StayModel {
     pub company_tenure_sensitivity_elasticity: f64,
     #[serde(default)]
     pub company_step_logit: f64,
+    /// The share (0..1) of δ that rests on the facility's own outcomes, and of the company's
+    /// δ on the other facilities': δ's information given the slope's parameters learned from
+    /// the same outcomes, so outcomes all past the round figures carry little of it.
     #[serde(default)]
     pub step_evidence_weight: f64,
+    #[serde(default)]
+    pub company_step_evidence_weight: f64,
     /// Share (0..1) of the company's sensitivity to the increase (the one the facility's is
     /// shrunk toward) that rests on the other facilities' outcomes.
     #[serde(default)]
@@ -363,6 +368,7 @@ impl StayModel {
             tenure_sensitivity_elasticity: prior.tenure_sensitivity_elasticity,
             company_tenure_sensitivity_elasticity: prior.tenure_sensitivity_elasticity,
             step_evidence_weight: 0.0,
+            company_step_evidence_weight: 0.0,
             company_evidence_weight: 0.0,
         }
     }

@@ -40,8 +40,9 @@ pub fn stop_loss(recent: &[Outcome], s: &EcriEngineSettings) -> Option<(f64, f64
 
 /// The suggestions for a facility's rent roll: [`decide`](super::decide) per tenant, then the
 /// stop-loss (over `recent`, the facility's latest 90-day outcomes), the customer rule (all
-/// units of a customer by the same percent, or none) and the ramp (while the facility's model
-/// rests on the prior, a share of its increases first). `markets` is keyed by size, and by
+/// units of a customer by the same percent, or none), the step test (while the model cannot
+/// tell what the round figures cost, a share of the increases past them held just under) and
+/// the ramp (while the facility's model rests on the prior, a share of its increases first). `markets` is keyed by size, and by
 /// [`market_key`](super::market_key) for a tier: a tenant is weighed against its tier's market
 /// when there is one, else its size's ([`market_for`]); one with neither gets `no_street_rate`.
 pub fn decide_facility(
@@ -65,6 +66,7 @@ pub fn decide_facility(
             raise_together(units, roll, &plans, model, s, &mut out);
         }
     }
+    super::step_test::hold_under(roll, &plans, model, s, &mut out);
     super::ramp::hold_back(roll, model, s, &mut out);
     out
 }

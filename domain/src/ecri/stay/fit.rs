@@ -4,7 +4,7 @@
 //! company's under one at the prior (docs/ecri.md, "Learning, pooled and shrunk").
 
 use super::{
-    crosses_step, extra_at, tenure_baseline, Outcome, Push, StayModel, StayPrior,
+    crosses_step, extra_at, sigmoid, tenure_baseline, Outcome, Push, StayModel, StayPrior,
     DEFAULT_REFERENCE_MONTHS,
 };
 use crate::ecri::evidence::MAX_PLAUSIBLE_INCREASE_PCT;
@@ -189,21 +189,26 @@ type Theta = [f64; 6];
 
 /// Chance of staying the 90 days at θ.
 fn stay(prior: &StayPrior, r: &Row, theta: Theta) -> f64 {
-    let rho = if r.raised_before { theta[2] } else { 0.0 };
-    let recent = if r.recent { theta[4] } else { 0.0 };
-    let s = [
-        (theta[0] + rho + recent - theta[5] * r.log_tenure).exp(),
-        theta[1].exp(),
-    ];
-    let x = Push {
-        increase_pct: r.increase_pct,
-        premium_pct: r.premium_pct,
-        step: r.step,
-    };
-    r.kept() * (1.0 - r.seen * extra_at(prior, s, theta[3], x))
+    r.kept() * (1.0 - r.seen * r.extra(prior, theta))
 }
 
 impl Row {
+    /// The extra move-out of the whole window at θ.
+    fn extra(&self, prior: &StayPrior, theta: Theta) -> f64 {
+        let rho = if self.raised_before { theta[2] } else { 0.0 };
+        let recent = if self.recent { theta[4] } else { 0.0 };
+        let s = [
+            (theta[0] + rho + recent - theta[5] * self.log_tenure).exp(),
+            theta[1].exp(),
+        ];
+        let x = Push {
+            increase_pct: self.increase_pct,
+            premium_pct: self.premium_pct,
+            step: self.step,
+        };
+        extra_at(prior, s, theta[3], x)
+    }
+
     /// The chance of not leaving anyway over the part of the window seen: `(1 - baseline)` to
     /// the power of the share seen (the baseline's hazard is even over the window). The move-outs
     /// an increase causes are taken to come evenly over the window too, so a share `seen` of them
@@ -267,24 +272,74 @@ fn fit(prior: &StayPrior, rows: &[Row], centre: Theta) -> (Theta, Theta) {
         }
     }
     let theta = newton::refine(&objective, theta);
-    // Expected (Fisher) information about each coordinate: sum of n P'^2 / (P (1 - P)), P the
-    // chance of moving out, P' its derivative (by central differences).
-    let h = 1e-4;
-    let info = [0, 1, 2, 3, 4, 5].map(|k| {
-        rows.iter()
-            .map(|r| {
-                let at = |d: f64| {
-                    let mut t = theta;
-                    t[k] += d;
-                    stay(prior, r, t)
-                };
-                let p = (1.0 - at(0.0)).clamp(1e-9, 1.0 - 1e-9);
-                let dp = (at(-h) - at(h)) / (2.0 * h);
-                r.tenants * dp * dp / (p * (1.0 - p))
-            })
-            .sum::<f64>()
-    });
+    let matrix = information(prior, rows, theta);
+    let mut info = [0, 1, 2, 3, 4, 5].map(|k| matrix[k][k]);
+    info[3] = if objective.speaks[3] {
+        step_information(&matrix)
+    } else {
+        0.0
+    };
     (theta, info)
+}
+
+/// The expected (Fisher) information matrix about θ at `theta`, and a seventh coordinate: a
+/// shift of the logit of every increased outcome. The sum over the outcomes of
+/// n ∇P ∇Pᵀ / (P (1 - P)), P the chance of moving out, ∇P by central differences (the shift's
+/// from the logit's derivative).
+fn information(prior: &StayPrior, rows: &[Row], theta: Theta) -> [[f64; 7]; 7] {
+    let h = 1e-4;
+    let base = sigmoid(prior.intercept);
+    let mut m = [[0.0; 7]; 7];
+    for r in rows {
+        let p = (1.0 - stay(prior, r, theta)).clamp(1e-9, 1.0 - 1e-9);
+        let at = |k: usize, d: f64| {
+            let mut t = theta;
+            t[k] += d;
+            stay(prior, r, t)
+        };
+        let mut grad = [0.0; 7];
+        for (k, g) in grad.iter_mut().enumerate().take(6) {
+            *g = (at(k, -h) - at(k, h)) / (2.0 * h);
+        }
+        // The extra move-out is (q - σ(b0)) / (1 - σ(b0)), q the logistic of the logit.
+        let q = base + r.extra(prior, theta) * (1.0 - base);
+        grad[6] = r.kept() * r.seen * q * (1.0 - q) / (1.0 - base);
+        let w = r.tenants / (p * (1.0 - p));
+        for i in 0..7 {
+            for j in 0..7 {
+                m[i][j] += w * grad[i] * grad[j];
+            }
+        }
+    }
+    m
+}
+
+/// The information about δ that the outcomes carry beyond what the rest of the curve can
+/// explain: `I_δδ - I_δr I_rr⁻¹ I_rδ`, r the slope's parameters and a shift of the logit of
+/// every increased outcome, all estimated from the same outcomes. Only outcomes on both sides
+/// of the round figures carry it: those all past them say what they cost, not whether a step
+/// or the slope's shape makes it (without the shift, the curve's fixed level at no increase
+/// would pass for evidence of the step; with the priors' precisions, the prior on the slope
+/// would). A ridge of 1e-9 of the largest information keeps `I_rr` invertible.
+fn step_information(info: &[[f64; 7]; 7]) -> f64 {
+    const OTHERS: [usize; 6] = [0, 1, 2, 4, 5, 6];
+    let ridge = 1e-9 * (1.0 + (0..7).map(|k| info[k][k]).fold(0.0, f64::max));
+    let m: Vec<Vec<f64>> = OTHERS
+        .iter()
+        .map(|&i| {
+            OTHERS
+                .iter()
+                .map(|&j| info[i][j] + if i == j { ridge } else { 0.0 })
+                .collect()
+        })
+        .collect();
+    let b: Vec<f64> = OTHERS.iter().map(|&i| info[i][3]).collect();
+    let Some(l) = newton::cholesky(&m) else {
+        return 0.0;
+    };
+    let x = newton::solve(&l, &b);
+    let explained: f64 = b.iter().zip(&x).map(|(u, v)| u * v).sum();
+    (info[3][3] - explained).max(0.0)
 }
 
 /// The stay model of a facility from its own outcomes and the rest of the company's (the other
@@ -366,6 +421,7 @@ pub fn learn(prior: &StayPrior, company: &[Outcome], facility: &[Outcome]) -> St
         step_logit: theta[3],
         company_step_logit: company_theta[3],
         step_evidence_weight: info[3] / (info[3] + prior.step_strength),
+        company_step_evidence_weight: company_info[3] / (company_info[3] + prior.step_strength),
         company_evidence_weight: company_info[0] / (company_info[0] + prior.sensitivity_strength),
         recent_sensitivity: theta[4].exp(),
         company_recent_sensitivity: company_theta[4].exp(),

@@ -101,7 +101,7 @@ impl Objective<'_> {
 }
 
 /// The lower triangle L of `m = L Lᵀ`; None when `m` is not positive definite.
-fn cholesky(m: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
+pub(super) fn cholesky(m: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
     let n = m.len();
     let mut l = vec![vec![0.0; n]; n];
     for i in 0..n {
@@ -122,7 +122,7 @@ fn cholesky(m: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
 }
 
 /// x with `L Lᵀ x = b`.
-fn solve(l: &[Vec<f64>], b: &[f64]) -> Vec<f64> {
+pub(super) fn solve(l: &[Vec<f64>], b: &[f64]) -> Vec<f64> {
     let n = b.len();
     let mut y = vec![0.0; n];
     for i in 0..n {

@@ -115,6 +115,39 @@ fn a_step_at_ten_percent_is_learned_as_a_jump_not_as_a_steeper_slope() {
 }
 
 #[test]
+fn outcomes_all_past_the_round_figures_are_little_evidence_of_the_step() {
+    let prior = StayPrior::default();
+    let base = baseline_band(36.0, 2000, 200);
+    // 600 tenants at 12-14 %, a third gone: they say what 12-14 % costs, not whether the cost
+    // comes from a step at 10 % or from a steep slope.
+    let mut past: Vec<Outcome> = vec![base];
+    for inc in [12.0, 13.0, 14.0] {
+        past.push(increased(inc, 200, 70, 0));
+    }
+    let m = learn(&prior, &[], &past);
+    assert!(m.step_evidence_weight < 0.01, "{m:?}");
+    // The same tenants, a third of them given 7 % instead (5 in 60 gone): both sides seen.
+    let mut both: Vec<Outcome> = vec![base];
+    for inc in [12.0, 13.0, 14.0] {
+        both.push(increased(inc, 140, 49, 0));
+        both.push(increased(7.0, 60, 5, 0));
+    }
+    let b = learn(&prior, &[], &both);
+    assert!(b.step_evidence_weight > 0.4, "{b:?}");
+    // The step is learned as a jump: 9 % costs a fraction of 10 %.
+    assert!(b.step_logit > 1.0, "{b:?}");
+    assert!(b.extra_move_out_of(10.0, 0.0, 10.0) > 3.0 * b.extra_move_out_of(9.0, 0.0, 9.0));
+    // The company's evidence is the other facilities': a facility with none of its own knows
+    // the company's.
+    let new = learn(&prior, &both, &[base]);
+    assert_eq!(new.step_evidence_weight, 0.0);
+    assert!(
+        (new.company_step_evidence_weight - b.step_evidence_weight).abs() < 1e-6,
+        "{new:?}"
+    );
+}
+
+#[test]
 fn tenants_raised_within_the_year_and_new_tenants_learn_their_own_sensitivity() {
     let prior = StayPrior::default();
     let mut outcomes = vec![baseline_band(36.0, 2000, 200)];
