@@ -174,7 +174,7 @@ struct Line {
     /// The guardrail that held the increase back or capped it (none when the stay model
     /// chose): `no_street_rate`, `excluded_flag`, `months_since_move_in`,
     /// `months_since_increase`, `stop_loss`, `max_step`, `jurisdiction_cap`,
-    /// `max_premium_over_street`, `minimum_increase`, `customer_units`.
+    /// `max_premium_over_street`, `minimum_increase`, `customer_units`, `ramp`, `step_test`.
     guardrails: Vec<String>,
     /// The figures the suggestion rests on, each with what it means.
     reasons: Vec<Reason>,
