@@ -98,7 +98,7 @@ pub struct EcriEngineSettings {
     /// tenants whose suggested increase reaches the round figures get the largest whole
     /// increase under both instead, where the guardrails allow one and it is expected to pay:
     /// both sides of the step are then seen and δ learned. Drawn by a stable hash of the
-    /// customer (else the tenant), apart from the ramp's. Default 0 (off); at most 50.
+    /// customer (else the tenant), apart from the ramp's. Default 30; 0 turns it off; at most 50.
     pub step_test_share_pct: f64,
     /// ... the share (%) of δ that must rest on outcomes (`model.step_evidence_weight`, or
     /// `model.company_step_evidence_weight` when higher) before the test stops. Default 30.
@@ -130,7 +130,7 @@ impl Default for EcriEngineSettings {
             holdout_pct: 0.0,
             ramp_share_pct: 100.0,
             ramp_until_evidence_pct: 50.0,
-            step_test_share_pct: 0.0,
+            step_test_share_pct: 30.0,
             step_test_until_evidence_pct: 30.0,
         }
     }
