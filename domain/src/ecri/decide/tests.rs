@@ -5,7 +5,7 @@ use super::*;
 use crate::ecri::settings::EcriEngineSettings;
 use crate::ecri::stay::StayModel;
 
-fn tenant(rent: f64) -> TenantInput {
+pub(super) fn tenant(rent: f64) -> TenantInput {
     TenantInput {
         tenant_id: "t".to_owned(),
         size: "10x10".to_owned(),
@@ -23,7 +23,7 @@ fn tenant(rent: f64) -> TenantInput {
     }
 }
 
-fn market(street: f64, units: u32, occupancy: f64, ins: f64, outs: f64) -> SizeMarket {
+pub(super) fn market(street: f64, units: u32, occupancy: f64, ins: f64, outs: f64) -> SizeMarket {
     SizeMarket {
         street_rate: street,
         of_tier: false,

@@ -2,43 +2,21 @@
 //! them while the step rests on the prior, none once it rests on outcomes.
 
 use super::*;
+use crate::ecri::decide::tests::{market, tenant};
 use crate::ecri::decide::{decide_facility, ramp, SizeMarket};
 
+/// `n` tenants of 10x10 at 100 (the decision tests' tenant), each with its own id.
 fn roll(n: usize) -> Vec<TenantInput> {
     (0..n)
         .map(|i| TenantInput {
             tenant_id: format!("T-{i:04}"),
-            size: "10x10".to_owned(),
-            tier: None,
-            rent: 100.0,
-            months_since_move_in: Some(30.0),
-            months_since_last_increase: Some(12.0),
-            pending_increase: None,
-            past_increases: 1,
-            rent_12_months_ago: None,
-            rent_at_cap_base: None,
-            customer_id: None,
-            flags: Vec::new(),
-            tenant_count: 1,
+            ..tenant(100.0)
         })
         .collect()
 }
 
 fn markets() -> BTreeMap<String, SizeMarket> {
-    BTreeMap::from([(
-        "10x10".to_owned(),
-        SizeMarket {
-            street_rate: 130.0,
-            of_tier: false,
-            competitor_low: None,
-            competitor_median: Some(130.0),
-            competitor_high: None,
-            units: 500,
-            occupancy_pct: 90.0,
-            move_ins_per_month: 20.0,
-            move_outs_per_month: Some(18.0),
-        },
-    )])
+    BTreeMap::from([("10x10".to_owned(), market(130.0, 500, 90.0, 20.0, 18.0))])
 }
 
 fn tested(out: &[Suggestion]) -> usize {
