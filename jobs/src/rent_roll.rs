@@ -380,10 +380,12 @@ async fn write(
         sqlx::query!(
             r#"INSERT INTO rent_roll_tenants (facility_id, tenant_id, company_id, size, tier, rent,
                    move_in_date, last_increase_date, customer_id, flags, first_seen_on,
-                   unit_id, customer_name, address_line1, address_line2, city, region, postal_code)
+                   unit_id, customer_name, address_line1, address_line2, city, region, postal_code,
+                   prior_increase_date)
                SELECT $1, u.id, $2, u.size, u.tier, u.rent, u.mi, u.li, u.cu,
                       CASE WHEN u.fl = '' THEN '{}'::text[] ELSE string_to_array(u.fl, E'\x1f') END,
-                      $3, u.un, u.cn, u.a1, u.a2, u.ci, u.re, u.pc
+                      $3, u.un, u.cn, u.a1, u.a2, u.ci, u.re, u.pc,
+                      CASE WHEN u.li < $3 THEN u.li END
                FROM UNNEST($4::text[], $5::text[], $6::text[], $7::float8[], $8::date[],
                            $9::date[], $10::text[], $11::text[], $12::text[], $13::text[],
                            $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
@@ -405,6 +407,16 @@ async fn write(
                    postal_code = EXCLUDED.postal_code,
                    first_seen_on = CASE WHEN rent_roll_tenants.moved_out_on IS NULL
                                         THEN rent_roll_tenants.first_seen_on ELSE EXCLUDED.first_seen_on END,
+                   -- The increase before the tenancy's first roll: kept once known; a feed
+                   -- that first sends the field later tells it if its date is before that roll.
+                   prior_increase_date = CASE
+                       WHEN rent_roll_tenants.moved_out_on IS NULL
+                            AND rent_roll_tenants.move_in_date = EXCLUDED.move_in_date
+                       THEN coalesce(rent_roll_tenants.prior_increase_date,
+                                     CASE WHEN EXCLUDED.last_increase_date
+                                               < rent_roll_tenants.first_seen_on
+                                          THEN EXCLUDED.last_increase_date END)
+                       ELSE EXCLUDED.prior_increase_date END,
                    moved_out_on = NULL, updated_at = now()"#,
             facility_id,
             company_id.uuid(),

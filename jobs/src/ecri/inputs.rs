@@ -25,7 +25,7 @@ pub(super) async fn roll_inputs(
     let ids: Vec<Uuid> = rolls.keys().copied().collect();
     let rows = sqlx::query!(
         r#"SELECT facility_id, tenant_id, size, tier, rent, move_in_date, last_increase_date,
-                  customer_id, flags
+                  prior_increase_date, customer_id, flags
            FROM rent_roll_tenants WHERE facility_id = ANY($1) AND moved_out_on IS NULL
            ORDER BY facility_id, size, tenant_id"#,
         &ids
@@ -39,7 +39,7 @@ pub(super) async fn roll_inputs(
             continue;
         };
         let k = known.get(&(r.facility_id, r.tenant_id.clone()));
-        let h = history::history(r.last_increase_date, k);
+        let h = history::history([r.last_increase_date, r.prior_increase_date], k);
         let months = |d: NaiveDate| f64::from(whole_months(d, as_of));
         // The rent of a date before the move-in is the move-in rent: the first the roll knows.
         let rent_on = |known: Option<f64>| known.or(Some(r.rent));

@@ -10,7 +10,8 @@
 //!   after the notice and before the line's effective date + [`APPLY_SLACK_DAYS`] (it left
 //!   during the notice: a reaction). A line whose rent never showed while the tenant stayed
 //!   past that day is counted as `not_applied` and left out. Past increases are the tenant's
-//!   plausible upward rent changes before the window's start.
+//!   plausible upward rent changes before the window's start, and the increase the CRM dated
+//!   before the tenant's first roll (`rent_roll_tenants.prior_increase_date`).
 //! - the premium of each against the reference of the tenant's size and tier as of the first
 //!   day of the month the window starts in (`references`), the one the decision reads;
 //! - the baseline: the tenants in place 90 days before the roll's date who were neither
@@ -103,6 +104,8 @@ struct Change {
     after: f64,
     move_in: Option<NaiveDate>,
     moved_out_on: Option<NaiveDate>,
+    /// The tenant's increase before its first roll, as the CRM told it.
+    prior: Option<NaiveDate>,
 }
 
 /// A kept line of an approved batch.
@@ -117,6 +120,8 @@ struct Notice {
     after: f64,
     move_in: Option<NaiveDate>,
     moved_out_on: Option<NaiveDate>,
+    /// The tenant's increase before its first roll, as the CRM told it.
+    prior: Option<NaiveDate>,
 }
 
 /// The evidence of each facility of the company that has a roll (of those of `only`, when
@@ -218,7 +223,8 @@ async fn read_increases(
         r#"SELECT e.facility_id, e.tenant_id, e.size, e.event_date,
                   lower(btrim(coalesce(t.tier, ''))) AS "tier!",
                   e.rent_before AS "before!", e.rent_after AS "after!",
-                  t.move_in_date AS "move_in?", t.moved_out_on
+                  t.move_in_date AS "move_in?", t.moved_out_on,
+                  t.prior_increase_date AS "prior?"
            FROM rent_roll_events e
            LEFT JOIN rent_roll_tenants t
              ON t.facility_id = e.facility_id AND t.tenant_id = e.tenant_id
@@ -242,6 +248,7 @@ async fn read_increases(
         after: r.after,
         move_in: r.move_in,
         moved_out_on: r.moved_out_on,
+        prior: r.prior,
     })
     .collect();
     let notices = sqlx::query!(
@@ -249,7 +256,8 @@ async fn read_increases(
                   lower(btrim(coalesce(t.tier, ''))) AS "tier!",
                   b.notice_date AS "notice!", b.effective_date AS "effective!",
                   l.current_rent, l.new_rent,
-                  t.move_in_date AS "move_in?", t.moved_out_on
+                  t.move_in_date AS "move_in?", t.moved_out_on,
+                  t.prior_increase_date AS "prior?"
            FROM ecri_batches b
            JOIN ecri_batch_lines l ON l.batch_id = b.id
            LEFT JOIN rent_roll_tenants t
@@ -276,6 +284,7 @@ async fn read_increases(
         after: r.new_rent,
         move_in: r.move_in,
         moved_out_on: r.moved_out_on,
+        prior: r.prior,
     })
     .collect();
     Ok((changes, notices))
@@ -302,6 +311,7 @@ fn records(
     let mut used: BTreeMap<(Uuid, String), Vec<bool>> = BTreeMap::new();
     for c in changes {
         let key = (c.facility_id, c.tenant_id.clone());
+        seed_prior(&mut past, &key, c.prior);
         let lines = by_tenant.get(&key).map_or(&[][..], Vec::as_slice);
         let taken = used
             .entry(key.clone())
@@ -346,6 +356,7 @@ fn records(
             if taken.is_some_and(|t| t[i]) {
                 continue;
             }
+            seed_prior(&mut past, &key, n.prior);
             let due = n.effective + Duration::days(APPLY_SLACK_DAYS);
             let left_in_notice = n.moved_out_on.is_some_and(|d| d > n.notice && d <= due);
             let roll = rolls.get(&n.facility_id).copied();
@@ -378,6 +389,19 @@ fn records(
         }
     }
     (out, not_applied)
+}
+
+/// Starts a tenant's past increases with the one before its first roll, where the CRM told it:
+/// a notice to a tenant raised before the service knew it is a notice to a tenant raised
+/// before, as the decision reads it.
+fn seed_prior(
+    past: &mut BTreeMap<(Uuid, String), Vec<(NaiveDate, NaiveDate)>>,
+    key: &(Uuid, String),
+    prior: Option<NaiveDate>,
+) {
+    if let Some(p) = prior {
+        past.entry(key.clone()).or_insert_with(|| vec![(p, p)]);
+    }
 }
 
 /// The record with the tenant's plausible increases whose window started before its own.

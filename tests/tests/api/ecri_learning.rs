@@ -1,7 +1,8 @@
 //! How the ECRI stay model learns, through `GET /api/v1/facilities/:id/ecri`: from the notices
 //! of approved batches (a tenant who leaves during its notice reacted to the increase), without
 //! the rows that cannot be a reaction (counted), with its tenure and past-increase effects, and
-//! from windows not yet over, for what has been seen of them.
+//! from windows not yet over, for what has been seen of them, and from the increases the CRM
+//! dated before the first roll.
 
 use chrono::{Duration, NaiveDate, Utc};
 use e2e::{spawn_app, Tenant, TestApp};
@@ -214,5 +215,49 @@ async fn notices_teach_the_stay_model_before_their_90_days_are_over() {
     // 8 of 20 gone 10 days after a +10 % notice is far above what the prior expects of a third
     // of a window; nobody gone is below it.
     assert!(s(&left) > 1.0 && s(&stayed) < 1.0, "{left} {stayed}");
+    app.run_jobs().await;
+}
+
+/// A company with one facility whose first roll (300 days ago) says T0..T19 were last raised
+/// 400 days ago, before the service knew them; then as [`facility`] with nobody leaving.
+async fn raised_before_first_roll(app: &TestApp, name: &str) -> Value {
+    let who = app.create_tenant(name).await;
+    let mut first = roll(day(300), &[], &[], false);
+    for t in first["tenants"].as_array_mut().unwrap().iter_mut().take(20) {
+        t["last_increase_date"] = json!(day(400).to_string());
+    }
+    let id = sync_as(app, &who, &first).await;
+    approved_batch(app, &id, day(100)).await;
+    let raised: Vec<usize> = (0..20).collect();
+    sync_as(app, &who, &roll(day(90), &[], &[], false)).await;
+    sync_as(app, &who, &roll(day(60), &raised, &[], false)).await;
+    sync_as(app, &who, &roll(day(5), &raised, &[], false)).await;
+    learned_model(app, &who, &id).await
+}
+
+#[tokio::test]
+async fn an_increase_the_crm_dated_before_the_first_roll_makes_a_tenant_raised_before() {
+    let app = spawn_app().await;
+    let m = raised_before_first_roll(&app, "Known Before Storage").await;
+    eprintln!("{m}");
+    // The 20 notified tenants were raised 300 days before their notice by the CRM's date in
+    // the first roll; later rolls moved that date to the service's own increase (70 days ago)
+    // and then omitted it for no one: what the first roll said is still known.
+    assert_eq!(m["increased_tenants"], 20, "{m}");
+    assert_eq!(m["from_notices"], 20, "{m}");
+    assert_eq!(m["raised_before"]["tenants"], 20, "{m}");
+    // Without the CRM's date (the same flow, `facility` above) none is raised before.
+    let plain = facility(&app, "Unknown Before Storage", &[]).await;
+    assert_eq!(plain["raised_before"]["tenants"], 0, "{plain}");
+    assert_eq!(plain["increased_tenants"], 20, "{plain}");
+    // Stored as the first roll said, for T0..T19 of the first company only.
+    let stored: Vec<(String, Option<NaiveDate>)> = sqlx::query_as(
+        "SELECT tenant_id, prior_increase_date FROM rent_roll_tenants
+         WHERE tenant_id IN ('T0', 'T25') AND prior_increase_date IS NOT NULL",
+    )
+    .fetch_all(app.db())
+    .await
+    .unwrap();
+    assert_eq!(stored, vec![("T0".to_owned(), Some(day(400)))]);
     app.run_jobs().await;
 }

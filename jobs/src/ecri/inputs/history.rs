@@ -39,9 +39,10 @@ pub(super) struct History {
     pub(super) pending: Option<NaiveDate>,
 }
 
-/// Puts the CRM's last increase date (`pms`) together with what the service knows.
-pub(super) fn history(pms: Option<NaiveDate>, known: Option<&Known>) -> History {
-    let mut dates: Vec<NaiveDate> = pms.into_iter().collect();
+/// Puts the CRM's dates (`pms`: its last increase date, and the one before the tenant's first
+/// roll) together with what the service knows.
+pub(super) fn history(pms: [Option<NaiveDate>; 2], known: Option<&Known>) -> History {
+    let mut dates: Vec<NaiveDate> = pms.into_iter().flatten().collect();
     if let Some(k) = known {
         dates.extend(&k.raised_on);
         dates.extend(&k.in_force);
@@ -153,13 +154,20 @@ mod tests {
             pending: Some(d("2026-12-01")),
             ..Known::default()
         };
-        let h = history(Some(d("2026-09-05")), Some(&known));
+        let h = history([Some(d("2026-09-05")), None], Some(&known));
         assert_eq!(h.last_increase, Some(d("2026-09-20")));
         assert_eq!(h.count, 2);
         assert_eq!(h.pending, Some(d("2026-12-01")));
         // The CRM's field alone, or nothing.
-        assert_eq!(history(Some(d("2025-01-01")), None).count, 1);
-        assert_eq!(history(None, None).last_increase, None);
+        assert_eq!(history([Some(d("2025-01-01")), None], None).count, 1);
+        assert_eq!(history([None, None], None).last_increase, None);
+        // Raised before the first roll and since: two increases, the later the last.
+        let since = Known {
+            raised_on: vec![d("2026-06-01")],
+            ..Known::default()
+        };
+        let h = history([Some(d("2026-06-01")), Some(d("2025-08-01"))], Some(&since));
+        assert_eq!((h.count, h.last_increase), (2, Some(d("2026-06-01"))));
         assert_eq!(year_before(d("2026-02-28")), d("2025-02-28"));
     }
 }
