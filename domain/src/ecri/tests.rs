@@ -608,7 +608,13 @@ fn backtest_by_hand() {
     let families = super::backtest::Family::ALL;
     println!(
         "{}",
-        markdown(&run(&families, &tune, &report_seeds, &settings))
+        markdown(&run(
+            &families,
+            &tune,
+            &report_seeds,
+            &settings,
+            super::backtest::Years::ONE
+        ))
     );
 }
 

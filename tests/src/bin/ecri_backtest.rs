@@ -5,7 +5,7 @@
 //!
 //! `cargo run --release -p e2e --bin ecri_backtest -- [--family hazard|threshold|tenure|all]
 //! [--tune-seeds 5] [--first-report-seed 101] [--report-seeds 10]
-//! [--settings '{"max_step_pct": 15}'] [--tuning]`
+//! [--settings '{"max_step_pct": 15}'] [--tuning] [--years 2]`
 //!
 //! Seeds below 101 are tuning seeds: asking to report on one is an error, not a figure; with
 //! `--tuning` the engine is scored on tuning seeds to choose settings, and the tables say so.
@@ -13,7 +13,7 @@
 use clap::Parser;
 use domain::ecri::backtest::report::{markdown, run};
 use domain::ecri::backtest::seeds::{ReportSeeds, TuneSeeds};
-use domain::ecri::backtest::Family;
+use domain::ecri::backtest::{Family, Years};
 use domain::ecri::EcriEngineSettings;
 
 #[derive(Parser)]
@@ -37,6 +37,10 @@ struct Args {
     /// Engine settings overrides (a JSON object of `EcriEngineSettings` fields).
     #[arg(long, default_value = "{}")]
     settings: String,
+    /// Years each run lasts (1-3), every policy the whole time; only the last is counted: the
+    /// engine judged once it has learned.
+    #[arg(long, default_value_t = 1)]
+    years: u32,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -52,6 +56,10 @@ fn main() -> anyhow::Result<()> {
     } else {
         ReportSeeds::range(args.first_report_seed, args.report_seeds)?
     };
-    print!("{}", markdown(&run(&families, &tune, &report, &settings)));
+    let years = Years::new(args.years).map_err(anyhow::Error::msg)?;
+    print!(
+        "{}",
+        markdown(&run(&families, &tune, &report, &settings, years))
+    );
     Ok(())
 }

@@ -6,10 +6,10 @@
 use super::draws::{mix, natural_stay, poisson_at, uniform};
 use super::reaction::{Family, Notice, Reaction};
 use super::{
-    quarter, EcriResult, MONTH_DAYS, OUTCOME_DAYS, REACTION_DAYS, TAIL_DAYS, WARM_UP_DAYS,
+    quarter, EcriResult, Years, MONTH_DAYS, OUTCOME_DAYS, REACTION_DAYS, TAIL_DAYS, WARM_UP_DAYS,
 };
 use crate::pricing::backtest::market::{demand_share, Scenario, SizeMarket, SIZES, STAY_DAYS};
-use crate::pricing::backtest::{start_date, StreetEngine, DAYS};
+use crate::pricing::backtest::{start_date, StreetEngine};
 use crate::pricing::seasonality::NATIONAL_PRIOR;
 use chrono::Datelike;
 use rand::rngs::StdRng;
@@ -79,10 +79,18 @@ pub(super) struct Facility {
     /// Every notice given, in the order given (so by day).
     pub(super) notices: Vec<NoticeRecord>,
     pub(super) result: EcriResult,
+    /// The run's length: only its last year is counted.
+    years: Years,
 }
 
 impl Facility {
-    pub(super) fn new(scenario: &Scenario, index: usize, seed: u64, family: Family) -> Self {
+    pub(super) fn new(
+        scenario: &Scenario,
+        index: usize,
+        seed: u64,
+        family: Family,
+        years: Years,
+    ) -> Self {
         let first = -(WARM_UP_DAYS as i32);
         let start = start_date() + chrono::Duration::days(i64::from(first));
         let mut sizes = Vec::new();
@@ -138,6 +146,7 @@ impl Facility {
                 sensitivity: reaction.sensitivity,
                 ..EcriResult::default()
             },
+            years,
         }
     }
 
@@ -193,6 +202,9 @@ impl Facility {
             predicted,
         });
         let pct = (new_rent / t.rent - 1.0) * 100.0;
+        if day < self.years.counted_from() {
+            return;
+        }
         self.result.notices += 1;
         self.result.increase_pct_sum += pct;
         let q = &mut self.result.by_quarter[quarter(day)];
@@ -205,6 +217,7 @@ impl Facility {
         let date = start_date() + chrono::Duration::days(i64::from(day));
         let season = NATIONAL_PRIOR[date.month0() as usize];
         let (seed, index, scenario) = (self.seed, self.index, self.scenario);
+        let counted_from = self.years.counted_from();
         for (i, s) in self.sizes.iter_mut().enumerate() {
             let left_on = &mut s.left_on;
             let before = s.roll.len();
@@ -256,7 +269,7 @@ impl Facility {
                     }
                 }
             }
-            if day >= 0 {
+            if day >= counted_from {
                 self.result.year_revenue +=
                     s.roll.iter().map(|t| t.rent).sum::<f64>() * 12.0 / 365.0;
             }
@@ -264,7 +277,7 @@ impl Facility {
     }
 
     pub(super) fn finish(&mut self) {
-        let end = DAYS as i32;
+        let end = self.years.end();
         let tail_end = f64::from(end) + TAIL_DAYS;
         let mut tail = 0.0;
         let mut units = 0u32;
@@ -288,7 +301,7 @@ impl Facility {
         self.result.tail_revenue = tail;
         self.result.end_occupancy_pct = occupied as f64 / f64::from(units) * 100.0;
         for n in &self.notices {
-            if n.day < 0 || n.day + OUTCOME_DAYS > end {
+            if n.day < self.years.counted_from() || n.day + OUTCOME_DAYS > end {
                 continue;
             }
             let stayed = self.sizes[n.size].left_on[n.serial as usize]

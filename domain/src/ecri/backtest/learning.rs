@@ -133,12 +133,12 @@ pub(super) fn learn_company(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ecri::backtest::Family;
+    use crate::ecri::backtest::{Family, Years};
     use crate::pricing::backtest::market::SCENARIOS;
 
     #[test]
     fn a_notice_is_learned_from_its_record_and_a_tenant_leaving_during_it_is_no_baseline() {
-        let mut f = Facility::new(&SCENARIOS[0], 0, 1, Family::Hazard);
+        let mut f = Facility::new(&SCENARIOS[0], 0, 1, Family::Hazard, Years::ONE);
         let in_place: u32 = f.sizes.iter().map(|s| s.roll.len() as u32).sum();
         // The size's first tenant: +10 % on day 0 with 30 days' notice, gone on day 10.
         let (rent, serial) = (f.sizes[0].roll[0].rent, f.sizes[0].roll[0].serial);

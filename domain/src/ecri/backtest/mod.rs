@@ -101,7 +101,7 @@ impl FixedRule {
     };
 }
 
-/// One facility over one run.
+/// One facility over one run (its last year, when it runs several).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EcriResult {
     /// Rent of the year.
@@ -148,10 +148,50 @@ impl EcriResult {
     }
 }
 
+/// How many years a run lasts; only the last is counted (its rent, its notices, the six months
+/// of the rent roll it leaves). Every earlier year runs under the same policy, so a policy that
+/// learns is judged once it has learned, as a going concern, and a fixed rule on the roll its
+/// own earlier years left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Years(u32);
+
+impl Years {
+    /// One year: the run as every figure before the option.
+    pub const ONE: Years = Years(1);
+
+    /// 1 to 3 years.
+    pub fn new(years: u32) -> Result<Self, String> {
+        if (1..=3).contains(&years) {
+            Ok(Self(years))
+        } else {
+            Err(format!("years must be 1 to 3, not {years}"))
+        }
+    }
+
+    pub fn get(self) -> u32 {
+        self.0
+    }
+
+    /// The first day counted (day 0 is 1 January of the first year).
+    pub(crate) fn counted_from(self) -> i32 {
+        ((self.0 - 1) * DAYS) as i32
+    }
+
+    /// The day after the last simulated.
+    pub(crate) fn end(self) -> i32 {
+        (self.0 * DAYS) as i32
+    }
+}
+
 /// Runs the company (one facility per scenario) on one seed, its tenants reacting as `family`,
-/// under a policy; one result per facility, in `SCENARIOS` order.
-pub fn simulate(seed: u64, family: Family, policy: EcriPolicy<'_>) -> Vec<EcriResult> {
-    simulate_scenarios(&SCENARIOS, seed, family, policy)
+/// under a policy for `years`; one result per facility, in `SCENARIOS` order.
+pub fn simulate(
+    seed: u64,
+    family: Family,
+    policy: EcriPolicy<'_>,
+    years: Years,
+) -> Vec<EcriResult> {
+    simulate_scenarios(&SCENARIOS, seed, family, policy, years)
 }
 
 /// [`simulate`] with the company's facilities given.
@@ -160,15 +200,16 @@ pub fn simulate_scenarios(
     seed: u64,
     family: Family,
     policy: EcriPolicy<'_>,
+    years: Years,
 ) -> Vec<EcriResult> {
     let street = PricingSettings::default();
     let mut company: Vec<Facility> = scenarios
         .iter()
         .enumerate()
-        .map(|(i, s)| Facility::new(s, i, seed, family))
+        .map(|(i, s)| Facility::new(s, i, seed, family, years))
         .collect();
     let start = start_date();
-    for morning in 0..WARM_UP_DAYS + DAYS {
+    for morning in 0..WARM_UP_DAYS + DAYS * years.get() {
         let d = morning as i32 - WARM_UP_DAYS as i32;
         let date = start + chrono::Duration::days(i64::from(d));
         // The engine learns once a month, before the day's decisions.
@@ -213,4 +254,28 @@ pub fn simulate_scenarios(
             f.result
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_of_several_years_counts_its_last() {
+        assert!(Years::new(0).is_err() && Years::new(4).is_err());
+        let two = Years::new(2).unwrap();
+        assert_eq!((two.counted_from(), two.end()), (365, 730));
+        assert_eq!((Years::ONE.counted_from(), Years::ONE.end()), (0, 365));
+        // A year's rent and notices, not two years': the second year's rent is of the order of
+        // the first's (twice it when both were counted).
+        let rule = EcriPolicy::Rule(FixedRule::RULE_OF_THUMB);
+        let first = simulate(1, Family::Hazard, rule, Years::ONE);
+        let second = simulate(1, Family::Hazard, rule, two);
+        for (a, b) in first.iter().zip(&second) {
+            assert!(a.notices > 0 && b.notices > 0);
+            assert!(b.scored_notices <= b.notices);
+            let ratio = b.year_revenue / a.year_revenue;
+            assert!((0.7..1.5).contains(&ratio), "{ratio}");
+        }
+    }
 }

@@ -5,7 +5,7 @@
 
 use super::seeds::{ReportSeeds, TuneSeeds};
 use super::stats::{t_interval, Interval};
-use super::{simulate, EcriPolicy, EcriResult, Family, FixedRule, Quarter};
+use super::{simulate, EcriPolicy, EcriResult, Family, FixedRule, Quarter, Years};
 use crate::ecri::EcriEngineSettings;
 use crate::pricing::backtest::market::SCENARIOS;
 
@@ -47,14 +47,14 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
 
 /// Each scenario's best fixed rule on the tuning seeds (revenue summed over them) with the
 /// family's true reaction, and the best one rule for every scenario at once.
-pub fn best_rules(family: Family, seeds: &TuneSeeds) -> (Vec<FixedRule>, FixedRule) {
+pub fn best_rules(family: Family, seeds: &TuneSeeds, years: Years) -> (Vec<FixedRule>, FixedRule) {
     let grid = rule_grid();
     let revenue: Vec<Vec<f64>> = par_map(&grid, |rule| {
         let mut sums = vec![0.0; SCENARIOS.len()];
         for &seed in seeds.seeds() {
-            for (sum, r) in sums
-                .iter_mut()
-                .zip(simulate(seed, family, EcriPolicy::Rule(*rule)))
+            for (sum, r) in
+                sums.iter_mut()
+                    .zip(simulate(seed, family, EcriPolicy::Rule(*rule), years))
             {
                 *sum += r.revenue();
             }
@@ -120,6 +120,8 @@ pub struct FamilyReport {
 /// The whole comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
+    /// The runs' length (only the last year counted), the rules tuned on the same.
+    pub years: Years,
     pub tune_seeds: TuneSeeds,
     pub report_seeds: ReportSeeds,
     pub families: Vec<FamilyReport>,
@@ -131,15 +133,17 @@ pub fn run(
     tune: &TuneSeeds,
     report: &ReportSeeds,
     settings: &EcriEngineSettings,
+    years: Years,
 ) -> Report {
     let families = families
         .iter()
         .map(|&family| {
-            let (rules, rule_overall) = best_rules(family, tune);
-            score(family, report, settings, rules, rule_overall)
+            let (rules, rule_overall) = best_rules(family, tune, years);
+            score(family, report, settings, (rules, rule_overall), years)
         })
         .collect();
     Report {
+        years,
         tune_seeds: tune.clone(),
         report_seeds: report.clone(),
         families,
@@ -169,11 +173,11 @@ pub fn score(
     family: Family,
     report: &ReportSeeds,
     settings: &EcriEngineSettings,
-    rules: Vec<FixedRule>,
-    rule_overall: FixedRule,
+    (rules, rule_overall): (Vec<FixedRule>, FixedRule),
+    years: Years,
 ) -> FamilyReport {
     let runs: Vec<SeedRuns> = par_map(report.seeds(), |&seed| {
-        let run = |p: EcriPolicy<'_>| simulate(seed, family, p);
+        let run = |p: EcriPolicy<'_>| simulate(seed, family, p, years);
         let mut distinct: Vec<(FixedRule, Vec<EcriResult>)> = Vec::new();
         let best = rules
             .iter()

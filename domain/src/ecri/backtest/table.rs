@@ -142,6 +142,14 @@ pub fn markdown(r: &Report) -> String {
         seeds(r.tune_seeds.seeds()),
         seeds(r.report_seeds.seeds())
     );
+    if r.years.get() > 1 {
+        out.push_str(&format!(
+            "Runs of {} years, each policy the whole time (the fixed rules tuned on runs as \
+             long); only the last year is counted: its rent, its notices (stays of those \
+             whose 90 days ended in it) and the six months of the rent roll it leaves.\n\n",
+            r.years.get()
+        ));
+    }
     for f in &r.families {
         out.push_str(&family_markdown(f));
         out.push('\n');
