@@ -3,13 +3,12 @@
 //! and ln ρ (from the increased ones), each under a normal prior at the company's estimate, the
 //! company's under one at the prior (docs/ecri.md, "Learning, pooled and shrunk").
 
-use super::{
-    crosses_step, extra_at, sigmoid, tenure_baseline, Outcome, Push, StayModel, StayPrior,
-    DEFAULT_REFERENCE_MONTHS,
-};
-use crate::ecri::evidence::MAX_PLAUSIBLE_INCREASE_PCT;
+use super::{sigmoid, tenure_baseline, Outcome, StayModel, StayPrior, DEFAULT_REFERENCE_MONTHS};
 
 mod newton;
+mod rows;
+
+use rows::{coarse_rows, rows, Row};
 
 /// The bounds of ln(sensitivity) and ln ρ: 0.05 to 20 times the prior.
 const THETA_MIN: f64 = -3.0;
@@ -30,13 +29,21 @@ fn maximise(lo: f64, hi: f64, f: impl Fn(f64) -> f64) -> f64 {
         .map_or(0.0, |(t, _)| t);
     let (mut a_lo, mut a_hi) = ((best - step).max(lo), (best + step).min(hi));
     let golden = 0.618_033_988_749_895;
+    // Each step keeps one inner point of the last (the golden ratio puts it where the next
+    // step's other point would be): one evaluation a step.
+    let (mut a, mut b) = (a_hi - golden * (a_hi - a_lo), a_lo + golden * (a_hi - a_lo));
+    let (mut fa, mut fb) = (f(a), f(b));
     for _ in 0..30 {
-        let a = a_hi - golden * (a_hi - a_lo);
-        let b = a_lo + golden * (a_hi - a_lo);
-        if f(a) >= f(b) {
+        if fa >= fb {
             a_hi = b;
+            (b, fb) = (a, fa);
+            a = a_hi - golden * (a_hi - a_lo);
+            fa = f(a);
         } else {
             a_lo = a;
+            (a, fa) = (b, fb);
+            b = a_lo + golden * (a_hi - a_lo);
+            fb = f(b);
         }
     }
     (a_lo + a_hi) / 2.0
@@ -141,82 +148,12 @@ fn fit_tenure(
     (beta, info)
 }
 
-/// An increased outcome as the sensitivity fit sees it.
-struct Row {
-    increase_pct: f64,
-    premium_pct: f64,
-    tenants: f64,
-    left: f64,
-    raised_before: bool,
-    /// Whether the increase reaches the prior's round figures.
-    step: bool,
-    /// Whether the previous increase was recent, and ln((1 + t) / (1 + t_ref)) of the tenure
-    /// (0 when unknown).
-    recent: bool,
-    log_tenure: f64,
-    baseline: f64,
-    /// The share of the window seen (1 once it is over).
-    seen: f64,
-}
-
-/// The increased outcomes within the plausible bound, each with its level's baseline at its
-/// tenure.
-fn rows(prior: &StayPrior, outcomes: &[Outcome], base: &Baseline) -> Vec<Row> {
-    outcomes
-        .iter()
-        .filter(|o| o.increased() && o.tenants > 0)
-        .filter(|o| o.increase_pct <= MAX_PLAUSIBLE_INCREASE_PCT && o.premium_pct.is_finite())
-        .map(|o| Row {
-            increase_pct: o.increase_pct,
-            premium_pct: o.premium_pct,
-            tenants: f64::from(o.tenants),
-            left: f64::from(o.moved_out.min(o.tenants)),
-            raised_before: o.past_increases > 0,
-            step: crosses_step(prior, o.increase_pct, o.increase_amount),
-            recent: o.raised_recently,
-            log_tenure: o
-                .months_since_move_in
-                .filter(|t| t.is_finite() && *t >= 0.0)
-                .map_or(0.0, |t| ((1.0 + t) / (1.0 + base.reference.max(0.0))).ln()),
-            baseline: base.at(o.months_since_move_in),
-            seen: o.seen_share(),
-        })
-        .collect()
-}
-
 /// θ = (ln s1, ln s2, ln ρ, δ, ln ρ12, γ).
 type Theta = [f64; 6];
 
 /// Chance of staying the 90 days at θ.
 fn stay(prior: &StayPrior, r: &Row, theta: Theta) -> f64 {
     r.kept() * (1.0 - r.seen * r.extra(prior, theta))
-}
-
-impl Row {
-    /// The extra move-out of the whole window at θ.
-    fn extra(&self, prior: &StayPrior, theta: Theta) -> f64 {
-        let rho = if self.raised_before { theta[2] } else { 0.0 };
-        let recent = if self.recent { theta[4] } else { 0.0 };
-        let s = [
-            (theta[0] + rho + recent - theta[5] * self.log_tenure).exp(),
-            theta[1].exp(),
-        ];
-        let x = Push {
-            increase_pct: self.increase_pct,
-            premium_pct: self.premium_pct,
-            step: self.step,
-        };
-        extra_at(prior, s, theta[3], x)
-    }
-
-    /// The chance of not leaving anyway over the part of the window seen: `(1 - baseline)` to
-    /// the power of the share seen (the baseline's hazard is even over the window). The move-outs
-    /// an increase causes are taken to come evenly over the window too, so a share `seen` of them
-    /// shows: real reactions come mostly around the effective date, early in the window, so an
-    /// open window reads the sensitivity high rather than low.
-    fn kept(&self) -> f64 {
-        (1.0 - self.baseline).max(0.0).powf(self.seen)
-    }
 }
 
 fn log_likelihood(prior: &StayPrior, rows: &[Row], theta: Theta) -> f64 {
@@ -235,7 +172,37 @@ fn fit(prior: &StayPrior, rows: &[Row], centre: Theta) -> (Theta, Theta) {
     if rows.is_empty() {
         return (centre, [0.0; 6]);
     }
-    let objective = newton::Objective {
+    let objective = objective(prior, rows, centre);
+    // Many rows (a company's cells): the coordinate rounds start the search on rows binned
+    // coarser, the Newton steps finish it on the rows themselves; where they cannot (the
+    // objective not concave on the way), the rounds run again on the rows from there.
+    let theta = if rows.len() > COARSE_ABOVE {
+        let coarse = coarse_rows(rows);
+        let start = coordinate_rounds(
+            &newton::Objective {
+                rows: &coarse,
+                ..objective
+            },
+            centre,
+        );
+        newton::try_refine(&objective, start)
+            .unwrap_or_else(|| newton::refine(&objective, coordinate_rounds(&objective, start)))
+    } else {
+        newton::refine(&objective, coordinate_rounds(&objective, centre))
+    };
+    let matrix = information(prior, rows, theta);
+    let mut info = [0, 1, 2, 3, 4, 5].map(|k| matrix[k][k]);
+    info[3] = if objective.speaks[3] {
+        step_information(&matrix)
+    } else {
+        0.0
+    };
+    (theta, info)
+}
+
+/// The penalized log-likelihood the fit maximises over `rows`, its priors at `centre`.
+fn objective<'a>(prior: &'a StayPrior, rows: &'a [Row], centre: Theta) -> newton::Objective<'a> {
+    newton::Objective {
         prior,
         rows,
         centre,
@@ -257,8 +224,16 @@ fn fit(prior: &StayPrior, rows: &[Row], centre: Theta) -> (Theta, Theta) {
             rows.iter().any(|r| r.recent),
             rows.iter().any(|r| r.log_tenure != 0.0),
         ],
-    };
-    let mut theta = centre;
+    }
+}
+
+/// Rows above this many start their fit on [`coarse_rows`].
+const COARSE_ABOVE: usize = 400;
+
+/// Four rounds of one coordinate at a time from `start`, each the maximum on a grid refined by
+/// golden-section search.
+fn coordinate_rounds(objective: &newton::Objective, start: Theta) -> Theta {
+    let mut theta = start;
     for _ in 0..4 {
         for k in 0..6 {
             if !objective.speaks[k] {
@@ -271,15 +246,7 @@ fn fit(prior: &StayPrior, rows: &[Row], centre: Theta) -> (Theta, Theta) {
             });
         }
     }
-    let theta = newton::refine(&objective, theta);
-    let matrix = information(prior, rows, theta);
-    let mut info = [0, 1, 2, 3, 4, 5].map(|k| matrix[k][k]);
-    info[3] = if objective.speaks[3] {
-        step_information(&matrix)
-    } else {
-        0.0
-    };
-    (theta, info)
+    theta
 }
 
 /// The expected (Fisher) information matrix about θ at `theta`, and a seventh coordinate: a

@@ -139,9 +139,14 @@ pub(super) fn solve(l: &[Vec<f64>], b: &[f64]) -> Vec<f64> {
 /// objective never falls below its value at `start`; `start` itself where the Hessian is not
 /// negative definite.
 pub(super) fn refine(objective: &Objective, start: Theta) -> Theta {
+    try_refine(objective, start).unwrap_or(start)
+}
+
+/// [`refine`], None where `-H` is not positive definite on the way.
+pub(super) fn try_refine(objective: &Objective, start: Theta) -> Option<Theta> {
     let free: Vec<usize> = (0..6).filter(|&k| objective.speaks[k]).collect();
     if free.is_empty() {
-        return start;
+        return Some(start);
     }
     let mut theta = start;
     let mut value = objective.value(start);
@@ -151,9 +156,7 @@ pub(super) fn refine(objective: &Objective, start: Theta) -> Theta {
             .iter()
             .map(|&i| free.iter().map(|&j| -h[i][j]).collect())
             .collect();
-        let Some(l) = cholesky(&minus_h) else {
-            return start;
-        };
+        let l = cholesky(&minus_h)?;
         let d = solve(&l, &free.iter().map(|&i| g[i]).collect::<Vec<_>>());
         let mut t = 1.0;
         let mut moved = None;
@@ -181,7 +184,7 @@ pub(super) fn refine(objective: &Objective, start: Theta) -> Theta {
             break;
         }
     }
-    theta
+    Some(theta)
 }
 
 #[cfg(test)]
