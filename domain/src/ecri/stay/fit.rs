@@ -160,7 +160,15 @@ fn log_likelihood(prior: &StayPrior, rows: &[Row], theta: Theta) -> f64 {
     rows.iter()
         .map(|r| {
             let p = stay(prior, r, theta).clamp(1e-9, 1.0 - 1e-9);
-            r.left * (1.0 - p).ln() + (r.tenants - r.left) * p.ln()
+            // A term of no tenants is 0: most of a company's cells have nobody gone, and the
+            // logarithms are most of the fit's time.
+            let stayed = r.tenants - r.left;
+            let gone = if r.left > 0.0 {
+                r.left * (1.0 - p).ln()
+            } else {
+                0.0
+            };
+            gone + if stayed > 0.0 { stayed * p.ln() } else { 0.0 }
         })
         .sum()
 }
@@ -231,7 +239,8 @@ fn objective<'a>(prior: &'a StayPrior, rows: &'a [Row], centre: Theta) -> newton
 const COARSE_ABOVE: usize = 400;
 
 /// Four rounds of one coordinate at a time from `start`, each the maximum on a grid refined by
-/// golden-section search.
+/// golden-section search. (Two rounds on the coarse bins save half the time and end elsewhere
+/// on the slope's ridge: δ -0.48 against -0.73 on the test's outcomes.)
 fn coordinate_rounds(objective: &newton::Objective, start: Theta) -> Theta {
     let mut theta = start;
     for _ in 0..4 {
