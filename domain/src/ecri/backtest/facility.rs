@@ -6,7 +6,8 @@
 use super::draws::{mix, natural_stay, poisson_at, uniform};
 use super::reaction::{Family, Notice, Reaction};
 use super::{
-    quarter, EcriResult, Years, MONTH_DAYS, OUTCOME_DAYS, REACTION_DAYS, TAIL_DAYS, WARM_UP_DAYS,
+    history_class, quarter, EcriResult, Years, MONTH_DAYS, OUTCOME_DAYS, REACTION_DAYS, TAIL_DAYS,
+    WARM_UP_DAYS,
 };
 use crate::pricing::backtest::market::{demand_share, Scenario, SizeMarket, SIZES, STAY_DAYS};
 use crate::pricing::backtest::{start_date, StreetEngine};
@@ -207,9 +208,16 @@ impl Facility {
         }
         self.result.notices += 1;
         self.result.increase_pct_sum += pct;
-        let q = &mut self.result.by_quarter[quarter(day)];
-        q.notices += 1;
-        q.increase_pct_sum += pct;
+        let class = self.notices.last().map_or(0, |n| {
+            history_class(n.past_increases, n.months_since_last_increase)
+        });
+        for q in [
+            &mut self.result.by_quarter[quarter(day)],
+            &mut self.result.by_history[class],
+        ] {
+            q.notices += 1;
+            q.increase_pct_sum += pct;
+        }
     }
 
     /// Move-outs, move-ins, increases taking effect and the day's rent.
@@ -310,10 +318,15 @@ impl Facility {
             self.result.scored_notices += 1;
             self.result.predicted_stays += predicted;
             self.result.realized_stays += u32::from(stayed);
-            let q = &mut self.result.by_quarter[quarter(n.day)];
-            q.scored += 1;
-            q.predicted += predicted;
-            q.realized += u32::from(stayed);
+            let class = history_class(n.past_increases, n.months_since_last_increase);
+            for q in [
+                &mut self.result.by_quarter[quarter(n.day)],
+                &mut self.result.by_history[class],
+            ] {
+                q.scored += 1;
+                q.predicted += predicted;
+                q.realized += u32::from(stayed);
+            }
         }
     }
 }

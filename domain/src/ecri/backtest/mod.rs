@@ -124,6 +124,9 @@ pub struct EcriResult {
     /// The same notice figures by quarter of the notice (the first on the prior alone, the
     /// later ones on what the engine has learned).
     pub by_quarter: [Quarter; 4],
+    /// The same by the tenant's history at the notice ([`history_class`]): a first increase;
+    /// raised before, the last increase 12 months or more before; under 12 months before.
+    pub by_history: [Quarter; 3],
 }
 
 /// A quarter's notices: how many, their increases (%) summed, and of those scored (their 90
@@ -135,6 +138,20 @@ pub struct Quarter {
     pub scored: u32,
     pub predicted: f64,
     pub realized: u32,
+}
+
+/// The class (0-2) of a tenant's history at a notice: no increase before; the last 12 months
+/// or more before; under 12 months before (`stay::RECENT_INCREASE_MONTHS`).
+pub(crate) fn history_class(past_increases: u32, months_since_last_increase: Option<f64>) -> usize {
+    if past_increases == 0 {
+        0
+    } else if months_since_last_increase
+        .is_some_and(|m| m < crate::ecri::stay::RECENT_INCREASE_MONTHS)
+    {
+        2
+    } else {
+        1
+    }
 }
 
 /// The quarter (0-3) of a day of the year (days before it: the first).
@@ -261,6 +278,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_notice_is_classed_by_the_tenants_history() {
+        assert_eq!(history_class(0, Some(3.0)), 0);
+        assert_eq!(history_class(1, Some(6.0)), 2);
+        assert_eq!(history_class(1, Some(12.0)), 1);
+        assert_eq!(history_class(2, None), 1);
+    }
+
+    #[test]
     fn a_run_of_several_years_counts_its_last() {
         assert!(Years::new(0).is_err() && Years::new(4).is_err());
         let two = Years::new(2).unwrap();
@@ -274,6 +299,16 @@ mod tests {
         for (a, b) in first.iter().zip(&second) {
             assert!(a.notices > 0 && b.notices > 0);
             assert!(b.scored_notices <= b.notices);
+            // Every counted notice is in one quarter and one history class.
+            for r in [a, b] {
+                let sum = |g: &[Quarter]| {
+                    g.iter()
+                        .map(|q| (q.notices, q.scored))
+                        .fold((0, 0), |s, x| (s.0 + x.0, s.1 + x.1))
+                };
+                assert_eq!(sum(&r.by_quarter), (r.notices, r.scored_notices));
+                assert_eq!(sum(&r.by_history), (r.notices, r.scored_notices));
+            }
             let ratio = b.year_revenue / a.year_revenue;
             assert!((0.7..1.5).contains(&ratio), "{ratio}");
         }

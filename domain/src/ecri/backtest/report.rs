@@ -115,6 +115,8 @@ pub struct FamilyReport {
     pub rows: Vec<Row>,
     /// The engine's notices by quarter of the year, every scenario and seed pooled.
     pub quarters: [Quarter; 4],
+    /// The same by the tenant's history at the notice (`EcriResult::by_history`).
+    pub histories: [Quarter; 3],
 }
 
 /// The whole comparison.
@@ -206,14 +208,10 @@ pub fn score(
     let all: Vec<usize> = (0..SCENARIOS.len()).collect();
     rows.push(row("overall", &runs, &all));
     let mut quarters = [Quarter::default(); 4];
+    let mut histories = [Quarter::default(); 3];
     for r in runs.iter().flat_map(|s| &s.engine) {
-        for (q, x) in quarters.iter_mut().zip(&r.by_quarter) {
-            q.notices += x.notices;
-            q.increase_pct_sum += x.increase_pct_sum;
-            q.scored += x.scored;
-            q.predicted += x.predicted;
-            q.realized += x.realized;
-        }
+        add(&mut quarters, &r.by_quarter);
+        add(&mut histories, &r.by_history);
     }
     FamilyReport {
         family,
@@ -221,6 +219,18 @@ pub fn score(
         rule_overall,
         rows,
         quarters,
+        histories,
+    }
+}
+
+/// Adds `from`'s notice figures to `into`'s, group by group.
+fn add(into: &mut [Quarter], from: &[Quarter]) {
+    for (q, x) in into.iter_mut().zip(from) {
+        q.notices += x.notices;
+        q.increase_pct_sum += x.increase_pct_sum;
+        q.scored += x.scored;
+        q.predicted += x.predicted;
+        q.realized += x.realized;
     }
 }
 

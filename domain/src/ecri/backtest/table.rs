@@ -3,7 +3,7 @@
 //! against what happened, the rules chosen, and the aims checked.
 
 use super::report::{FamilyReport, Report, Row};
-use super::FixedRule;
+use super::{FixedRule, Quarter};
 use std::fmt::Write;
 
 fn seeds(s: &[u64]) -> String {
@@ -91,17 +91,34 @@ fn quarters(out: &mut String, f: &FamilyReport) {
         "\nThe engine by quarter of notice (every scenario and seed): notices, mean increase, \
          predicted / realized 90-day stay of those whose 90 days ended in the year:",
     );
-    for (i, q) in f.quarters.iter().enumerate() {
+    groups(out, &["Q1", "Q2", "Q3", "Q4"], &f.quarters);
+    out.push_str(
+        "\nThe same by the tenant's history at the notice (the first increase; raised before, the \
+         last 12 months or more before; the last under 12 months before):",
+    );
+    groups(
+        out,
+        &[
+            "first",
+            "raised 12+ months before",
+            "raised under 12 months before",
+        ],
+        &f.histories,
+    );
+}
+
+/// Each group's notices, mean increase and predicted / realized stay, on one line.
+fn groups(out: &mut String, names: &[&str], groups: &[Quarter]) {
+    for (i, (name, q)) in names.iter().zip(groups).enumerate() {
         let scored = f64::from(q.scored.max(1));
         let _ = write!(
             out,
-            " Q{} {} ({:.1} %, {:.1} % / {:.1} %){}",
-            i + 1,
+            " {name} {} ({:.1} %, {:.1} % / {:.1} %){}",
             q.notices,
             q.increase_pct_sum / f64::from(q.notices.max(1)),
             q.predicted / scored * 100.0,
             f64::from(q.realized) / scored * 100.0,
-            if i == 3 { "." } else { ";" }
+            if i + 1 == groups.len() { "." } else { ";" }
         );
     }
     out.push('\n');
