@@ -23,7 +23,7 @@
 //!   [`PAST_INCREASES_CAP`]) are one outcome of their tenants: the fit's cost grows with rows.
 //!   Tenure is grouped in bands ([`TENURE_EDGES`], months) and carried as the band's middle.
 
-use super::stay::{Outcome, RECENT_INCREASE_MONTHS};
+use super::stay::{raised_recently, Outcome};
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -300,9 +300,7 @@ pub fn increase_outcomes(
         let past = r.past_increases.min(PAST_INCREASES_CAP);
         let (inc, prem) = (increase_pct(r), premium_pct(r));
         let amount = r.rent_after - r.rent_before;
-        let recent = r
-            .months_since_last_increase
-            .is_some_and(|m| m < RECENT_INCREASE_MONTHS);
+        let recent = raised_recently(r.months_since_last_increase);
         let key = (
             inc.to_bits(),
             prem.to_bits(),

@@ -290,6 +290,12 @@ fn one() -> f64 {
 /// Months within which a previous increase makes a tenant's increase "recent".
 pub const RECENT_INCREASE_MONTHS: f64 = 12.0;
 
+/// Whether an increase `months_since_last_increase` after the previous one is recent (under
+/// [`RECENT_INCREASE_MONTHS`]); a tenant never raised (None) is not.
+pub fn raised_recently(months_since_last_increase: Option<f64>) -> bool {
+    months_since_last_increase.is_some_and(|m| m < RECENT_INCREASE_MONTHS)
+}
+
 /// The factor of the increase sensitivity at tenure `months`: `((1 + months) / (1 +
 /// reference))^(-elasticity)`.
 pub fn tenure_sensitivity(elasticity: f64, reference_months: f64, months: f64) -> f64 {
@@ -406,7 +412,7 @@ impl StayModel {
             m.sensitivity *= self.raised_before_sensitivity;
             m.raised_before_sensitivity = 1.0;
         }
-        if months_since_last_increase.is_some_and(|x| x < RECENT_INCREASE_MONTHS) {
+        if raised_recently(months_since_last_increase) {
             m.sensitivity *= self.recent_sensitivity;
             m.recent_sensitivity = 1.0;
         }

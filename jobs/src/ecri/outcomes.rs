@@ -311,7 +311,6 @@ fn records(
     let mut used: BTreeMap<(Uuid, String), Vec<bool>> = BTreeMap::new();
     for c in changes {
         let key = (c.facility_id, c.tenant_id.clone());
-        seed_prior(&mut past, &key, c.prior);
         let lines = by_tenant.get(&key).map_or(&[][..], Vec::as_slice);
         let taken = used
             .entry(key.clone())
@@ -347,6 +346,7 @@ fn records(
             },
             &mut past,
             &key,
+            c.prior,
         ));
     }
     let mut not_applied: BTreeMap<Uuid, u32> = BTreeMap::new();
@@ -356,7 +356,6 @@ fn records(
             if taken.is_some_and(|t| t[i]) {
                 continue;
             }
-            seed_prior(&mut past, &key, n.prior);
             let due = n.effective + Duration::days(APPLY_SLACK_DAYS);
             let left_in_notice = n.moved_out_on.is_some_and(|d| d > n.notice && d <= due);
             let roll = rolls.get(&n.facility_id).copied();
@@ -385,33 +384,27 @@ fn records(
                 },
                 &mut past,
                 &key,
+                n.prior,
             ));
         }
     }
     (out, not_applied)
 }
 
-/// Starts a tenant's past increases with the one before its first roll, where the CRM told it:
-/// a notice to a tenant raised before the service knew it is a notice to a tenant raised
-/// before, as the decision reads it.
-fn seed_prior(
-    past: &mut BTreeMap<(Uuid, String), Vec<(NaiveDate, NaiveDate)>>,
-    key: &(Uuid, String),
-    prior: Option<NaiveDate>,
-) {
-    if let Some(p) = prior {
-        past.entry(key.clone()).or_insert_with(|| vec![(p, p)]);
-    }
-}
-
-/// The record with the tenant's plausible increases whose window started before its own.
+/// The record with the tenant's plausible increases whose window started before its own. A
+/// tenant's past starts with `prior`, the increase the CRM dated before its first roll: a
+/// notice to a tenant raised before the service knew it is a notice to a tenant raised before,
+/// as the decision reads it.
 fn with_past(
     mut raw: Raw,
     past: &mut BTreeMap<(Uuid, String), Vec<(NaiveDate, NaiveDate)>>,
     key: &(Uuid, String),
+    prior: Option<NaiveDate>,
 ) -> Raw {
     let start = raw.record.notice_date.unwrap_or(raw.record.effective_date);
-    let before = past.entry(key.clone()).or_default();
+    let before = past
+        .entry(key.clone())
+        .or_insert_with(|| prior.map(|p| vec![(p, p)]).unwrap_or_default());
     raw.record.past_increases = before.iter().filter(|(d, _)| *d < start).count() as u32;
     raw.record.months_since_last_increase = before
         .iter()

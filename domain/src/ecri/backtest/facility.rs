@@ -189,7 +189,7 @@ impl Facility {
         t.notices += 1;
         let effective = day + notice_days as i32;
         t.pending = Some((effective, new_rent));
-        self.notices.push(NoticeRecord {
+        let record = NoticeRecord {
             size,
             serial: t.serial,
             day,
@@ -201,16 +201,15 @@ impl Facility {
             past_increases: t.increases,
             months_since_last_increase: t.last_increase.map(months),
             predicted,
-        });
+        };
+        let class = history_class(record.past_increases, record.months_since_last_increase);
+        self.notices.push(record);
         let pct = (new_rent / t.rent - 1.0) * 100.0;
         if day < self.years.counted_from() {
             return;
         }
         self.result.notices += 1;
         self.result.increase_pct_sum += pct;
-        let class = self.notices.last().map_or(0, |n| {
-            history_class(n.past_increases, n.months_since_last_increase)
-        });
         for q in [
             &mut self.result.by_quarter[quarter(day)],
             &mut self.result.by_history[class],

@@ -141,13 +141,11 @@ pub struct Quarter {
 }
 
 /// The class (0-2) of a tenant's history at a notice: no increase before; the last 12 months
-/// or more before; under 12 months before (`stay::RECENT_INCREASE_MONTHS`).
+/// or more before; under 12 months before (`stay::raised_recently`).
 pub(crate) fn history_class(past_increases: u32, months_since_last_increase: Option<f64>) -> usize {
     if past_increases == 0 {
         0
-    } else if months_since_last_increase
-        .is_some_and(|m| m < crate::ecri::stay::RECENT_INCREASE_MONTHS)
-    {
+    } else if crate::ecri::stay::raised_recently(months_since_last_increase) {
         2
     } else {
         1

@@ -61,16 +61,13 @@ pub(super) fn rows(prior: &StayPrior, outcomes: &[Outcome], base: &Baseline) -> 
             seen,
             kept: (1.0 - baseline).max(0.0).powf(seen),
         };
-        let key = r.key(r.increase_pct.to_bits(), r.premium_pct.to_bits());
-        match merged.get_mut(&key) {
-            Some(m) => {
+        merged
+            .entry(r.key(r.increase_pct.to_bits(), r.premium_pct.to_bits()))
+            .and_modify(|m| {
                 m.tenants += r.tenants;
                 m.left += r.left;
-            }
-            None => {
-                merged.insert(key, r);
-            }
-        }
+            })
+            .or_insert(r);
     }
     merged.into_values().collect()
 }
