@@ -103,6 +103,12 @@ pub struct EcriEngineSettings {
     /// ... the share (%) of δ that must rest on outcomes (`model.step_evidence_weight`, or
     /// `model.company_step_evidence_weight` when higher) before the test stops. Default 30.
     pub step_test_until_evidence_pct: f64,
+    /// How much of what the stay model does not yet know a decision weighs (%): each candidate
+    /// rent's extra move-out is read at the mean of the slopes the evidence still allows (`ln` of
+    /// the tenant's slope normal about its estimate, its variance from the evidence weights of s,
+    /// ρ and ρ12, times this / 100), not at the estimate alone. 0 decides on the estimate.
+    /// Default 100.
+    pub uncertainty_pct: f64,
 }
 
 impl Default for EcriEngineSettings {
@@ -132,6 +138,7 @@ impl Default for EcriEngineSettings {
             ramp_until_evidence_pct: 50.0,
             step_test_share_pct: 30.0,
             step_test_until_evidence_pct: 30.0,
+            uncertainty_pct: 100.0,
         }
     }
 }
@@ -314,6 +321,7 @@ impl EcriEngineSettings {
             0.0,
             100.0,
         )?;
+        range("uncertainty_pct", self.uncertainty_pct, 0.0, 100.0)?;
         self.stay_prior.validate()
     }
 

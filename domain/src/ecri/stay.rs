@@ -30,7 +30,9 @@ use crate::validation::ValidationError;
 use serde::{Deserialize, Serialize};
 
 mod fit;
+mod uncertain;
 pub use fit::learn;
+pub use uncertain::log_variance;
 
 /// The tenure (months since move-in) whose 90-day move-out rate is the facility's baseline
 /// before any tenure is known.
@@ -281,6 +283,14 @@ pub struct StayModel {
     /// shrunk toward) that rests on the other facilities' outcomes.
     #[serde(default)]
     pub company_evidence_weight: f64,
+    /// The shares (0..1) of ρ12 that rest on the facility's own outcomes, and of the company's
+    /// ρ and ρ12 on the other facilities' (0 in models stored before they were kept).
+    #[serde(default)]
+    pub recent_evidence_weight: f64,
+    #[serde(default)]
+    pub company_raised_before_evidence_weight: f64,
+    #[serde(default)]
+    pub company_recent_evidence_weight: f64,
 }
 
 fn one() -> f64 {
@@ -376,6 +386,9 @@ impl StayModel {
             step_evidence_weight: 0.0,
             company_step_evidence_weight: 0.0,
             company_evidence_weight: 0.0,
+            recent_evidence_weight: 0.0,
+            company_raised_before_evidence_weight: 0.0,
+            company_recent_evidence_weight: 0.0,
         }
     }
 

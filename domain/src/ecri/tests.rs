@@ -13,11 +13,13 @@ fn flat_prior() -> StayPrior {
     }
 }
 
-/// Settings for the hand-worked cases: no notice delay, the prior above.
+/// Settings for figures worked by hand: the curve read at the estimate (`uncertainty_pct` 0;
+/// the slope's mean has its own worked case), no notice delay, the prior above.
 fn hand_settings() -> EcriEngineSettings {
     EcriEngineSettings {
         notice_days: 0,
         stay_prior: flat_prior(),
+        uncertainty_pct: 0.0,
         ..EcriEngineSettings::default()
     }
 }
@@ -157,6 +159,33 @@ fn a_cohort_below_street_is_raised_to_where_the_gain_peaks() {
     // for the cohort, unrounded).
     let r = decide(&tenant("c", 80.0, 10), &m, &model.with_sensitivity(2.0), &s);
     assert_eq!((r.new_rent, r.expected_gain), (93.0, 832.56));
+    // The same cohort weighing what the prior leaves unknown (`uncertainty_pct` 100): with no
+    // outcomes `ln` of the slope has variance 2 / 4 = 0.5 and the curve is read at the slope's
+    // mean, 1 x e^0.25 = 1.284025. The peak moves down to 102 (+27.5 %):
+    // e = (σ(-3 + 0.06 x 1.284025 x 27.5) - 0.047426) / 0.952574 = 0.257692;
+    // gain = 0.742308 x 12 x 22 - 0.257692 x 171.17 = 195.97 - 44.11 = 151.86 per tenant
+    // (1518.61 for the cohort, unrounded).
+    let unsure = EcriEngineSettings {
+        uncertainty_pct: 100.0,
+        ..s.clone()
+    };
+    let r = decide(&tenant("c", 80.0, 10), &m, &model, &unsure);
+    assert_eq!(
+        (
+            r.new_rent,
+            r.increase_pct,
+            r.stay_probability,
+            r.expected_gain
+        ),
+        (102.0, 27.5, 74.23, 1518.61)
+    );
+    // Half of it: variance 0.25, slope e^0.125.
+    let half = EcriEngineSettings {
+        uncertainty_pct: 50.0,
+        ..s.clone()
+    };
+    let r = decide(&tenant("c", 80.0, 10), &m, &model, &half);
+    assert!(r.new_rent > 102.0 && r.new_rent < 109.0, "{}", r.new_rent);
 }
 
 #[test]

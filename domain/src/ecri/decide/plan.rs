@@ -12,6 +12,9 @@ pub(super) struct Plan<'a> {
     pub(super) tenant: &'a TenantInput,
     /// The stay model adjusted for the tenant (`StayModel::for_tenant`).
     pub(super) model: StayModel,
+    /// The variance of `ln` of the tenant's slope the decision weighs
+    /// (`StayModel::slope_variance`, times `uncertainty_pct` / 100).
+    pub(super) slope_variance: f64,
     pub(super) settings: &'a EcriEngineSettings,
     /// The street rate a vacated unit re-lets at (its tier's when known).
     pub(super) street: f64,
@@ -31,14 +34,18 @@ pub(super) struct Plan<'a> {
     pub(super) minimum: f64,
 }
 
-/// The expected gain of one new rent, per tenant: (gain, extra move-out, increase %, premium %).
+/// The expected gain of one new rent, per tenant: (gain, extra move-out, increase %, premium %),
+/// the extra move-out read at the mean of the slopes the evidence allows.
 pub(super) fn evaluate(p: &Plan<'_>, new_rent: f64) -> (f64, f64, f64, f64) {
     let rent = p.tenant.rent;
     let increase_pct = (new_rent / rent - 1.0) * 100.0;
     let premium_pct = (new_rent / p.reference - 1.0) * 100.0;
-    let extra = p
-        .model
-        .extra_move_out_of(increase_pct, premium_pct, new_rent - rent);
+    let extra = p.model.extra_move_out_at_mean_slope(
+        increase_pct,
+        premium_pct,
+        new_rent - rent,
+        p.slope_variance,
+    );
     let gain = (1.0 - extra) * (new_rent - rent) * p.pay_months - extra * p.move_out_cost;
     (gain, extra, increase_pct, premium_pct)
 }
@@ -66,6 +73,9 @@ pub(super) fn plan<'a>(
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .expect("two caps at least");
     let minimum = (rent * s.min_increase_pct / 100.0).min(s.min_increase_amount);
+    let slope_variance = model.slope_variance(t.past_increases, t.months_since_last_increase)
+        * s.uncertainty_pct
+        / 100.0;
     let model = model.for_tenant_since(
         t.months_since_move_in,
         t.past_increases,
@@ -85,6 +95,7 @@ pub(super) fn plan<'a>(
     Ok(Plan {
         tenant: t,
         model,
+        slope_variance,
         settings: s,
         street: m.street_rate,
         of_tier: m.of_tier,

@@ -403,6 +403,11 @@ pub fn learn(prior: &StayPrior, company: &[Outcome], facility: &[Outcome]) -> St
         company_recent_sensitivity: company_theta[4].exp(),
         tenure_sensitivity_elasticity: theta[5],
         company_tenure_sensitivity_elasticity: company_theta[5],
+        recent_evidence_weight: info[4] / (info[4] + prior.raised_before_strength),
+        company_raised_before_evidence_weight: company_info[2]
+            / (company_info[2] + prior.raised_before_strength),
+        company_recent_evidence_weight: company_info[4]
+            / (company_info[4] + prior.raised_before_strength),
     }
 }
 

@@ -30,13 +30,15 @@ fn with_no_step_evidence_the_share_is_held_just_under_the_round_figures_and_with
     let s = EcriEngineSettings {
         step_test_share_pct: 30.0,
         step_test_until_evidence_pct: 50.0,
+        // The curve at the estimate, where the prior raises all of this roll past the figures.
+        uncertainty_pct: 0.0,
         ..EcriEngineSettings::default()
     };
     let roll = roll(400);
     let prior = StayModel::from_prior(&s.stay_prior);
     let off = EcriEngineSettings {
         step_test_share_pct: 0.0,
-        ..EcriEngineSettings::default()
+        ..s.clone()
     };
     let untested = decide_facility(&roll, &markets(), &prior, &[], &off);
     // Under the prior the engine raises every one of them past 10 % (or 10).
@@ -78,7 +80,10 @@ fn with_no_step_evidence_the_share_is_held_just_under_the_round_figures_and_with
                 &markets(),
                 &learned,
                 &[],
-                &EcriEngineSettings::default()
+                &EcriEngineSettings {
+                    uncertainty_pct: 0.0,
+                    ..EcriEngineSettings::default()
+                }
             )
         );
     }
