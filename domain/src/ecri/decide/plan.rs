@@ -12,9 +12,10 @@ pub(super) struct Plan<'a> {
     pub(super) tenant: &'a TenantInput,
     /// The stay model adjusted for the tenant (`StayModel::for_tenant`).
     pub(super) model: StayModel,
-    /// The variance of `ln` of the tenant's slope the decision weighs
-    /// (`StayModel::slope_variance`, times `uncertainty_pct` / 100).
-    pub(super) slope_variance: f64,
+    /// The model a candidate rent is weighed with: `model` at the mean of the slopes the
+    /// evidence allows (`StayModel::at_mean_slope`, the variance from
+    /// `StayModel::slope_variance` times `uncertainty_pct` / 100).
+    pub(super) weighed: StayModel,
     pub(super) settings: &'a EcriEngineSettings,
     /// The street rate a vacated unit re-lets at (its tier's when known).
     pub(super) street: f64,
@@ -40,12 +41,9 @@ pub(super) fn evaluate(p: &Plan<'_>, new_rent: f64) -> (f64, f64, f64, f64) {
     let rent = p.tenant.rent;
     let increase_pct = (new_rent / rent - 1.0) * 100.0;
     let premium_pct = (new_rent / p.reference - 1.0) * 100.0;
-    let extra = p.model.extra_move_out_at_mean_slope(
-        increase_pct,
-        premium_pct,
-        new_rent - rent,
-        p.slope_variance,
-    );
+    let extra = p
+        .weighed
+        .extra_move_out_of(increase_pct, premium_pct, new_rent - rent);
     let gain = (1.0 - extra) * (new_rent - rent) * p.pay_months - extra * p.move_out_cost;
     (gain, extra, increase_pct, premium_pct)
 }
@@ -95,7 +93,7 @@ pub(super) fn plan<'a>(
     Ok(Plan {
         tenant: t,
         model,
-        slope_variance,
+        weighed: model.at_mean_slope(slope_variance),
         settings: s,
         street: m.street_rate,
         of_tier: m.of_tier,

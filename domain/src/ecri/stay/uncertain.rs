@@ -14,7 +14,7 @@
 //! would be raised more, on the small chance that it is not), and a more sensitive tenant must
 //! never get a larger increase.
 
-use super::{crosses_step, extra_at, raised_recently, Push, StayModel};
+use super::{raised_recently, StayModel};
 
 /// The variance of the log of a facility's parameter under a normal prior of precision `tau`
 /// at its company's estimate, itself normal about the prior's centre with the same precision:
@@ -64,32 +64,17 @@ impl StayModel {
         v
     }
 
-    /// [`Self::extra_move_out_of`] at the mean of a slope on the increase whose `ln` is normal
+    /// The same model with its slope on the increase at the mean of one whose `ln` is normal
     /// about this model's with `variance` (0: the estimate's own): the slope times
-    /// `exp(variance / 2)`.
-    pub fn extra_move_out_at_mean_slope(
-        &self,
-        increase_pct: f64,
-        premium_pct: f64,
-        increase_amount: f64,
-        variance: f64,
-    ) -> f64 {
-        let push = Push {
-            increase_pct,
-            premium_pct,
-            step: crosses_step(&self.prior, increase_pct, increase_amount),
-        };
-        let mean = if variance > 0.0 && variance.is_finite() {
-            self.sensitivity * (variance / 2.0).exp()
-        } else {
-            self.sensitivity
-        };
-        extra_at(
-            &self.prior,
-            [mean, self.premium_sensitivity],
-            self.step_logit,
-            push,
-        )
+    /// `exp(variance / 2)`. Call it on the tenant's model ([`Self::for_tenant_since`]).
+    pub fn at_mean_slope(self, variance: f64) -> Self {
+        if !(variance > 0.0 && variance.is_finite()) {
+            return self;
+        }
+        Self {
+            sensitivity: self.sensitivity * (variance / 2.0).exp(),
+            ..self
+        }
     }
 }
 
@@ -124,8 +109,11 @@ mod tests {
     fn the_extra_is_the_point_one_without_spread_and_above_it_with_one() {
         let m = StayModel::from_prior(&StayPrior::default());
         let point = m.extra_move_out_of(12.0, 0.0, 12.0);
-        assert_eq!(m.extra_move_out_at_mean_slope(12.0, 0.0, 12.0, 0.0), point);
-        let spread = m.extra_move_out_at_mean_slope(12.0, 0.0, 12.0, 0.5);
+        assert_eq!(
+            m.at_mean_slope(0.0).extra_move_out_of(12.0, 0.0, 12.0),
+            point
+        );
+        let spread = m.at_mean_slope(0.5).extra_move_out_of(12.0, 0.0, 12.0);
         // The mean of a log-normal slope of variance 0.5: the estimate times e^0.25.
         let at_mean = StayModel {
             sensitivity: m.sensitivity * 0.25f64.exp(),
@@ -133,6 +121,6 @@ mod tests {
         };
         assert_eq!(spread, at_mean.extra_move_out_of(12.0, 0.0, 12.0));
         assert!(spread > point * 1.1 && spread < 1.0, "{point} {spread}");
-        assert_eq!(m.extra_move_out_at_mean_slope(0.0, 0.0, 0.0, 0.5), 0.0);
+        assert_eq!(m.at_mean_slope(0.5).extra_move_out_of(0.0, 0.0, 0.0), 0.0);
     }
 }
