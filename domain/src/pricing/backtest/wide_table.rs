@@ -24,7 +24,9 @@ fn gains(num: &[f64], den: &[f64]) -> Interval {
 }
 
 /// Per seed, a policy's revenue against the going concern's optimal policy's, what each year
-/// left counted ([`super::wide::going_concern_share`] seed by seed), in percent.
+/// left counted ([`super::wide::going_concern_share`] seed by seed), in percent. Against any
+/// other policy (the best fixed rates) the same: its revenue plus the difference of what the
+/// two years left, over its revenue.
 pub fn going_concern_shares(policy: &Outcome, going_concern: &Outcome) -> Interval {
     let values: Vec<f64> = (0..going_concern.by_seed.len().min(policy.value_by_seed.len()))
         .map(|i| {
@@ -65,6 +67,9 @@ struct Shares {
     best_fixed: Interval,
     optimal: Option<Interval>,
     going_concern: Option<Interval>,
+    /// Against the best fixed rates with what each year left counted (when the going concern
+    /// was solved: its programme values the year's end).
+    best_fixed_left: Option<Interval>,
 }
 
 impl Shares {
@@ -79,6 +84,7 @@ impl Shares {
             best_fixed: shares(&e.by_seed, &fixed.by_seed),
             optimal: optimal.map(|o| shares(&e.by_seed, &o.by_seed)),
             going_concern: going.map(|g| going_concern_shares(e, g)),
+            best_fixed_left: going.map(|_| going_concern_shares(e, fixed)),
         }
     }
 }
@@ -91,8 +97,8 @@ fn or_dash(i: Option<Interval>) -> String {
 /// and the optimal policies (when run), in Markdown.
 pub fn markdown_wide(summaries: &[WideSummary], engine: usize) -> String {
     let mut out = String::from(
-        "| Scenario | Revenue vs static | Revenue / best fixed (worst seed) | Revenue / optimal | Revenue / going concern's optimal, what the year left counted | End occupancy (static / best fixed / optimal) | Mean occupancy (best fixed / optimal) | Changes per size | Reversals per size (max) | Cuts at >= 93 % | Floor binds | Rate / median |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| Scenario | Revenue vs static | Revenue / best fixed (worst seed) | Revenue / optimal | Revenue / going concern's optimal, what the year left counted | Revenue / best fixed, what the year left counted | End occupancy (static / best fixed / optimal) | Mean occupancy (best fixed / optimal) | Changes per size | Reversals per size (max) | Cuts at >= 93 % | Floor binds | Rate / median |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let opt = |s: &WideSummary, f: &dyn Fn(&Outcome) -> String| {
         s.optimal.as_ref().map_or("-".to_owned(), f)
@@ -107,13 +113,14 @@ pub fn markdown_wide(summaries: &[WideSummary], engine: usize) -> String {
         );
         let _ = writeln!(
             out,
-            "| {} | {} | {} ({:.1} %) | {} | {} | {:.1} % ({:.1} / {:.1} / {}) | {:.1} % ({:.1} / {}) | {:.1} | {:.1} ({}) | {} | {} | {:.2}-{:.2} |",
+            "| {} | {} | {} ({:.1} %) | {} | {} | {} | {:.1} % ({:.1} / {:.1} / {}) | {:.1} % ({:.1} / {}) | {:.1} | {:.1} ({}) | {} | {} | {:.2}-{:.2} |",
             s.scenario,
             sh.static_gain.pct(),
             sh.best_fixed.share(),
             e.worst_seed_of_best_fixed * 100.0,
             or_dash(sh.optimal),
             or_dash(sh.going_concern),
+            or_dash(sh.best_fixed_left),
             e.end_occupancy_pct,
             s.static_policy.end_occupancy_pct,
             s.best_fixed.end_occupancy_pct,
@@ -146,11 +153,12 @@ pub fn markdown_wide(summaries: &[WideSummary], engine: usize) -> String {
         |f: &dyn Fn(&Outcome) -> f64| summaries.iter().map(|s| f(&s.engines[engine])).sum::<f64>();
     let _ = writeln!(
         out,
-        "| overall | {} | {} | {} | {} | | | {:.1} | {:.1} ({}) | {} | {} | |",
+        "| overall | {} | {} | {} | {} | {} | | | {:.1} | {:.1} ({}) | {} | {} | |",
         sh.static_gain.pct(),
         sh.best_fixed.share(),
         or_dash(sh.optimal),
         or_dash(sh.going_concern),
+        or_dash(sh.best_fixed_left),
         each(&|o| o.changes_per_size) / k,
         each(&|o| o.reversals_per_size) / k,
         summaries
@@ -259,6 +267,14 @@ mod tests {
         let expected = ((100.0 / 110.0) + (205.0 / 210.0)) / 2.0 * 100.0;
         assert!((i.mean - expected).abs() < 1e-9, "{i:?}");
         assert!((going_concern_shares(&g, &g).mean - 100.0).abs() < 1e-9);
+        // Against the best fixed rates the same: at 100 and 210 valued at 280 and 400, the
+        // policy left 10 more on the first seed and 5 less on the second, 110 % and 97.6 %.
+        let fixed = outcome(&[100.0, 210.0], &[280.0, 400.0]);
+        let i = going_concern_shares(&p, &fixed);
+        assert!(
+            (i.mean - (110.0 + 205.0 / 210.0 * 100.0) / 2.0).abs() < 1e-9,
+            "{i:?}"
+        );
     }
 
     #[test]
