@@ -14,7 +14,7 @@ use crate::values::round2;
 use chrono::{Datelike, NaiveDate};
 
 /// Bumped whenever the maths changes, and stored with every run.
-pub const ENGINE_VERSION: &str = "2026.11.10";
+pub const ENGINE_VERSION: &str = "2026.11.11";
 
 pub use crate::lease_up::Mode;
 

@@ -45,14 +45,16 @@ pub struct Evidence {
     pub trust: f64,
 }
 
-/// The price level of a size by its demand, fitted to the optimal policy of the engine's own
-/// demand model (elasticity 3, 12-month stays, the national season; solved by
-/// `backtest::optimal` for demand 0.6 to 1.6): at 90 % occupancy it prices at
-/// `LEVEL_AT_90 + LEVEL_PER_LN_DEMAND x ln(demand / LEVEL_DEMAND)` of the median (within 0.01
-/// of the solved policy in March), and `LEVEL_PER_POINT` more a point of occupancy.
-pub const LEVEL_AT_90: f64 = 0.90;
+/// The price level of a size by its demand, fitted to the going concern's optimal policy of
+/// the engine's own demand model (elasticity 3, 400-day stays, the national season; solved by
+/// `backtest::optimal` over three years, read in the first March, for demand 0.6 to 1.6): at
+/// 90 % occupancy it prices at `LEVEL_AT_90 + LEVEL_PER_LN_DEMAND x ln(demand / LEVEL_DEMAND)`
+/// of the median (within 0.015 of the solved policy), and `LEVEL_PER_POINT` more a point of
+/// occupancy. Until engine 2026.11.11 the fit was to the policy of one year (0.90 and 0.19),
+/// which in March already lets cheaper for the tenants it will not count after 31 December.
+pub const LEVEL_AT_90: f64 = 0.94;
 pub const LEVEL_DEMAND: f64 = 0.95;
-pub const LEVEL_PER_LN_DEMAND: f64 = 0.19;
+pub const LEVEL_PER_LN_DEMAND: f64 = 0.21;
 pub const LEVEL_PER_POINT: f64 = 0.005;
 
 /// The position (rate / median) the optimal policy of the engine's model gives a size of this

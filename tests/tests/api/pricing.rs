@@ -89,7 +89,7 @@ async fn recommendations_run_the_engine_store_runs_and_regenerate_0_reads_the_la
         generated.len() == 24 && generated.ends_with('Z') && generated.as_bytes()[19] == b'.',
         "{generated}"
     );
-    assert_eq!(run["engine_version"], "2026.11.10");
+    assert_eq!(run["engine_version"], "2026.11.11");
     let small = by_size(&run, "5x5");
     assert_eq!(small["recommended_rate"], 50.0);
     assert_eq!(small["action"], "hold");

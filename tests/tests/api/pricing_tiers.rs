@@ -91,7 +91,7 @@ async fn each_tier_of_a_size_follows_its_own_competitor_set() {
     let mut comps = rates(Some("Climate"), "C", &[300.0, 310.0, 320.0, 330.0]);
     comps.extend(rates(Some("drive-up"), "D", &[150.0, 160.0, 170.0, 180.0]));
     let (_, run) = sync_and_run(&app, &snapshot("Tiers", 250.0, 200.0, comps)).await;
-    assert_eq!(run["engine_version"], "2026.11.10");
+    assert_eq!(run["engine_version"], "2026.11.11");
 
     // Climate: its own four, P25 305, median 315, P75 325; 250 moves half way to 315 (282.50),
     // held to the 8 % step: 270.
