@@ -5,9 +5,7 @@
 //!
 //! `cargo run --release -p domain --example gc_level -- [years 3] [day 60]`
 
-use domain::pricing::backtest::demand::Curve;
-use domain::pricing::backtest::market::{SizeParams, SCENARIOS};
-use domain::pricing::backtest::optimal::Problem;
+use domain::pricing::backtest::optimal::{Problem, Solution};
 use domain::pricing::response::demand_level;
 use domain::pricing::settings::PricingSettings;
 
@@ -23,13 +21,9 @@ fn main() {
         .unwrap_or(60);
     println!("demand | year's optimum at 85/88/90/93/95/98 | going concern ({years}y) | fit at 90");
     for demand in [0.6, 0.7, 0.8, 0.95, 1.1, 1.3, 1.6] {
-        let mut p = SizeParams::wide(&SCENARIOS[0], 1)[2];
-        p.demand = demand;
-        p.curve = Curve::Logistic { sensitivity: 6.0 };
-        p.season = domain::pricing::seasonality::NATIONAL_PRIOR;
-        let y = Problem::drawn(&p, 2).solve();
-        let g = Problem::drawn_over(&p, 2, years).solve();
-        let at = |sol: &domain::pricing::backtest::optimal::Solution| {
+        let y = Problem::engines_model(demand, 1).solve();
+        let g = Problem::engines_model(demand, years).solve();
+        let at = |sol: &Solution| {
             [102usize, 106, 108, 112, 114, 118]
                 .map(|n| format!("{:.2}", sol.multiple(day, n)))
                 .join(" ")

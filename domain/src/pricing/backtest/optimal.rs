@@ -25,9 +25,10 @@
 //! starting one.
 
 use super::demand::Curve;
-use super::market::{Scenario, SizeParams, SIZES, STAY_DAYS};
+use super::market::{Scenario, SizeParams, SCENARIOS, SIZES, STAY_DAYS};
 use super::report::{pct, Summary};
 use super::{start_date, SizeResult, DAYS, FIXED_GRID, FIXED_STEP};
+use crate::pricing::seasonality::NATIONAL_PRIOR;
 use chrono::Datelike;
 use std::fmt::Write;
 
@@ -127,6 +128,17 @@ impl Problem {
             grid: grid(),
             curve: params.curve,
         }
+    }
+
+    /// The engine's own demand model, which `response::demand_level` is fitted to: the wide
+    /// market's 10x10 (120 units) with `demand` at the median, the logistic of elasticity 3
+    /// (sensitivity 2e = 6) and the national season, over `years`.
+    pub fn engines_model(demand: f64, years: u32) -> Self {
+        let mut p = SizeParams::wide(&SCENARIOS[0], 1)[2];
+        p.demand = demand;
+        p.curve = Curve::Logistic { sensitivity: 6.0 };
+        p.season = NATIONAL_PRIOR;
+        Self::drawn_over(&p, 2, years)
     }
 
     /// The optimal policy by backward induction over the days.

@@ -23,14 +23,15 @@ fn gains(num: &[f64], den: &[f64]) -> Interval {
     t_interval(&values)
 }
 
-/// Per seed, a policy's revenue against the going concern's optimal policy's, what each year
-/// left counted ([`super::wide::going_concern_share`] seed by seed), in percent. Against any
-/// other policy (the best fixed rates) the same: its revenue plus the difference of what the
-/// two years left, over its revenue.
-pub fn going_concern_shares(policy: &Outcome, going_concern: &Outcome) -> Interval {
-    let values: Vec<f64> = (0..going_concern.by_seed.len().min(policy.value_by_seed.len()))
+/// Per seed, a policy's revenue against another's with what each year left counted, in
+/// percent: the other's revenue plus the difference of the two years' ends (valued by the
+/// going concern's programme), over the other's revenue. Against the going concern's optimal
+/// policy this is [`super::wide::going_concern_share`] seed by seed; against the best fixed
+/// rates, the same yardstick applied to them.
+pub fn left_counted_shares(policy: &Outcome, against: &Outcome) -> Interval {
+    let values: Vec<f64> = (0..against.by_seed.len().min(policy.value_by_seed.len()))
         .map(|i| {
-            let (g, gv) = (going_concern.by_seed[i], going_concern.value_by_seed[i]);
+            let (g, gv) = (against.by_seed[i], against.value_by_seed[i]);
             (g - gv + policy.value_by_seed[i]) / g * 100.0
         })
         .collect();
@@ -83,8 +84,8 @@ impl Shares {
             static_gain: gains(&e.by_seed, &static_policy.by_seed),
             best_fixed: shares(&e.by_seed, &fixed.by_seed),
             optimal: optimal.map(|o| shares(&e.by_seed, &o.by_seed)),
-            going_concern: going.map(|g| going_concern_shares(e, g)),
-            best_fixed_left: going.map(|_| going_concern_shares(e, fixed)),
+            going_concern: going.map(|g| left_counted_shares(e, g)),
+            best_fixed_left: going.map(|_| left_counted_shares(e, fixed)),
         }
     }
 }
@@ -230,8 +231,8 @@ fn reference_row(
         or_dash(&|o, _| gains(&o.by_seed, &static_policy.by_seed).pct()),
         or_dash(&|o, _| shares(&o.by_seed, &fixed.by_seed).share()),
         or_dash(&|o, g| shares(&g.by_seed, &o.by_seed).share()),
-        or_dash(&|o, g| going_concern_shares(o, g).share()),
-        or_dash(&|_, g| going_concern_shares(fixed, g).share()),
+        or_dash(&|o, g| left_counted_shares(o, g).share()),
+        or_dash(&|_, g| left_counted_shares(fixed, g).share()),
     );
 }
 
@@ -263,14 +264,14 @@ mod tests {
             outcome(&[100.0, 200.0], &[290.0, 395.0]),
             outcome(&[110.0, 210.0], &[300.0, 400.0]),
         );
-        let i = going_concern_shares(&p, &g);
+        let i = left_counted_shares(&p, &g);
         let expected = ((100.0 / 110.0) + (205.0 / 210.0)) / 2.0 * 100.0;
         assert!((i.mean - expected).abs() < 1e-9, "{i:?}");
-        assert!((going_concern_shares(&g, &g).mean - 100.0).abs() < 1e-9);
+        assert!((left_counted_shares(&g, &g).mean - 100.0).abs() < 1e-9);
         // Against the best fixed rates the same: at 100 and 210 valued at 280 and 400, the
         // policy left 10 more on the first seed and 5 less on the second, 110 % and 97.6 %.
         let fixed = outcome(&[100.0, 210.0], &[280.0, 400.0]);
-        let i = going_concern_shares(&p, &fixed);
+        let i = left_counted_shares(&p, &fixed);
         assert!(
             (i.mean - (110.0 + 205.0 / 210.0 * 100.0) / 2.0).abs() < 1e-9,
             "{i:?}"

@@ -95,16 +95,10 @@ fn the_demand_level_matches_the_optimal_policy_of_the_engines_model() {
     // 90 % occupancy, against the fit. The policy of one year prices 0.03 to 0.05 lower there
     // (0.84, 0.90, 0.96): it lets cheaper for tenants whose rent after 31 December it does not
     // count.
-    use crate::pricing::backtest::market::{SizeParams, SCENARIOS};
     use crate::pricing::backtest::optimal::Problem;
     let s = PricingSettings::default();
     for demand in [0.7, 0.95, 1.3] {
-        let mut p = SizeParams::wide(&SCENARIOS[0], 1)[2];
-        p.demand = demand;
-        p.curve = crate::pricing::backtest::demand::Curve::Logistic { sensitivity: 6.0 };
-        // The fit is for the national prior's season (the wide market draws its own).
-        p.season = crate::pricing::seasonality::NATIONAL_PRIOR;
-        let solved = Problem::drawn_over(&p, 2, 3).solve().multiple(60, 108);
+        let solved = Problem::engines_model(demand, 3).solve().multiple(60, 108);
         let fitted = demand_level(demand, 90.0, &s);
         assert!(
             (solved - fitted).abs() <= 0.015,
