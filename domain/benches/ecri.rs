@@ -171,6 +171,41 @@ fn bench(c: &mut Criterion) {
     c.bench_function("ecri learn: a facility against 149 others' cells", |b| {
         b.iter(|| learn(&settings.stay_prior, black_box(&others), &own).sensitivity)
     });
+    // Where the step's figures are searched hardest: a year of a facility's own notices, one
+    // outcome each, spread over 4-16 % on rents of 100-250 (amounts known), the first months'
+    // open windows among them.
+    let spread = spread_outcomes(600);
+    c.bench_function("ecri learn: a facility of 600 spread increases", |b| {
+        b.iter(|| learn(&settings.stay_prior, &[], black_box(&spread)).step_logit)
+    });
+}
+
+/// `n` increased tenants, each its own outcome (4-16 %, rents 100-250, about one in five gone,
+/// one in ten windows open), and 1,000 tenants not increased.
+fn spread_outcomes(n: u32) -> Vec<Outcome> {
+    let mut out: Vec<Outcome> = (0..n)
+        .map(|i| {
+            let pct = f64::from(4 + i % 13);
+            let rent = f64::from(100 + (i * 37) % 151);
+            Outcome {
+                increase_pct: pct,
+                premium_pct: f64::from(i % 21) - 10.0,
+                tenants: 1,
+                moved_out: u32::from(i % 5 == 0 || (pct >= 10.0 && i % 7 == 0)),
+                months_since_move_in: Some(f64::from(6 + i % 40)),
+                increase_amount: (rent * pct / 100.0).floor(),
+                open_share: if i % 10 == 0 { 0.5 } else { 0.0 },
+                ..Outcome::default()
+            }
+        })
+        .collect();
+    out.push(Outcome {
+        tenants: 1_000,
+        moved_out: 110,
+        months_since_move_in: Some(20.0),
+        ..Outcome::default()
+    });
+    out
 }
 
 criterion_group!(benches, bench);

@@ -35,6 +35,29 @@ pub(crate) struct Model {
     tenure: TenureEffect,
     /// How tenants increased before take an increase.
     raised_before: RaisedBeforeEffect,
+    /// The round figures past which tenants react more than the slope says.
+    step: StepEffect,
+}
+
+/// The step at round figures: an increase of `pct` % or more, or of `amount` or more, adds
+/// `logit` to the logit of the extra move-out.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = EcriStepEffect)]
+struct StepEffect {
+    /// The percent of the step (the prior's 10 unless the outcomes placed it elsewhere).
+    pct: f64,
+    /// The amount of the step, in the company's currency (the prior's 10 unless placed).
+    amount: f64,
+    /// Whether the facility's own outcomes moved the figures off the prior's.
+    learned: bool,
+    /// How much better the outcomes fit at the learned figures than at the prior's
+    /// (log-likelihood; 0 when not learned, 2 at least when learned).
+    support: f64,
+    /// δ, the logit the step adds (0 = no step).
+    logit: f64,
+    /// Weight of the facility's own outcomes in δ (0 to 1): only outcomes on both sides of the
+    /// figures count.
+    evidence_weight: f64,
 }
 
 /// Records of increases the model did not learn from, by reason (docs/ecri.md).
@@ -152,6 +175,17 @@ impl Model {
                 company_sensitivity: round2(m.model.company_raised_before_sensitivity),
                 evidence_weight: round2(m.model.raised_before_evidence_weight),
                 tenants: m.model.raised_before_tenants,
+            },
+            step: {
+                let figures = m.model.step_figures();
+                StepEffect {
+                    pct: round2(figures.pct),
+                    amount: round2(figures.amount),
+                    learned: m.model.step_figures.is_some(),
+                    support: round2(m.model.step_figures_support),
+                    logit: round2(m.model.step_logit),
+                    evidence_weight: round2(m.model.step_evidence_weight),
+                }
             },
         }
     }

@@ -30,8 +30,10 @@ use crate::validation::ValidationError;
 use serde::{Deserialize, Serialize};
 
 mod fit;
+mod step;
 mod uncertain;
 pub use fit::learn;
+pub use step::{StepFigures, STEP_AMOUNTS, STEP_FIGURES_MARGIN, STEP_PCTS};
 pub use uncertain::log_variance;
 
 /// The tenure (months since move-in) whose 90-day move-out rate is the facility's baseline
@@ -291,6 +293,15 @@ pub struct StayModel {
     pub company_raised_before_evidence_weight: f64,
     #[serde(default)]
     pub company_recent_evidence_weight: f64,
+    /// Where the step lies for this facility: the round figures its outcomes favour over the
+    /// prior's by [`STEP_FIGURES_MARGIN`] of log-likelihood or more, among [`STEP_PCTS`] and
+    /// [`STEP_AMOUNTS`]; None (and in models stored before they were learned) the prior's.
+    #[serde(default)]
+    pub step_figures: Option<StepFigures>,
+    /// How much better (penalized log-likelihood) the outcomes fit at `step_figures` than at
+    /// the prior's (0 when they are the prior's).
+    #[serde(default)]
+    pub step_figures_support: f64,
 }
 
 fn one() -> f64 {
@@ -322,14 +333,6 @@ pub fn tenure_baseline(baseline: f64, elasticity: f64, reference_months: f64, mo
 
 fn sigmoid(z: f64) -> f64 {
     1.0 / (1.0 + (-z).exp())
-}
-
-/// Whether an increase reaches the prior's round figures: `step_pct` % or more, or
-/// `step_amount` or more in currency (an amount of 0 or less is unknown).
-pub fn crosses_step(prior: &StayPrior, increase_pct: f64, increase_amount: f64) -> bool {
-    let eps = 1e-6;
-    increase_pct >= prior.step_pct - eps
-        || (increase_amount > 0.0 && increase_amount >= prior.step_amount - eps)
 }
 
 /// One increase as the curve reads it: percent, premium over the reference (%), and whether
@@ -389,7 +392,15 @@ impl StayModel {
             recent_evidence_weight: 0.0,
             company_raised_before_evidence_weight: 0.0,
             company_recent_evidence_weight: 0.0,
+            step_figures: None,
+            step_figures_support: 0.0,
         }
+    }
+
+    /// The round figures of the facility's step: learned, else the prior's.
+    pub fn step_figures(&self) -> StepFigures {
+        self.step_figures
+            .unwrap_or_else(|| StepFigures::of(&self.prior))
     }
 
     /// The model for one tenant: the baseline at its tenure (unchanged when unknown), and the
@@ -461,7 +472,9 @@ impl StayModel {
             Push {
                 increase_pct,
                 premium_pct,
-                step: crosses_step(&self.prior, increase_pct, increase_amount),
+                step: self
+                    .step_figures()
+                    .crossed_by(increase_pct, increase_amount),
             },
         )
     }

@@ -148,6 +148,11 @@ async fn tenants_who_leave_during_their_notice_teach_a_higher_ecri_sensitivity()
         );
         assert_eq!(m["raised_before"]["tenants"], 0, "{m}");
         assert_eq!(m["raised_before"]["sensitivity"], 1.0, "{m}");
+        // Twenty increases all at +10 % cannot place the step elsewhere: the prior's figures.
+        assert_eq!(m["step"]["pct"], 10.0, "{m}");
+        assert_eq!(m["step"]["amount"], 10.0, "{m}");
+        assert_eq!(m["step"]["learned"], false, "{m}");
+        assert_eq!(m["step"]["support"], 0.0, "{m}");
     }
     let s = |m: &Value| m["increase_sensitivity"].as_f64().unwrap();
     assert!(

@@ -12,7 +12,7 @@ use super::explain::suggestion;
 use super::plan::{evaluate, Plan};
 use super::{reason, Guardrail, Reason, Suggestion, TenantInput};
 use crate::ecri::settings::EcriEngineSettings;
-use crate::ecri::stay::{crosses_step, StayModel};
+use crate::ecri::stay::StayModel;
 use std::collections::BTreeMap;
 
 /// What the test's draw hashes before the customer's id, so that it is drawn apart from the
@@ -52,10 +52,9 @@ pub fn draw(t: &TenantInput) -> f64 {
 /// (from its minimum increase to its cap) and expected to pay; None when there is none.
 pub(super) fn under_step(p: &Plan<'_>) -> Option<f64> {
     let rent = p.tenant.rent;
-    let prior = &p.model.prior;
-    let crosses = |r: f64| crosses_step(prior, (r / rent - 1.0) * 100.0, r - rent);
-    let limit = (rent * (1.0 + prior.step_pct / 100.0)).min(rent + prior.step_amount);
-    let mut r = (limit + 1e-9).floor().min(p.last);
+    let figures = p.model.step_figures();
+    let crosses = |r: f64| figures.crossed_by((r / rent - 1.0) * 100.0, r - rent);
+    let mut r = (figures.limit(rent) + 1e-9).floor().min(p.last);
     while r >= p.first && crosses(r) {
         r -= 1.0;
     }
@@ -85,13 +84,14 @@ pub(super) fn hold_under(
                 .as_deref()
                 .is_some_and(|c| units.get(c).is_some_and(|&n| n > 1))
     };
+    let figures = model.step_figures();
     for ((t, p), o) in roll.iter().zip(plans).zip(out.iter_mut()) {
         let Ok(p) = p else { continue };
         if o.increase <= 0.0 || draw(t) >= s.step_test_share_pct || together(t) {
             continue;
         }
         let amount = o.new_rent - t.rent;
-        if !crosses_step(&model.prior, amount / t.rent * 100.0, amount) {
+        if !figures.crossed_by(amount / t.rent * 100.0, amount) {
             continue;
         }
         let Some(r) = under_step(p) else { continue };
@@ -100,8 +100,8 @@ pub(super) fn hold_under(
             evidence(model) * 100.0,
             format!(
                 "the facility's model cannot yet tell what an increase of {:.0} % or {:.2} costs ({:.0} % of its step rests on outcomes, its own or its company's, under the {:.0} % required): {:.0} % of the tenants whose increase reaches them get one just under (this tenant's would be +{:.1} %)",
-                model.prior.step_pct,
-                model.prior.step_amount,
+                figures.pct,
+                figures.amount,
                 evidence(model) * 100.0,
                 s.step_test_until_evidence_pct,
                 s.step_test_share_pct,

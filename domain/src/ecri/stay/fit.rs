@@ -3,8 +3,11 @@
 //! and ln ρ (from the increased ones), each under a normal prior at the company's estimate, the
 //! company's under one at the prior (docs/ecri.md, "Learning, pooled and shrunk").
 
-use super::{sigmoid, tenure_baseline, Outcome, StayModel, StayPrior, DEFAULT_REFERENCE_MONTHS};
+use super::{
+    sigmoid, tenure_baseline, Outcome, StayModel, StayPrior, StepFigures, DEFAULT_REFERENCE_MONTHS,
+};
 
+mod locate;
 mod newton;
 mod rows;
 
@@ -198,14 +201,29 @@ fn fit(prior: &StayPrior, rows: &[Row], centre: Theta) -> (Theta, Theta) {
     } else {
         newton::refine(&objective, coordinate_rounds(&objective, centre))
     };
-    let matrix = information(prior, rows, theta);
+    (theta, informed(&objective, theta))
+}
+
+/// [`fit`] from a `start` near the top (another fit's answer on rows that differ a little):
+/// Newton steps from there, the whole fit where they cannot.
+fn fit_near(prior: &StayPrior, rows: &[Row], centre: Theta, start: Theta) -> (Theta, Theta) {
+    let objective = objective(prior, rows, centre);
+    match newton::try_refine(&objective, start) {
+        Some(theta) => (theta, informed(&objective, theta)),
+        None => fit(prior, rows, centre),
+    }
+}
+
+/// The Fisher information about each coordinate at `theta`, δ's beyond the rest of the curve.
+fn informed(objective: &newton::Objective, theta: Theta) -> Theta {
+    let matrix = information(objective.prior, objective.rows, theta);
     let mut info = [0, 1, 2, 3, 4, 5].map(|k| matrix[k][k]);
     info[3] = if objective.speaks[3] {
         step_information(&matrix)
     } else {
         0.0
     };
-    (theta, info)
+    info
 }
 
 /// The penalized log-likelihood the fit maximises over `rows`, its priors at `centre`.
@@ -357,7 +375,7 @@ pub fn learn(prior: &StayPrior, company: &[Outcome], facility: &[Outcome]) -> St
     let rho0 = prior.raised_before_sensitivity.max(1e-6).ln();
     let (company_theta, company_info) = fit(
         prior,
-        &rows(prior, company, &company_base),
+        &rows(&StepFigures::of(prior), company, &company_base),
         [
             0.0,
             0.0,
@@ -367,8 +385,10 @@ pub fn learn(prior: &StayPrior, company: &[Outcome], facility: &[Outcome]) -> St
             prior.tenure_sensitivity_elasticity,
         ],
     );
-    let own = rows(prior, facility, &base);
-    let (theta, info) = fit(prior, &own, company_theta);
+    let own = rows(&StepFigures::of(prior), facility, &base);
+    let at_prior = fit(prior, &own, company_theta);
+    let located = locate::locate(prior, facility, &base, company_theta, own, at_prior);
+    let (own, theta, info) = (located.rows, located.theta, located.info);
     let tenants = |rows: &[Row], raised_only: bool| {
         rows.iter()
             .filter(|r| !raised_only || r.raised_before)
@@ -408,6 +428,8 @@ pub fn learn(prior: &StayPrior, company: &[Outcome], facility: &[Outcome]) -> St
             / (company_info[2] + prior.raised_before_strength),
         company_recent_evidence_weight: company_info[4]
             / (company_info[4] + prior.raised_before_strength),
+        step_figures: located.figures,
+        step_figures_support: located.support,
     }
 }
 

@@ -10,14 +10,18 @@ fn close(a: f64, b: f64, tol: f64) -> bool {
 #[test]
 fn the_step_is_crossed_at_the_round_percent_or_amount_and_adds_its_logit() {
     let prior = StayPrior::default();
-    assert!(!crosses_step(&prior, 9.99, 0.0));
-    assert!(crosses_step(&prior, 10.0, 0.0));
+    let crosses = |pct: f64, amount: f64| StepFigures::of(&prior).crossed_by(pct, amount);
+    assert!(!crosses(9.99, 0.0));
+    assert!(crosses(10.0, 0.0));
     // Within the rounding allowance of 10 %.
-    assert!(crosses_step(&prior, 10.0 - 1e-7, 0.0));
+    assert!(crosses(10.0 - 1e-7, 0.0));
     // The amount: 10 in currency crosses whatever the percent; 0 is unknown.
-    assert!(crosses_step(&prior, 5.0, 10.0));
-    assert!(!crosses_step(&prior, 5.0, 9.99));
-    assert!(!crosses_step(&prior, 5.0, 0.0));
+    assert!(crosses(5.0, 10.0));
+    assert!(!crosses(5.0, 9.99));
+    assert!(!crosses(5.0, 0.0));
+    // The largest rent under both: 10 % of 80 is 8, 10 of 150 is 6.7 %.
+    assert_eq!(StepFigures::of(&prior).limit(80.0), 88.0);
+    assert_eq!(StepFigures::of(&prior).limit(150.0), 160.0);
     // The values, with δ = 1: (σ(-3 + 0.06 x + δ) - σ(-3)) / (1 - σ(-3)).
     let m = StayModel {
         step_logit: 1.0,

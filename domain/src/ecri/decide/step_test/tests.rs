@@ -4,6 +4,7 @@
 use super::*;
 use crate::ecri::decide::tests::{market, tenant};
 use crate::ecri::decide::{decide_facility, ramp, SizeMarket};
+use crate::ecri::stay::StepFigures;
 
 /// `n` tenants of 10x10 at 100 (the decision tests' tenant), each with its own id.
 fn roll(n: usize) -> Vec<TenantInput> {
@@ -25,15 +26,20 @@ fn tested(out: &[Suggestion]) -> usize {
         .count()
 }
 
-#[test]
-fn with_no_step_evidence_the_share_is_held_just_under_the_round_figures_and_with_it_none() {
-    let s = EcriEngineSettings {
+/// The test on 30 % of the tenants until 50 % of δ rests on outcomes, the curve at the
+/// estimate (where the prior raises all of the roll past the figures).
+fn testing_30_until_50() -> EcriEngineSettings {
+    EcriEngineSettings {
         step_test_share_pct: 30.0,
         step_test_until_evidence_pct: 50.0,
-        // The curve at the estimate, where the prior raises all of this roll past the figures.
         uncertainty_pct: 0.0,
         ..EcriEngineSettings::default()
-    };
+    }
+}
+
+#[test]
+fn with_no_step_evidence_the_share_is_held_just_under_the_round_figures_and_with_it_none() {
+    let s = testing_30_until_50();
     let roll = roll(400);
     let prior = StayModel::from_prior(&s.stay_prior);
     let off = EcriEngineSettings {
@@ -120,4 +126,30 @@ fn the_tests_draw_is_stable_and_apart_from_the_ramps() {
     assert!((280..=440).contains(&both), "{both}");
     assert!(roll.iter().all(|t| (0.0..100.0).contains(&draw(t))));
     assert_eq!(draw(&roll[7]), draw(&roll[7].clone()));
+}
+
+#[test]
+fn the_test_holds_under_the_figures_the_facility_learned() {
+    let s = testing_30_until_50();
+    let roll = roll(400);
+    // The facility's tenants balk at 8 % (or $20): the tested ones get 107 on a rent of 100,
+    // the largest whole rent under both, with the figures in the reason.
+    let learned = StayModel {
+        step_figures: Some(StepFigures {
+            pct: 8.0,
+            amount: 20.0,
+        }),
+        step_figures_support: 4.0,
+        ..StayModel::from_prior(&s.stay_prior)
+    };
+    let out = decide_facility(&roll, &markets(), &learned, &[], &s);
+    assert!(tested(&out) > 50, "{}", tested(&out));
+    for x in out
+        .iter()
+        .filter(|x| x.binding_guardrail == Some(Guardrail::StepTest))
+    {
+        assert_eq!(x.new_rent, 107.0, "{x:?}");
+        let why = x.reasons.iter().find(|r| r.name == "step_test").unwrap();
+        assert!(why.text.contains("8 % or 20.00"), "{}", why.text);
+    }
 }

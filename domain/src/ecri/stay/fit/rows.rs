@@ -1,7 +1,7 @@
 //! The rows the sensitivity fit reads: the increased outcomes with their level's baseline,
 //! alike ones merged, and a coarser binning of them to start the search on.
 
-use super::super::{crosses_step, extra_at, Outcome, Push, StayPrior};
+use super::super::{extra_at, Outcome, Push, StayPrior, StepFigures};
 use super::{Baseline, Theta};
 use crate::ecri::evidence::MAX_PLAUSIBLE_INCREASE_PCT;
 use std::collections::BTreeMap;
@@ -14,7 +14,7 @@ pub(super) struct Row {
     pub(super) tenants: f64,
     pub(super) left: f64,
     pub(super) raised_before: bool,
-    /// Whether the increase reaches the prior's round figures.
+    /// Whether the increase reaches the step's round figures.
     pub(super) step: bool,
     /// Whether the previous increase was recent, and ln((1 + t) / (1 + t_ref)) of the tenure
     /// (0 when unknown).
@@ -36,7 +36,7 @@ type RowKey = (u64, u64, bool, bool, bool, u64, u64, u64);
 /// log-likelihood of the merged row is the sum of theirs). A company's cells differ by the
 /// increase in currency, which the fit reads only as whether it reaches the round figures, so
 /// thousands of cells are a few thousand rows fewer.
-pub(super) fn rows(prior: &StayPrior, outcomes: &[Outcome], base: &Baseline) -> Vec<Row> {
+pub(super) fn rows(figures: &StepFigures, outcomes: &[Outcome], base: &Baseline) -> Vec<Row> {
     let mut merged: BTreeMap<RowKey, Row> = BTreeMap::new();
     let plausible = outcomes
         .iter()
@@ -51,7 +51,7 @@ pub(super) fn rows(prior: &StayPrior, outcomes: &[Outcome], base: &Baseline) -> 
             tenants: f64::from(o.tenants),
             left: f64::from(o.moved_out.min(o.tenants)),
             raised_before: o.past_increases > 0,
-            step: crosses_step(prior, o.increase_pct, o.increase_amount),
+            step: figures.crossed_by(o.increase_pct, o.increase_amount),
             recent: o.raised_recently,
             log_tenure: o
                 .months_since_move_in

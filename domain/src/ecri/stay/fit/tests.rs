@@ -177,6 +177,7 @@ fn tenants_raised_within_the_year_and_new_tenants_learn_their_own_sensitivity() 
     );
 }
 
+mod locate;
 mod recovery;
 
 #[test]
@@ -273,7 +274,7 @@ fn outcomes_alike_to_the_fit_are_one_row_and_many_rows_reach_the_same_answer() {
         .iter()
         .map(|(c, (n, l))| crate::ecri::evidence::cell_outcome(c, *n, *l))
         .collect();
-    let merged = rows(&prior, &outcomes, &base);
+    let merged = rows(&StepFigures::of(&prior), &outcomes, &base);
     // The increase in currency is read only as reaching the round figures or not: fewer rows,
     // the same tenants and move-outs.
     assert!(merged.len() < outcomes.len(), "{}", merged.len());

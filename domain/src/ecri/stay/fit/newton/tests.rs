@@ -1,6 +1,6 @@
 use super::super::{rows, Baseline};
 use super::*;
-use crate::ecri::stay::Outcome;
+use crate::ecri::stay::{Outcome, StepFigures};
 
 fn outcome(inc: f64, premium: f64, months: f64, past: u32, recent: bool, left: u32) -> Outcome {
     Outcome {
@@ -34,7 +34,7 @@ fn sample_rows(prior: &StayPrior) -> Vec<Row> {
         beta: 0.4,
         reference: 20.0,
     };
-    rows(prior, &outcomes, &base)
+    rows(&StepFigures::of(prior), &outcomes, &base)
 }
 
 fn objective<'a>(prior: &'a StayPrior, rows: &'a [Row]) -> Objective<'a> {
