@@ -62,8 +62,8 @@ pub struct StayPrior {
     /// Default 20.
     pub moving_cost_pct: f64,
     /// Precision of the normal prior on ln(sensitivity), at the company's and each facility's
-    /// level. Default 4 (a standard deviation of 0.5: a facility's sensitivity within about
-    /// x/÷ 1.65 of its company's before its own outcomes speak).
+    /// level. Default 2 (a standard deviation of 0.71: a facility's sensitivity within about
+    /// x/÷ 2 of its company's before its own outcomes speak; 4 before ecri-2026.12.3).
     pub sensitivity_strength: f64,
     /// Weight of the prior baseline, in 90-day windows of tenants not increased. Default 50.
     pub baseline_strength: f64,
@@ -109,7 +109,7 @@ impl Default for StayPrior {
             per_increase_pct: 0.06,
             per_premium_pct: 0.12,
             moving_cost_pct: 20.0,
-            sensitivity_strength: 4.0,
+            sensitivity_strength: 2.0,
             baseline_strength: 50.0,
             tenure_elasticity: 0.4,
             tenure_strength: 25.0,

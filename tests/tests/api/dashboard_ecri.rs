@@ -64,7 +64,9 @@ async fn a_revenue_manager_drafts_edits_and_approves_a_batch_in_the_browser() {
         .await;
     assert_eq!(shown, json!(lines.len()));
 
-    let rent1 = f(&lines[0]["current_rent"]) + 7.0;
+    // An edit below the suggestion (an edit equal to it is no edit), still an increase.
+    let rent1 = f(&lines[0]["new_rent"]) - 2.0;
+    assert!(rent1 > f(&lines[0]["current_rent"]), "{draft}");
     b.fill("input[name=rent_1]", &format!("{rent1:.2}")).await;
     b.click("input[name=keep_2]").await;
     b.click("#save-lines").await;

@@ -299,7 +299,7 @@ async fn a_control_is_never_in_a_later_batch_during_its_window() {
     let (s, _) = status_json(
         app.put(
             &format!("/api/v1/facilities/{fid}/ecri-settings"),
-            &json!({"holdout_pct": 50, "min_months_since_increase": 0}),
+            &json!({"holdout_pct": 50, "min_months_since_increase": 0, "uncertainty_pct": 0}),
         )
         .await,
     )
