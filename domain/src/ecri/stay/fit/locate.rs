@@ -4,7 +4,7 @@
 //! lies").
 
 use super::super::{Outcome, StayPrior, StepFigures, STEP_AMOUNTS, STEP_FIGURES_MARGIN, STEP_PCTS};
-use super::rows::{rows, Row};
+use super::rows::{plausible, rows, Row};
 use super::{fit_near, maximise, newton, objective, Baseline, Theta, THETA_MAX, THETA_MIN};
 use std::collections::HashSet;
 
@@ -41,48 +41,30 @@ fn candidates(prior: &StepFigures) -> Vec<StepFigures> {
 }
 
 /// The penalized log-likelihood of `rows` at its best δ, the rest as fitted at the prior's
-/// figures (`start`): the cheap profile every pair is ranked by; with that θ.
+/// figures (`start`): the cheap profile every pair is ranked by; with that θ. δ alone by the
+/// fit's Newton steps (the other coordinates held where `start` has them); where the objective
+/// is not concave in δ on the way, the grid and golden section instead.
 fn step_profile(objective: &newton::Objective, centre: Theta, start: Theta) -> (f64, Theta) {
-    let mut theta = start;
+    let with_delta = |d: f64| {
+        let mut t = start;
+        t[3] = d;
+        t
+    };
     if !objective.speaks[3] {
-        theta[3] = centre[3];
+        let theta = with_delta(centre[3]);
         return (objective.value(theta), theta);
     }
-    // Newton steps in δ alone, each halved until the objective is no worse; where the
-    // objective is not concave in δ on the way, the grid and golden section instead.
-    let mut value = objective.value(theta);
-    for _ in 0..DELTA_STEPS {
-        let (g, h) = objective.derivatives(theta);
-        if h[3][3] >= 0.0 {
-            theta[3] = maximise(THETA_MIN, THETA_MAX, |d| {
-                let mut t = theta;
-                t[3] = d;
-                objective.value(t)
-            });
-            return (objective.value(theta), theta);
-        }
-        let mut d = -g[3] / h[3][3];
-        let mut moved = false;
-        for _ in 0..20 {
-            let mut t = theta;
-            t[3] = (theta[3] + d).clamp(THETA_MIN, THETA_MAX);
-            let v = objective.value(t);
-            if v >= value {
-                d = t[3] - theta[3];
-                (theta, value, moved) = (t, v, true);
-                break;
-            }
-            d /= 2.0;
-        }
-        if !moved || d.abs() < 1e-6 {
-            break;
-        }
-    }
-    (value, theta)
+    let delta_only = newton::Objective {
+        speaks: [false, false, false, true, false, false],
+        ..*objective
+    };
+    let theta = newton::try_refine(&delta_only, start).unwrap_or_else(|| {
+        with_delta(maximise(THETA_MIN, THETA_MAX, |d| {
+            objective.value(with_delta(d))
+        }))
+    });
+    (objective.value(theta), theta)
 }
-
-/// At most this many Newton steps in δ for a pair's profile.
-const DELTA_STEPS: usize = 12;
 
 /// How many of the best-ranked pairs get joint Newton steps before the best is chosen.
 const REFINED: usize = 3;
@@ -110,12 +92,10 @@ pub(super) fn locate(
     }
     let figures = StepFigures::of(prior);
     let null = objective(prior, &own, centre).value(at_prior.0);
-    // Which increased outcomes reach a pair's figures: pairs that split them alike fit alike,
-    // so each split is tried once (the prior's not at all).
+    // Which increased outcomes the fit reads reach a pair's figures: pairs that split them
+    // alike fit alike, so each split is tried once (the prior's not at all).
     let split = |c: &StepFigures| -> Vec<bool> {
-        facility
-            .iter()
-            .filter(|o| o.increased())
+        plausible(facility)
             .map(|o| c.crossed_by(o.increase_pct, o.increase_amount))
             .collect()
     };

@@ -38,11 +38,7 @@ type RowKey = (u64, u64, bool, bool, bool, u64, u64, u64);
 /// thousands of cells are a few thousand rows fewer.
 pub(super) fn rows(figures: &StepFigures, outcomes: &[Outcome], base: &Baseline) -> Vec<Row> {
     let mut merged: BTreeMap<RowKey, Row> = BTreeMap::new();
-    let plausible = outcomes
-        .iter()
-        .filter(|o| o.increased() && o.tenants > 0)
-        .filter(|o| o.increase_pct <= MAX_PLAUSIBLE_INCREASE_PCT && o.premium_pct.is_finite());
-    for o in plausible {
+    for o in plausible(outcomes) {
         let baseline = base.at(o.months_since_move_in);
         let seen = o.seen_share();
         let r = Row {
@@ -70,6 +66,15 @@ pub(super) fn rows(figures: &StepFigures, outcomes: &[Outcome], base: &Baseline)
             .or_insert(r);
     }
     merged.into_values().collect()
+}
+
+/// The increased outcomes the fit reads: some tenants, within the plausible bound, a premium
+/// known.
+pub(super) fn plausible(outcomes: &[Outcome]) -> impl Iterator<Item = &Outcome> {
+    outcomes
+        .iter()
+        .filter(|o| o.increased() && o.tenants > 0)
+        .filter(|o| o.increase_pct <= MAX_PLAUSIBLE_INCREASE_PCT && o.premium_pct.is_finite())
 }
 
 impl Row {
