@@ -159,6 +159,22 @@ fn bench(c: &mut Criterion) {
                 .sum::<f64>()
         })
     });
+    // The same roll with each increase weighed as if it were the last: what weighing the next
+    // increase (a second search per tenant) costs.
+    let last_only = EcriEngineSettings {
+        next_increase_pct: 0.0,
+        ..settings.clone()
+    };
+    c.bench_function(
+        "ecri decide: 5,000 tenants, the next increase not weighed",
+        |b| {
+            b.iter(|| {
+                roll.iter()
+                    .map(|t| decide(black_box(t), &markets[&t.size], &model, &last_only).increase)
+                    .sum::<f64>()
+            })
+        },
+    );
     c.bench_function("ecri decide_facility: 5,000 tenants", |b| {
         b.iter(|| decide_facility(black_box(&roll), &markets, &model, &recent, &settings).len())
     });

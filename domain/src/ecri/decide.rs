@@ -12,6 +12,9 @@
 //!   toward a prior of [`RELET_PRIOR_MONTHS`] weighing [`RELET_PRIOR_WEIGHT_MONTHS`] months of
 //!   evidence. A move-out is never counted as a gain, even where the street rate is above the
 //!   rent (an increase is not a tool to push a tenant out);
+//! - with `next_increase_pct` > 0, c also counts that share of the next increase's expected
+//!   gain (its notice `min_months_since_increase` after this one takes effect, weighed the same
+//!   way for the tenant as it will then be): a tenant who leaves cannot be raised again;
 //! - expected gain = (1 - extra) x a - extra x c, extra the stay model's extra move-out.
 //!
 //! The new rent is searched over whole currency amounts within every guardrail; the one with
@@ -284,7 +287,8 @@ pub struct Suggestion {
     /// there is no increase).
     pub stay_probability: f64,
     /// Expected revenue over the horizon against no increase, for all the cohort's tenants,
-    /// net of the expected move-outs and the months their units stand empty.
+    /// net of the expected move-outs and the months their units stand empty (and of the share
+    /// of the next increase those move-outs forgo that `next_increase_pct` counts).
     pub expected_gain: f64,
     /// The guardrail that held the increase back or capped it; none when the stay model chose.
     pub binding_guardrail: Option<Guardrail>,

@@ -109,6 +109,13 @@ pub struct EcriEngineSettings {
     /// ρ and ρ12, times this / 100), not at the estimate alone. 0 decides on the estimate.
     /// Default 100.
     pub uncertainty_pct: f64,
+    /// How much of the next increase a move-out forgoes is counted in its cost (%): a tenant who
+    /// stays can be raised again once `min_months_since_increase` have passed after this
+    /// increase takes effect, and that increase's expected gain within the horizon (weighed as
+    /// this one is, for the tenant as it will then be: raised once more, its last increase
+    /// months old) is lost with the tenant. 0 weighs each increase as if it were the last.
+    /// Default 100 (since ecri-2026.12.4).
+    pub next_increase_pct: f64,
 }
 
 impl Default for EcriEngineSettings {
@@ -139,6 +146,7 @@ impl Default for EcriEngineSettings {
             step_test_share_pct: 30.0,
             step_test_until_evidence_pct: 30.0,
             uncertainty_pct: 100.0,
+            next_increase_pct: 100.0,
         }
     }
 }
@@ -322,6 +330,7 @@ impl EcriEngineSettings {
             100.0,
         )?;
         range("uncertainty_pct", self.uncertainty_pct, 0.0, 100.0)?;
+        range("next_increase_pct", self.next_increase_pct, 0.0, 100.0)?;
         self.stay_prior.validate()
     }
 

@@ -77,8 +77,8 @@ pub struct StayPrior {
     /// ρ, the multiplier of the increase sensitivity for tenants increased before. Default 1
     /// (no difference until the outcomes show one).
     pub raised_before_sensitivity: f64,
-    /// Precision of the normal prior on ln ρ, at both levels. Default 4 (like the
-    /// sensitivities').
+    /// Precision of the normal prior on ln ρ (and ln ρ12), at both levels. Default 2, like the
+    /// sensitivities' (4 before ecri-2026.12.4).
     pub raised_before_strength: f64,
     /// ρ12, the multiplier of the increase sensitivity for tenants whose previous increase is
     /// under [`RECENT_INCREASE_MONTHS`] old (on top of ρ). Default 1 (learned, with the
@@ -114,7 +114,7 @@ impl Default for StayPrior {
             tenure_elasticity: 0.4,
             tenure_strength: 25.0,
             raised_before_sensitivity: 1.0,
-            raised_before_strength: 4.0,
+            raised_before_strength: 2.0,
             recent_sensitivity: 1.0,
             tenure_sensitivity_elasticity: 0.0,
             tenure_sensitivity_strength: 4.0,

@@ -14,12 +14,15 @@ fn flat_prior() -> StayPrior {
 }
 
 /// Settings for figures worked by hand: the curve read at the estimate (`uncertainty_pct` 0;
-/// the slope's mean has its own worked case), no notice delay, the prior above.
+/// the slope's mean has its own worked case), each increase weighed as if it were the last
+/// (`next_increase_pct` 0; the next increase has its own worked case), no notice delay, the
+/// prior above.
 fn hand_settings() -> EcriEngineSettings {
     EcriEngineSettings {
         notice_days: 0,
         stay_prior: flat_prior(),
         uncertainty_pct: 0.0,
+        next_increase_pct: 0.0,
         ..EcriEngineSettings::default()
     }
 }

@@ -35,7 +35,7 @@ pub(super) fn suggestion(
         "move_out_cost",
         p.move_out_cost,
         format!(
-            "a move-out would leave the unit empty about {:.0} days, then re-let at {} {:.2}: {:.2} lost over {:.0} months",
+            "a move-out would leave the unit empty about {:.0} days, then re-let at {} {:.2}: {:.2} lost over {:.0} months{}",
             p.vacant_months * MONTH_DAYS,
             match (p.of_tier, t.tier.as_deref()) {
                 (true, Some(tier)) => format!("the {} {tier} street rate", t.size),
@@ -43,7 +43,15 @@ pub(super) fn suggestion(
             },
             p.street,
             p.move_out_cost,
-            s.horizon_months
+            s.horizon_months,
+            if p.next_increase > 0.0 {
+                format!(
+                    ", {:.2} of it the next increase a tenant who stays could be given",
+                    p.next_increase
+                )
+            } else {
+                String::new()
+            }
         ),
     ));
     reasons.push(reason(

@@ -24,8 +24,12 @@ pub(super) struct Plan<'a> {
     pub(super) reference: f64,
     /// Months the tenant pays the new rent if staying, A(H) - A(n).
     pub(super) pay_months: f64,
-    /// What a move-out the increase causes costs, per tenant (>= 0).
+    /// What a move-out the increase causes costs, per tenant (>= 0): the rent lost less the
+    /// unit's rent once re-let, plus `next_increase`.
     pub(super) move_out_cost: f64,
+    /// The part of the next increase's expected gain a move-out forgoes that is counted
+    /// (`next_increase_pct`; 0 when off).
+    pub(super) next_increase: f64,
     pub(super) vacant_months: f64,
     /// Lowest and highest whole new rent within the guardrails (first > last: none).
     pub(super) first: f64,
@@ -65,6 +69,23 @@ pub(super) fn plan<'a>(
     s: &'a EcriEngineSettings,
 ) -> Result<Plan<'a>, (Guardrail, Reason)> {
     eligible(t, m, s)?;
+    let mut p = plan_from(t, m, model, s, 0.0);
+    if s.next_increase_pct > 0.0 {
+        p.next_increase = next_increase_gain(&p, m, model) * s.next_increase_pct / 100.0;
+        p.move_out_cost += p.next_increase;
+    }
+    Ok(p)
+}
+
+/// The figures of an increase whose notice goes out `start` months from now (0: today), for
+/// a tenant that passed the eligibility guardrails.
+fn plan_from<'a>(
+    t: &'a TenantInput,
+    m: &SizeMarket,
+    model: &'a StayModel,
+    s: &'a EcriEngineSettings,
+    start: f64,
+) -> Plan<'a> {
     let rent = t.rent;
     let (max_rent, cap) = edit::caps(t, m, s)
         .into_iter()
@@ -81,7 +102,7 @@ pub(super) fn plan<'a>(
     );
     let h = -(1.0 - model.baseline).max(1e-9).ln() / (90.0 / MONTH_DAYS);
     let horizon = s.horizon_months;
-    let notice = (f64::from(s.notice_days) / MONTH_DAYS).min(horizon);
+    let notice = (start + f64::from(s.notice_days) / MONTH_DAYS).min(horizon);
     let vacant_months = m.marginal_vacant_months(horizon);
     let pay_months = paid_months(horizon, h) - paid_months(notice, h);
     let relet_months =
@@ -90,7 +111,7 @@ pub(super) fn plan<'a>(
     // Whole currency; the small allowances keep 100 x 1.1 = 110.00000000000001 whole.
     let first = (rent + minimum - 1e-9).ceil().max(rent.floor() + 1.0);
     let last = (max_rent + 1e-9).floor();
-    Ok(Plan {
+    Plan {
         tenant: t,
         model,
         weighed: model.at_mean_slope(slope_variance),
@@ -100,12 +121,44 @@ pub(super) fn plan<'a>(
         reference: m.reference_rate(),
         pay_months,
         move_out_cost,
+        next_increase: 0.0,
         vacant_months,
         first,
         last,
         cap,
         minimum,
-    })
+    }
+}
+
+/// The expected gain, within the horizon, of the increase a tenant who stays can be given
+/// next: its notice `min_months_since_increase` after this one takes effect, the tenant then
+/// raised once more, its last increase that many months old and its tenure longer by as much,
+/// weighed as this one is (the same search over whole rents, on today's rent and market). 0
+/// when that notice would fall past the horizon or no increase would pay then.
+fn next_increase_gain(p: &Plan<'_>, m: &SizeMarket, model: &StayModel) -> f64 {
+    let s = p.settings;
+    let t = p.tenant;
+    let notice = f64::from(s.notice_days) / MONTH_DAYS;
+    let start = notice + s.min_months_since_increase;
+    if start + notice >= s.horizon_months {
+        return 0.0;
+    }
+    let later = TenantInput {
+        months_since_move_in: t.months_since_move_in.map(|x| x + start),
+        months_since_last_increase: Some(s.min_months_since_increase),
+        past_increases: t.past_increases + 1,
+        pending_increase: None,
+        rent_12_months_ago: Some(t.rent_12_months_ago.unwrap_or(t.rent)),
+        ..t.clone()
+    };
+    let next = plan_from(&later, m, model, s, start);
+    let mut best = 0.0_f64;
+    let mut r = next.first;
+    while r <= next.last {
+        best = best.max(evaluate(&next, r).0);
+        r += 1.0;
+    }
+    best
 }
 
 /// The eligibility guardrails, in order: a street rate to weigh a move-out against, no

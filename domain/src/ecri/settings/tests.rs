@@ -4,7 +4,7 @@ use super::*;
 use serde_json::{json, Value};
 
 /// (field, lowest allowed, highest allowed); a `stay_prior.` field is set inside the prior.
-const RANGES: [(&str, f64, f64); 36] = [
+const RANGES: [(&str, f64, f64); 37] = [
     ("horizon_months", 1.0, 60.0),
     ("min_months_since_move_in", 0.0, 120.0),
     ("min_months_since_increase", 0.0, 120.0),
@@ -23,6 +23,7 @@ const RANGES: [(&str, f64, f64); 36] = [
     ("step_test_share_pct", 0.0, 50.0),
     ("step_test_until_evidence_pct", 0.0, 100.0),
     ("uncertainty_pct", 0.0, 100.0),
+    ("next_increase_pct", 0.0, 100.0),
     ("stay_prior.baseline_move_out_pct", 0.0, 95.0),
     ("stay_prior.intercept", -10.0, 0.0),
     ("stay_prior.per_increase_pct", 0.0, 1.0),

@@ -100,10 +100,10 @@ mod tests {
         let first = m.slope_variance(0, None);
         let before = m.slope_variance(1, Some(20.0));
         let recent = m.slope_variance(1, Some(7.0));
-        // 2 / τ for each: τ = 2 for the slope, 4 for ρ and ρ12.
+        // 2 / τ for each: τ = 2 for the slope, τ_ρ = 2 for ρ and ρ12.
         assert!((first - 1.0).abs() < 1e-12, "{first}");
-        assert!((before - 1.5).abs() < 1e-12, "{before}");
-        assert!((recent - 2.0).abs() < 1e-12, "{recent}");
+        assert!((before - 2.0).abs() < 1e-12, "{before}");
+        assert!((recent - 3.0).abs() < 1e-12, "{recent}");
     }
 
     #[test]
