@@ -12,6 +12,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use domain::ecri::EcriEngineSettings;
 use domain::ids::FacilityId;
 use domain::values::round2;
+use jobs::ecri::runs::page;
 use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -127,8 +128,11 @@ struct FacilityEcri {
     stop_loss: Option<views::StopLoss>,
     /// Sums over the lines.
     totals: Totals,
-    /// One line per tenant (or cohort), by size then tenant id.
+    /// One line per tenant (or cohort), by size then tenant id: the page's (every line when
+    /// no `limit` was asked).
     tenants: Vec<Line>,
+    /// The `cursor` of the next page; null on the last page and when no `limit` was asked.
+    next_cursor: Option<String>,
     /// Why there are no suggestions, when there are none.
     reason: Option<String>,
 }
@@ -197,6 +201,11 @@ struct EcriQuery {
     /// `true` asks the worker for a new run now and answers 202 with the job (an operator or
     /// above); without it the latest stored run is read.
     fresh: Option<bool>,
+    /// Lines per page, 1 to 1,000; every line when absent. `totals` always cover every line.
+    limit: Option<i64>,
+    /// The `next_cursor` of the previous page, as it was given (opaque): the page continues
+    /// the run that page came from, even when a newer one was stored since.
+    cursor: Option<String>,
 }
 
 /// A run asked for.
@@ -250,14 +259,23 @@ async fn facility_ecri(
         };
         return Ok((axum::http::StatusCode::ACCEPTED, Json(body)).into_response());
     }
-    let latest = jobs::ecri::runs::latest(&state.db, acting.who.company, id).await?;
+    let limit = page::limit(q.limit)?;
+    let from = q.cursor.as_deref().map(page::Cursor::decode).transpose()?;
+    let latest =
+        jobs::ecri::runs::read(&state.db, acting.who.company, id, from.map(|c| c.run_id)).await?;
     let currency = jobs::tenancy::currency(&state.db, acting.who.company).await?;
-    Ok(Json(answer(latest, currency)).into_response())
+    Ok(Json(answer(latest, currency, from, limit)).into_response())
 }
 
 /// The answer of a facility's latest run (or of its absence), its reasons' amounts in
-/// `currency` (the stored run writes them without one).
-fn answer(latest: jobs::ecri::runs::Latest, currency: domain::values::Currency) -> FacilityEcri {
+/// `currency` (the stored run writes them without one): the page of its lines from `from`
+/// (the first when none), at most `limit` of them (all when none); the totals of every line.
+fn answer(
+    latest: jobs::ecri::runs::Latest,
+    currency: domain::values::Currency,
+    from: Option<page::Cursor>,
+    limit: Option<usize>,
+) -> FacilityEcri {
     let Some(run) = latest.run else {
         let reason = match latest.pending_job {
             Some(job) => format!("no ECRI run yet: the first is on its way (job {job})"),
@@ -280,6 +298,7 @@ fn answer(latest: jobs::ecri::runs::Latest, currency: domain::values::Currency) 
                 expected_gain: 0.0,
             },
             tenants: Vec::new(),
+            next_cursor: None,
             reason: Some(reason),
         };
     };
@@ -298,18 +317,23 @@ fn answer(latest: jobs::ecri::runs::Latest, currency: domain::values::Currency) 
         monthly_uplift: 0.0,
         expected_gain: 0.0,
     };
+    for s in f.lines.iter().map(|l| &l.suggestion) {
+        let n = u64::from(s.tenant_count.max(1));
+        totals.tenants += n;
+        if s.increase > 0.0 {
+            totals.tenants_affected += n;
+            totals.monthly_uplift += s.increase * n as f64;
+        }
+        totals.expected_gain += s.expected_gain;
+    }
+    let (start, end, next) = page::stretch(f.lines.len(), meta.run_id, from, limit);
     let tenants: Vec<Line> = f
         .lines
         .into_iter()
+        .skip(start)
+        .take(end - start)
         .map(|l| {
             let s = l.suggestion;
-            let n = u64::from(s.tenant_count.max(1));
-            totals.tenants += n;
-            if s.increase > 0.0 {
-                totals.tenants_affected += n;
-                totals.monthly_uplift += s.increase * n as f64;
-            }
-            totals.expected_gain += s.expected_gain;
             Line {
                 tenant_id: (!s.tenant_id.is_empty()).then_some(s.tenant_id),
                 size: l.size,
@@ -355,6 +379,7 @@ fn answer(latest: jobs::ecri::runs::Latest, currency: domain::values::Currency) 
         stop_loss: f.stop_loss.map(Into::into),
         totals,
         tenants,
+        next_cursor: next.map(|c| c.encode()),
         reason: f.reason,
     }
 }

@@ -8,7 +8,7 @@ use super::sizes::{summarize, SizeSummary};
 use super::FacilityEcri;
 use crate::audit::Change;
 use crate::door::{self, Committed, Jobs, Who};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ValidationError};
 use crate::payload::{self, Payload};
 use crate::queue::Kind;
 use crate::runs::{self as jobs_rows, NewJob};
@@ -18,6 +18,8 @@ use domain::ids::{CompanyId, FacilityId};
 use serde::{Deserialize, Serialize};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
+
+pub mod page;
 
 /// What asked for a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,6 +144,18 @@ pub async fn latest(
     company_id: CompanyId,
     facility_id: FacilityId,
 ) -> Result<Latest> {
+    read(pool, company_id, facility_id, None).await
+}
+
+/// As [`latest`], but the run `run_id` of the facility when one is named (a page's cursor
+/// keeps to the run its walk began on): a 422 naming `cursor` when the facility has no such
+/// run (another facility's, or pruned), and `stale` says when a newer run replaced it.
+pub async fn read(
+    pool: &PgPool,
+    company_id: CompanyId,
+    facility_id: FacilityId,
+    run_id: Option<Uuid>,
+) -> Result<Latest> {
     let f = sqlx::query!(
         r#"SELECT f.name, f.rent_roll_date,
                   (SELECT max(snapshot_date) FROM sync_records s WHERE s.facility_id = f.id)
@@ -158,22 +172,39 @@ pub async fn latest(
     .await?
     .ok_or_else(|| Error::not_found(format!("no facility with id {facility_id}")))?;
     let row = sqlx::query!(
-        r#"SELECT id, created_at, engine_version, trigger, roll_date, snapshot_date,
-                  body::text AS "body!"
-           FROM ecri_runs WHERE facility_id = $1 ORDER BY created_at DESC LIMIT 1"#,
-        facility_id.uuid()
+        r#"SELECT r.id, r.created_at, r.engine_version, r.trigger, r.roll_date, r.snapshot_date,
+                  r.body::text AS "body!",
+                  (SELECT n.id FROM ecri_runs n
+                    WHERE n.facility_id = r.facility_id AND n.created_at > r.created_at
+                    ORDER BY n.created_at DESC LIMIT 1) AS "newer?"
+           FROM ecri_runs r WHERE r.facility_id = $1 AND ($2::uuid IS NULL OR r.id = $2)
+           ORDER BY r.created_at DESC LIMIT 1"#,
+        facility_id.uuid(),
+        run_id
     )
     .fetch_optional(pool)
     .await?;
+    if let (Some(id), None) = (run_id, &row) {
+        return Err(ValidationError::new(
+            "cursor",
+            format!("run {id} of this facility is no longer kept: start again without a cursor"),
+        )
+        .into());
+    }
     let run = row.and_then(|r| {
         // A body another version wrote that no longer reads is no run: the next one replaces it.
         let mut ecri: FacilityEcri = serde_json::from_str(&r.body).ok()?;
         ecri.facility_name.clone_from(&f.name);
-        let stale = staleness(
-            &r.engine_version,
-            (r.roll_date, f.rent_roll_date),
-            (r.snapshot_date, f.snapshot_date),
-        );
+        let stale = match r.newer {
+            Some(newer) => Some(format!(
+                "run {newer} replaced it; a walk through pages keeps to the run it began on"
+            )),
+            None => staleness(
+                &r.engine_version,
+                (r.roll_date, f.rent_roll_date),
+                (r.snapshot_date, f.snapshot_date),
+            ),
+        };
         Some(StoredRun {
             id: r.id,
             created_at: r.created_at,

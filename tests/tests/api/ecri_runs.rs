@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 /// A facility's roll: `n` tenants of each size, rents spread under the street rate, moved in
 /// long enough ago to be eligible.
-fn snapshot(name: &str, date: &str, sizes: &[(&str, f64)], n: usize) -> Value {
+pub(crate) fn snapshot(name: &str, date: &str, sizes: &[(&str, f64)], n: usize) -> Value {
     let mut tenants = Vec::new();
     for (s, (size, street)) in sizes.iter().enumerate() {
         for i in 0..n {
@@ -33,7 +33,7 @@ fn snapshot(name: &str, date: &str, sizes: &[(&str, f64)], n: usize) -> Value {
     })
 }
 
-async fn push(app: &TestApp, body: &Value) -> String {
+pub(crate) async fn push(app: &TestApp, body: &Value) -> String {
     let (s, r) = status_json(app.sync(body).await).await;
     assert_eq!(s, 200, "{r}");
     r["facility"]["id"].as_str().unwrap().to_owned()

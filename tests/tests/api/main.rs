@@ -27,6 +27,7 @@ mod ecri_compliance;
 mod ecri_learning;
 mod ecri_letters;
 mod ecri_outcome;
+mod ecri_pages;
 mod ecri_runs;
 mod ecri_tiers;
 mod envelope;
