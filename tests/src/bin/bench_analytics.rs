@@ -189,6 +189,7 @@ async fn main() -> anyhow::Result<()> {
         "/api/v1/analytics/ecri?limit=500".to_owned(),
         format!("/api/v1/analytics/ecri?facility_id={facility}"),
         format!("/api/v1/facilities/{facility}/ecri"),
+        format!("/api/v1/facilities/{facility}/ecri?limit=100"),
     ];
     let mut results = Vec::new();
     for path in &paths {
