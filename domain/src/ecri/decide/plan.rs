@@ -151,14 +151,8 @@ fn next_increase_gain(p: &Plan<'_>, m: &SizeMarket, model: &StayModel) -> f64 {
         rent_12_months_ago: Some(t.rent_12_months_ago.unwrap_or(t.rent)),
         ..t.clone()
     };
-    let next = plan_from(&later, m, model, s, start);
-    let mut best = 0.0_f64;
-    let mut r = next.first;
-    while r <= next.last {
-        best = best.max(evaluate(&next, r).0);
-        r += 1.0;
-    }
-    best
+    super::search::top(&plan_from(&later, m, model, s, start))
+        .map_or(0.0, |(_, gain)| gain.max(0.0))
 }
 
 /// The eligibility guardrails, in order: a street rate to weigh a move-out against, no

@@ -6,8 +6,9 @@ use super::edit::cap_text;
 use super::plan::{evaluate, Plan};
 use super::{reason, Guardrail, Reason};
 
-/// The best whole new rent of a plan and the guardrail that bound it.
-pub(super) fn best(p: &Plan<'_>) -> (Option<f64>, Option<Guardrail>, Vec<Reason>) {
+/// The whole new rent within the plan's guardrails with the largest expected gain, and that
+/// gain (the lowest such rent on a tie); none when the guardrails leave no rent.
+pub(super) fn top(p: &Plan<'_>) -> Option<(f64, f64)> {
     let mut top: Option<(f64, f64)> = None;
     let mut r = p.first;
     while r <= p.last {
@@ -17,7 +18,12 @@ pub(super) fn best(p: &Plan<'_>) -> (Option<f64>, Option<Guardrail>, Vec<Reason>
         }
         r += 1.0;
     }
-    match top {
+    top
+}
+
+/// The best whole new rent of a plan and the guardrail that bound it.
+pub(super) fn best(p: &Plan<'_>) -> (Option<f64>, Option<Guardrail>, Vec<Reason>) {
+    match top(p) {
         Some((r, gain)) if gain > 0.0 => {
             // The cap binds when the gain still grows past it.
             let binds = r == p.last && evaluate(p, r + 1.0).0 > gain;

@@ -137,7 +137,6 @@ fn a_tenant_is_weighed_against_its_tiers_street_rate() {
     );
 }
 
-/// A tenant the engine raises well past 15 %: rent 110 in a size whose street is 150.
 /// Settings under which the caps below bind: the curve read at the estimate, so the tenant
 /// raised 7 months before (whose ρ and ρ12 the prior alone knows) wants more than they allow.
 fn cap_settings() -> EcriEngineSettings {
@@ -147,6 +146,7 @@ fn cap_settings() -> EcriEngineSettings {
     }
 }
 
+/// A tenant the engine raises well past 15 %: rent 110 in a size whose street is 150.
 fn raised_twice() -> (TenantInput, SizeMarket, StayModel) {
     let s = cap_settings();
     let t = TenantInput {
