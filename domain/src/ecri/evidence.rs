@@ -328,12 +328,19 @@ pub fn increase_outcomes(
 }
 
 /// The outcome of tenants not increased of one tenure band (`band` as [`tenure_band`], None
-/// when unknown): `tenants` watched over a 90-day window, `left` of them moved out.
-pub fn baseline_outcome(band: Option<usize>, tenants: u32, left: u32) -> Outcome {
+/// when unknown): `tenants` each watched for `watched` of a 90-day window (0..1; in tenths, as
+/// the cells keep it), `left` of them moved out while watched. A tenant is watched from the
+/// window's start until it moves out, is given a notice (its days after it are that notice's
+/// outcome) or the window ends. Counting a tenant a notice took out early as a whole window
+/// would count it as a stayer it was not seen to be, and leave the tenants who moved out
+/// before any notice could reach them as the baseline's only leavers: the rate read high.
+pub fn baseline_outcome(band: Option<usize>, tenants: u32, left: u32, watched: f64) -> Outcome {
+    let tenths = (watched.clamp(0.0, 1.0) * 10.0).round() / 10.0;
     Outcome {
         tenants,
         moved_out: left.min(tenants),
         months_since_move_in: band.map(|b| TENURE_BAND_MONTHS[b.min(5)]),
+        open_share: 1.0 - tenths,
         ..Outcome::default()
     }
 }
@@ -371,7 +378,7 @@ pub fn cell(o: &Outcome) -> Cell {
             0
         },
         o.raised_recently,
-        if o.increased() { seen_tenths(o) } else { 10 },
+        seen_tenths(o),
     )
 }
 

@@ -27,7 +27,7 @@ pub use stay::{learn, Outcome, StayModel, StayPrior};
 
 /// The version of the ECRI engine and of its stored runs: a run built by another version is
 /// reported stale, and the next night's run replaces it.
-pub const ENGINE_VERSION: &str = "ecri-2026.12.4";
+pub const ENGINE_VERSION: &str = "ecri-2026.12.5";
 
 #[cfg(test)]
 mod tests;

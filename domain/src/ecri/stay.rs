@@ -207,7 +207,11 @@ pub struct Outcome {
     pub raised_recently: bool,
     /// The share of the 90-day window not yet seen: 0 once it is over; for a window still
     /// open, the move-outs are those seen so far (`evidence::increase_outcomes` with its open
-    /// windows; docs/ecri.md, "Open windows").
+    /// windows; docs/ecri.md, "Open windows"). For tenants not increased, the share of the
+    /// window each was not watched: a tenant is watched until it moves out, is given a notice
+    /// or the window ends (`evidence::baseline_outcome`), so the baseline is a rate per
+    /// window watched and the tenants a notice took out early count for the time they were
+    /// watched, not as a whole window.
     pub open_share: f64,
 }
 

@@ -373,35 +373,60 @@ fn simulated_outcomes(seed: u64, n: usize, s: f64, b: f64) -> Vec<Outcome> {
                 (0.0, rng.gen_range(-20.0..20.0))
             };
             let stay = truth.stay_probability(inc, premium);
+            let left = rng.gen::<f64>() > stay;
+            if inc == 0.0 {
+                // Not increased: watched until it leaves (the day drawn at the even hazard
+                // of the baseline, given that it left within the window) or the window ends.
+                let h = -(1.0 - b).ln();
+                let watched = if left {
+                    -(1.0 - rng.gen::<f64>() * b).ln() / h
+                } else {
+                    1.0
+                };
+                return Outcome {
+                    premium_pct: premium,
+                    ..evidence::baseline_outcome(None, 1, u32::from(left), watched)
+                };
+            }
             Outcome {
                 increase_pct: inc,
                 premium_pct: premium,
                 tenants: 1,
-                moved_out: u32::from(rng.gen::<f64>() > stay),
+                moved_out: u32::from(left),
                 ..Outcome::default()
             }
         })
         .collect()
 }
 
+/// The median over three seeds of 20,000 tenants each: one seed's slope at 0.5 lands anywhere
+/// in 0.4-0.8 (the prior's pull toward 1 and the noise of a few hundred extra move-outs), the
+/// median within a quarter of the truth.
 #[test]
 fn learning_recovers_a_known_sensitivity_and_baseline() {
     let prior = StayPrior::default();
-    for (seed, s) in [(1, 0.5), (2, 2.0)] {
-        let outcomes = simulated_outcomes(seed, 6_000, s, 0.15);
-        let m = learn(&prior, &[], &outcomes);
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for s in [0.5, 2.0] {
+        let models: Vec<StayModel> = (1..=3)
+            .map(|seed| learn(&prior, &[], &simulated_outcomes(seed, 20_000, s, 0.15)))
+            .collect();
+        let increase = median(models.iter().map(|m| m.sensitivity).collect());
+        let premium = median(models.iter().map(|m| m.premium_sensitivity).collect());
         assert!(
-            (m.sensitivity / s - 1.0).abs() < 0.25,
-            "increase slope {} for {s}",
-            m.sensitivity
+            (increase / s - 1.0).abs() < 0.25,
+            "increase slope {increase} for {s}"
         );
         assert!(
-            (m.premium_sensitivity / s - 1.0).abs() < 0.25,
-            "premium slope {} for {s}",
-            m.premium_sensitivity
+            (premium / s - 1.0).abs() < 0.25,
+            "premium slope {premium} for {s}"
         );
-        assert!((m.baseline - 0.15).abs() < 0.02, "{}", m.baseline);
-        assert!(m.evidence_weight > 0.85, "{}", m.evidence_weight);
+        for m in &models {
+            assert!((m.baseline - 0.15).abs() < 0.01, "{}", m.baseline);
+            assert!(m.evidence_weight > 0.85, "{}", m.evidence_weight);
+        }
     }
 }
 

@@ -19,14 +19,15 @@
 //!
 //! A handful of queries for the whole company, whatever its number of facilities.
 
+mod baseline;
 mod references;
 
 use super::OUTCOME_DAYS;
 use crate::error::Result;
 use chrono::{Datelike, Duration, NaiveDate};
 use domain::ecri::evidence::{
-    baseline_outcome, cell, cell_outcome, increase_outcomes, judge, months_between, Cell,
-    IncreaseRecord, LeftOut, Skip, Windows, TENURE_EDGES,
+    cell, cell_outcome, increase_outcomes, judge, months_between, Cell, IncreaseRecord, LeftOut,
+    Skip, Windows,
 };
 use domain::ecri::Outcome;
 use domain::ids::CompanyId;
@@ -187,7 +188,7 @@ pub(crate) async fn evidence(
             },
         );
     }
-    for (id, o) in baseline(pool, company_id, only.as_deref()).await? {
+    for (id, o) in baseline::baseline(pool, company_id, only.as_deref()).await? {
         if let Some(f) = out.get_mut(&id) {
             f.outcomes.extend(o.iter().copied());
             f.recent.extend(o);
@@ -429,62 +430,6 @@ fn with_past(
         before.push((start, raw.record.effective_date));
     }
     raw
-}
-
-/// The tenants of each facility in place 90 days before its roll's date, neither increased
-/// since nor with a notice whose 90 days reach into the window, and how many left, by tenure
-/// band at the window's start.
-async fn baseline(
-    pool: &PgPool,
-    company_id: CompanyId,
-    only: Option<&[Uuid]>,
-) -> Result<BTreeMap<Uuid, Vec<Outcome>>> {
-    let rows = sqlx::query!(
-        r#"SELECT t.facility_id,
-                  width_bucket((f.rent_roll_date - $2::int - t.move_in_date)::float8 / 30.4375,
-                               $3::float8[]) AS "band!",
-                  count(*) AS "tenants!",
-                  count(*) FILTER (WHERE t.moved_out_on IS NOT NULL
-                                     AND t.moved_out_on <= f.rent_roll_date) AS "left!"
-           FROM rent_roll_tenants t
-           JOIN facilities f ON f.id = t.facility_id
-           WHERE t.company_id = $1 AND f.rent_roll_date IS NOT NULL
-             AND ($4::uuid[] IS NULL OR t.facility_id = ANY($4))
-             AND t.first_seen_on <= f.rent_roll_date - $2::int
-             AND t.move_in_date <= f.rent_roll_date - $2::int
-             AND (t.moved_out_on IS NULL OR t.moved_out_on > f.rent_roll_date - $2::int)
-             AND NOT EXISTS (SELECT 1 FROM rent_roll_events e
-                             WHERE e.facility_id = t.facility_id AND e.tenant_id = t.tenant_id
-                               AND e.kind = 'rent_changed'
-                               AND e.event_date > f.rent_roll_date - $2::int
-                               AND e.event_date <= f.rent_roll_date)
-             AND NOT EXISTS (SELECT 1 FROM ecri_batch_lines l
-                             JOIN ecri_batches b ON b.id = l.batch_id
-                             WHERE l.tenant_id = t.tenant_id AND b.facility_id = t.facility_id
-                               AND b.status = 'approved' AND NOT l.excluded
-                               AND b.notice_date <= f.rent_roll_date
-                               AND greatest(b.notice_date + $2::int, b.effective_date)
-                                   > f.rent_roll_date - $2::int)
-           GROUP BY 1, 2"#,
-        company_id.uuid(),
-        OUTCOME_DAYS as i32,
-        &TENURE_EDGES[..],
-        only
-    )
-    .fetch_all(pool)
-    .await?;
-    let mut out: BTreeMap<Uuid, Vec<Outcome>> = BTreeMap::new();
-    for r in rows {
-        if r.tenants > 0 {
-            let band = usize::try_from(r.band).ok();
-            out.entry(r.facility_id).or_default().push(baseline_outcome(
-                band,
-                u32::try_from(r.tenants).unwrap_or(u32::MAX),
-                u32::try_from(r.left).unwrap_or(u32::MAX),
-            ));
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

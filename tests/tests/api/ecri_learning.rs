@@ -133,15 +133,16 @@ async fn tenants_who_leave_during_their_notice_teach_a_higher_ecri_sensitivity()
         // The 20 notified tenants are the increased outcomes, all judged from their notice.
         assert_eq!(m["increased_tenants"], 20, "{m}");
         assert_eq!(m["from_notices"], 20, "{m}");
-        // Not increased: T20..T38, in place 90 days ago; the notified ones (those who left
-        // among them) are not, nor T39 (its rent changed in the window).
-        assert_eq!(m["baseline_tenants"], 19, "{m}");
+        // Not increased: T20..T39, in place 90 days ago; the notified ones (those who left
+        // among them) are not; T39 counts for the third of the window before its rent
+        // changed (watched until then, as a tenant given a notice in the window is).
+        assert_eq!(m["baseline_tenants"], 20, "{m}");
         // The +900 % change is left out and counted.
         assert_eq!(m["left_out"]["too_large"], 1, "{m}");
         assert_eq!(m["left_out"]["implausible"], 1, "{m}");
         assert_eq!(m["left_out"]["incomplete"], 0, "{m}");
-        // Tenure: the 19 not increased, all in since 2020; no tenant raised before.
-        assert_eq!(m["tenure"]["tenants"], 19, "{m}");
+        // Tenure: the 20 not increased, all in since 2020; no tenant raised before.
+        assert_eq!(m["tenure"]["tenants"], 20, "{m}");
         assert!(
             m["tenure"]["reference_months"].as_f64().unwrap() > 48.0,
             "{m}"
@@ -265,4 +266,47 @@ async fn an_increase_the_crm_dated_before_the_first_roll_makes_a_tenant_raised_b
     .unwrap();
     assert_eq!(stored, vec![("T0".to_owned(), Some(day(400)))]);
     app.run_jobs().await;
+}
+
+/// The baseline watches each tenant in place at the window's start until it moves out, is
+/// given a notice or the window ends, and counts it for that part: 40 tenants in place 95
+/// days before the roll of 5 days ago; T0..T19 given a notice 60 days ago (watched 35 of the
+/// 90 days, carried as 0.4 of a window), T30..T35 gone on the roll of 80 days ago (15 days,
+/// 0.2), the other 14 the whole window. 6 left over 20 x 0.4 + 6 x 0.2 + 14 = 23.2 windows:
+/// a hazard of 6 / 23.2 a window, 1 - e^-0.2586 = 22.79 % in 90 days. Leaving the noticed
+/// tenants out would read 6 of 20 (30 %), counting them as whole windows 6 of 40 (15 %).
+#[tokio::test]
+async fn a_tenant_given_a_notice_within_the_baseline_window_counts_for_the_days_before_it() {
+    let app = spawn_app().await;
+    let who = app.create_tenant("Watched Storage").await;
+    let gone: Vec<usize> = (30..36).collect();
+    let noticed: Vec<usize> = (0..20).collect();
+    let id = sync_as(&app, &who, &roll(day(300), &[], &[], false)).await;
+    // No prior pulling the rate: the facility's own evidence alone.
+    let r = app
+        .req_as(
+            &who,
+            Method::PUT,
+            &format!("/api/v1/facilities/{id}/ecri-settings"),
+        )
+        .json(&json!({"stay_prior": {"baseline_strength": 0}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    approved_batch(&app, &id, day(60)).await;
+    sync_as(&app, &who, &roll(day(80), &[], &gone, false)).await;
+    sync_as(
+        &app,
+        &who,
+        &roll_raised_on(day(5), &noticed, &gone, false, day(30)),
+    )
+    .await;
+    let m = learned_model(&app, &who, &id).await;
+    assert_eq!(m["baseline_tenants"], 40, "{m}");
+    let want = (1.0 - (-6.0f64 / 23.2).exp()) * 100.0;
+    let got = m["baseline_move_out_pct"].as_f64().unwrap();
+    assert!((got - want).abs() < 0.006, "{got} against {want:.2}: {m}");
+    // The notices are increases of their own, from windows still open.
+    assert_eq!(m["increased_tenants"], 20, "{m}");
 }

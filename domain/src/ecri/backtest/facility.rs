@@ -64,8 +64,12 @@ pub(super) struct NoticeRecord {
     pub(super) past_increases: u32,
     /// Months since the tenant's last increase took effect (None: never).
     pub(super) months_since_last_increase: Option<f64>,
-    /// The engine's stay probability (0..1) for a notice it gave.
-    predicted: Option<f64>,
+    /// The engine's stay probability (0..1) for a notice it gave, and its stay without the
+    /// increase (the baseline alone).
+    predicted: Option<(f64, f64)>,
+    /// The simulator's own draw, for the diagnosis only: whether the tenant would have stayed
+    /// the 90 days without any increase.
+    natural: bool,
 }
 
 /// One facility over one run.
@@ -159,7 +163,7 @@ impl Facility {
         day: i32,
         new_rent: f64,
         notice_days: u32,
-        predicted: Option<f64>,
+        predicted: Option<(f64, f64)>,
     ) {
         let (seed, index) = (self.seed, self.index);
         let s = &mut self.sizes[size];
@@ -201,6 +205,7 @@ impl Facility {
             past_increases: t.increases,
             months_since_last_increase: t.last_increase.map(months),
             predicted,
+            natural: t.natural_leave > day + OUTCOME_DAYS,
         };
         let class = history_class(record.past_increases, record.months_since_last_increase);
         self.notices.push(record);
@@ -313,7 +318,8 @@ impl Facility {
             }
             let stayed = self.sizes[n.size].left_on[n.serial as usize]
                 .is_none_or(|d| d > n.day + OUTCOME_DAYS);
-            let predicted = n.predicted.unwrap_or(0.0);
+            let (predicted, baseline) = n.predicted.unwrap_or((0.0, 0.0));
+            let natural = n.natural;
             self.result.scored_notices += 1;
             self.result.predicted_stays += predicted;
             self.result.realized_stays += u32::from(stayed);
@@ -325,6 +331,8 @@ impl Facility {
                 q.scored += 1;
                 q.predicted += predicted;
                 q.realized += u32::from(stayed);
+                q.predicted_baseline += baseline;
+                q.natural += u32::from(natural);
             }
         }
     }

@@ -56,36 +56,48 @@ impl Facility {
     }
 
     /// The tenants not increased, as the service counts them on `day`: those in place 90 days
-    /// before, with neither a notice nor an increase taking effect since, and how many of them
-    /// left, by tenure band (months since move-in at the window's start).
+    /// before that no notice's 90 days (or effective date) reached into yet, each watched
+    /// until it moved out, was given a notice or the window ended, and how many left while
+    /// watched, by tenure band (months since move-in at the window's start) and tenths of the
+    /// window watched. The service's query counts them the same way.
     pub(super) fn baseline(&self, day: i32) -> Vec<Outcome> {
         let start = day - OUTCOME_DAYS;
-        let touched: BTreeSet<(usize, u32)> = self
-            .notices
-            .iter()
-            .filter(|n| {
-                (n.day > start && n.day <= day) || (n.effective > start && n.effective <= day)
-            })
-            .map(|n| (n.size, n.serial))
-            .collect();
-        let mut counts = [(0u32, 0u32); BANDS];
+        let mut in_window: BTreeSet<(usize, u32)> = BTreeSet::new();
+        let mut first_notice: std::collections::BTreeMap<(usize, u32), i32> =
+            std::collections::BTreeMap::new();
+        for n in self.notices.iter().filter(|n| n.day <= day) {
+            if n.day <= start {
+                if (n.day + OUTCOME_DAYS).max(n.effective) > start {
+                    in_window.insert((n.size, n.serial));
+                }
+            } else {
+                first_notice.entry((n.size, n.serial)).or_insert(n.day);
+            }
+        }
+        let mut counts: std::collections::BTreeMap<(usize, u8), (u32, u32)> =
+            std::collections::BTreeMap::new();
         for (i, s) in self.sizes.iter().enumerate() {
             for (serial, (&moved_in, &left)) in s.moved_in.iter().zip(&s.left_on).enumerate() {
+                let key = (i, serial as u32);
                 let in_place = moved_in <= start && left.is_none_or(|d| d > start);
-                if !in_place || touched.contains(&(i, serial as u32)) {
+                if !in_place || in_window.contains(&key) {
                     continue;
                 }
+                let until = first_notice.get(&key).copied().unwrap_or(day);
+                let gone = left.filter(|&d| d <= until);
+                let watched = f64::from(gone.unwrap_or(until) - start) / f64::from(OUTCOME_DAYS);
                 let band = tenure_band(f64::from(start - moved_in) / super::MONTH_DAYS);
-                let c = &mut counts[band.min(BANDS - 1)];
+                let tenths = (watched.clamp(0.0, 1.0) * 10.0).round() as u8;
+                let c = counts.entry((band.min(BANDS - 1), tenths)).or_default();
                 c.0 += 1;
-                c.1 += u32::from(left.is_some_and(|d| d <= day));
+                c.1 += u32::from(gone.is_some());
             }
         }
         counts
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.0 > 0)
-            .map(|(band, &(tenants, left))| baseline_outcome(Some(band), tenants, left))
+            .into_iter()
+            .map(|((band, tenths), (tenants, left))| {
+                baseline_outcome(Some(band), tenants, left, f64::from(tenths) / 10.0)
+            })
             .collect()
     }
 

@@ -138,6 +138,11 @@ pub struct Quarter {
     pub scored: u32,
     pub predicted: f64,
     pub realized: u32,
+    /// Of those scored, the engine's stay without the increase (sum of probabilities) and how
+    /// many the simulator's own draws would have kept 90 days without it (a diagnosis the
+    /// engine never sees: it splits the stay gap into the baseline's part and the reaction's).
+    pub predicted_baseline: f64,
+    pub natural: u32,
 }
 
 /// The class (0-2) of a tenant's history at a notice: no increase before; the last 12 months

@@ -107,13 +107,25 @@ impl Facility {
             }
         }
         let suggestions = decide_facility(&roll, &markets, model, recent, settings);
+        let baseline_stays: Vec<f64> = roll
+            .iter()
+            .map(|t| {
+                1.0 - model
+                    .for_tenant_since(
+                        t.months_since_move_in,
+                        t.past_increases,
+                        t.months_since_last_increase,
+                    )
+                    .baseline
+            })
+            .collect();
         if suggestions
             .iter()
             .any(|s| s.binding_guardrail == Some(Guardrail::StopLoss))
         {
             self.result.stop_loss_days += 1;
         }
-        for (s, &(i, k)) in suggestions.iter().zip(&at) {
+        for (j, (s, &(i, k))) in suggestions.iter().zip(&at).enumerate() {
             if s.increase > 0.0 {
                 self.notify(
                     i,
@@ -121,7 +133,7 @@ impl Facility {
                     day,
                     s.new_rent,
                     settings.notice_days,
-                    Some(s.stay_probability / 100.0),
+                    Some((s.stay_probability / 100.0, baseline_stays[j])),
                 );
             }
         }

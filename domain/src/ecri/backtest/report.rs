@@ -231,6 +231,8 @@ fn add(into: &mut [Quarter], from: &[Quarter]) {
         q.scored += x.scored;
         q.predicted += x.predicted;
         q.realized += x.realized;
+        q.predicted_baseline += x.predicted_baseline;
+        q.natural += x.natural;
     }
 }
 

@@ -89,7 +89,9 @@ fn aims(out: &mut String, f: &FamilyReport) {
 fn quarters(out: &mut String, f: &FamilyReport) {
     out.push_str(
         "\nThe engine by quarter of notice (every scenario and seed): notices, mean increase, \
-         predicted / realized 90-day stay of those whose 90 days ended in the year:",
+         predicted / realized 90-day stay of those whose 90 days ended in the year, and the \
+         stay without the increase the engine predicted / the simulator's own draws would have \
+         given (a diagnosis: the engine never sees the draws):",
     );
     groups(out, &["Q1", "Q2", "Q3", "Q4"], &f.quarters);
     out.push_str(
@@ -113,11 +115,13 @@ fn groups(out: &mut String, names: &[&str], groups: &[Quarter]) {
         let scored = f64::from(q.scored.max(1));
         let _ = write!(
             out,
-            " {name} {} ({:.1} %, {:.1} % / {:.1} %){}",
+            " {name} {} ({:.1} %, {:.1} % / {:.1} %, without the increase {:.1} % / {:.1} %){}",
             q.notices,
             q.increase_pct_sum / f64::from(q.notices.max(1)),
             q.predicted / scored * 100.0,
             f64::from(q.realized) / scored * 100.0,
+            q.predicted_baseline / scored * 100.0,
+            f64::from(q.natural) / scored * 100.0,
             if i + 1 == groups.len() { "." } else { ";" }
         );
     }

@@ -126,7 +126,8 @@ fn an_open_window_counts_for_what_was_seen_of_it_in_steps() {
     let o = open.outcomes[0];
     let back = cell_outcome(&cell(&o), o.tenants, o.moved_out);
     assert!((back.open_share - 0.7).abs() < 1e-12);
-    assert_eq!(cell(&baseline_outcome(Some(2), 5, 1)).6, 10);
+    assert_eq!(cell(&baseline_outcome(Some(2), 5, 1, 1.0)).6, 10);
+    assert_eq!(cell(&baseline_outcome(Some(2), 5, 1, 0.44)).6, 4);
 }
 
 #[test]

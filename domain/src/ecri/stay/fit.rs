@@ -70,17 +70,36 @@ impl Baseline {
     }
 }
 
-/// Tenants not increased: (tenants, left).
+/// Tenants not increased: (windows watched, left), a tenant watched for a share of its
+/// window counting that share (`Outcome::open_share`).
 fn baseline_counts(outcomes: &[Outcome]) -> (f64, f64) {
     outcomes
         .iter()
         .filter(|o| !o.increased())
-        .fold((0.0, 0.0), |(n, k), o| {
+        .fold((0.0, 0.0), |(w, k), o| {
             (
-                n + f64::from(o.tenants),
+                w + f64::from(o.tenants) * o.seen_share(),
                 k + f64::from(o.moved_out.min(o.tenants)),
             )
         })
+}
+
+/// Tenants not increased (each once, however long watched).
+fn baseline_tenants(outcomes: &[Outcome]) -> u32 {
+    outcomes
+        .iter()
+        .filter(|o| !o.increased())
+        .map(|o| o.tenants)
+        .fold(0u32, u32::saturating_add)
+}
+
+/// The 90-day move-out rate of `left` move-outs over `watched` windows, shrunk toward
+/// `prior_rate` by `strength` windows: a gamma-Poisson mean of the hazard per window,
+/// (left + k h0) / (watched + k) with h0 = -ln(1 - prior), read back as 1 - e^-h.
+fn shrunk_rate(watched: f64, left: f64, prior_rate: f64, strength: f64) -> f64 {
+    let h0 = -(1.0 - prior_rate.clamp(0.0, 0.99)).ln();
+    let h = (left + strength * h0) / (watched + strength).max(f64::MIN_POSITIVE);
+    (1.0 - (-h).exp()).clamp(0.0, 0.99)
 }
 
 /// The tenure whose rate the baseline is: the log-mean of (1 + months) less 1 over the tenants
@@ -103,6 +122,8 @@ fn reference_months(outcomes: &[Outcome], fallback: f64) -> (f64, u32) {
 
 /// β by maximum a posteriori over the tenants not increased with a known tenure, under a
 /// normal prior at `centre` of precision `strength`; with the Fisher information about it.
+/// Each band's move-outs are Poisson over the windows it was watched, at the hazard
+/// -ln(1 - q) of its tenure's rate q.
 fn fit_tenure(
     outcomes: &[Outcome],
     rate: f64,
@@ -119,7 +140,7 @@ fn fit_tenure(
                 .filter(|t| t.is_finite() && *t >= 0.0)?;
             Some((
                 t,
-                f64::from(o.tenants),
+                f64::from(o.tenants) * o.seen_share(),
                 f64::from(o.moved_out.min(o.tenants)),
             ))
         })
@@ -127,25 +148,27 @@ fn fit_tenure(
     if rows.is_empty() {
         return (centre, 0.0);
     }
-    let p = |beta: f64, t: f64| tenure_baseline(rate, beta, reference, t).clamp(1e-9, 1.0 - 1e-9);
+    let hazard = |beta: f64, t: f64| {
+        -(1.0 - tenure_baseline(rate, beta, reference, t).clamp(1e-9, 1.0 - 1e-9)).ln()
+    };
     let ll = |beta: f64| {
         rows.iter()
-            .map(|&(t, n, k)| {
-                let q = p(beta, t);
-                k * q.ln() + (n - k) * (1.0 - q).ln()
+            .map(|&(t, w, k)| {
+                let h = hazard(beta, t);
+                k * h.ln() - h * w
             })
             .sum::<f64>()
     };
     let beta = maximise(BETA_MIN, BETA_MAX, |b| {
         ll(b) - 0.5 * strength * (b - centre).powi(2)
     });
-    let h = 1e-4;
+    let d = 1e-4;
     let info = rows
         .iter()
-        .map(|&(t, n, _)| {
-            let q = p(beta, t);
-            let dq = (p(beta + h, t) - p(beta - h, t)) / (2.0 * h);
-            n * dq * dq / (q * (1.0 - q))
+        .map(|&(t, w, _)| {
+            let h = hazard(beta, t);
+            let dh = (hazard(beta + d, t) - hazard(beta - d, t)) / (2.0 * d);
+            w * dh * dh / h
         })
         .sum();
     (beta, info)
@@ -341,11 +364,10 @@ fn step_information(info: &[[f64; 7]; 7]) -> f64 {
 /// [`MAX_PLAUSIBLE_INCREASE_PCT`] are not evidence of a reaction and are left out of the fit.
 pub fn learn(prior: &StayPrior, company: &[Outcome], facility: &[Outcome]) -> StayModel {
     let k = prior.baseline_strength;
-    let (n_c, left_c) = baseline_counts(company);
-    let company_rate =
-        (left_c + k * prior.baseline_move_out_pct / 100.0) / (n_c + k).max(f64::MIN_POSITIVE);
-    let (n_f, left_f) = baseline_counts(facility);
-    let rate = ((left_f + k * company_rate) / (n_f + k).max(f64::MIN_POSITIVE)).clamp(0.0, 0.99);
+    let (w_c, left_c) = baseline_counts(company);
+    let company_rate = shrunk_rate(w_c, left_c, prior.baseline_move_out_pct / 100.0, k);
+    let (w_f, left_f) = baseline_counts(facility);
+    let rate = shrunk_rate(w_f, left_f, company_rate, k);
     let (company_ref, _) = reference_months(company, DEFAULT_REFERENCE_MONTHS);
     let (reference, tenure_tenants) = reference_months(facility, company_ref);
     let (company_beta, _) = fit_tenure(
@@ -404,7 +426,7 @@ pub fn learn(prior: &StayPrior, company: &[Outcome], facility: &[Outcome]) -> St
         company_premium_sensitivity: company_theta[1].exp(),
         evidence_weight: info[0] / (info[0] + prior.sensitivity_strength),
         increased_tenants: tenants(&own, false),
-        baseline_tenants: n_f as u32,
+        baseline_tenants: baseline_tenants(facility),
         tenure_elasticity: beta,
         company_tenure_elasticity: company_beta,
         tenure_evidence_weight: beta_info / (beta_info + prior.tenure_strength),

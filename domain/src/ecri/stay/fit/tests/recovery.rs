@@ -1,6 +1,7 @@
 //! The fit recovers the parameters tenants were simulated from.
 
 use super::super::*;
+use crate::ecri::evidence::baseline_outcome;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
@@ -65,13 +66,7 @@ fn simulate(seed: u64, per_band: u32, increased: u32) -> Vec<Outcome> {
     let mut out = Vec::new();
     for &t in &TENURES {
         let p = truth.for_tenant(Some(t), 0).baseline;
-        let left = (0..per_band).filter(|_| rng.gen_bool(p)).count() as u32;
-        out.push(Outcome {
-            tenants: per_band,
-            moved_out: left,
-            months_since_move_in: Some(t),
-            ..Outcome::default()
-        });
+        out.extend(watched(&mut rng, p, per_band, Some(t), 0.0).0);
     }
     let mut cells: BTreeMap<Cell, (u32, u32)> = BTreeMap::new();
     for _ in 0..increased {
@@ -109,6 +104,77 @@ fn simulate(seed: u64, per_band: u32, increased: u32) -> Vec<Outcome> {
         });
     }
     out
+}
+
+/// `tenants` not increased, each leaving at an even hazard whose 90-day rate is `p` and
+/// watched until it leaves or the window ends, or, for a share `noticed` of them, until a
+/// notice on a day drawn evenly over the window; grouped as the service groups them (tenths
+/// of the window watched, `evidence::baseline_outcome`).
+/// With them, (tenants, left) of those no notice reached: the count that leaves the noticed
+/// out altogether.
+fn watched(
+    rng: &mut StdRng,
+    p: f64,
+    tenants: u32,
+    t: Option<f64>,
+    noticed: f64,
+) -> (Vec<Outcome>, (u32, u32)) {
+    let hazard = -(1.0 - p).ln();
+    let mut groups: BTreeMap<u8, (u32, u32)> = BTreeMap::new();
+    let mut unnoticed = (0u32, 0u32);
+    for _ in 0..tenants {
+        let leaves = -(1.0 - rng.gen::<f64>()).ln() / hazard;
+        let until = if rng.gen_bool(noticed) {
+            rng.gen::<f64>()
+        } else {
+            1.0
+        };
+        let gone = leaves < until;
+        let share = if gone { leaves } else { until };
+        if gone || until >= 1.0 {
+            unnoticed.0 += 1;
+            unnoticed.1 += u32::from(gone);
+        }
+        let g = groups.entry((share * 10.0).round() as u8).or_default();
+        g.0 += 1;
+        g.1 += u32::from(gone);
+    }
+    let band = t.map(crate::ecri::evidence::tenure_band);
+    let outcomes = groups
+        .into_iter()
+        .map(|(tenths, (n, left))| {
+            let mut o = baseline_outcome(band, n, left, f64::from(tenths) / 10.0);
+            o.months_since_move_in = t;
+            o
+        })
+        .collect();
+    (outcomes, unnoticed)
+}
+
+/// The baseline from tenants a notice takes out of the window partway: each counted for the
+/// part watched, the rate is the truth's; counted as whole windows (or left out) it is not.
+#[test]
+fn tenants_given_a_notice_within_the_window_count_for_the_part_watched() {
+    let prior = StayPrior {
+        baseline_strength: 0.0,
+        ..StayPrior::default()
+    };
+    let mut rng = StdRng::seed_from_u64(11);
+    for p in [0.1, 0.2, 0.35] {
+        // Half the tenants given a notice at some day of the window.
+        let (outcomes, (n_kept, left_kept)) = watched(&mut rng, p, 40_000, None, 0.5);
+        let m = learn(&prior, &[], &outcomes);
+        assert!((m.baseline - p).abs() < 0.006, "{p}: {}", m.baseline);
+        // What counting each tenant for a whole window would read: too few leavers per
+        // window, and the tenants noticed left out altogether would read too many.
+        let (n, left) = outcomes
+            .iter()
+            .fold((0u32, 0u32), |a, o| (a.0 + o.tenants, a.1 + o.moved_out));
+        let whole = f64::from(left) / f64::from(n);
+        assert!(p - whole > 0.02, "{p}: {whole}");
+        let dropped = f64::from(left_kept) / f64::from(n_kept);
+        assert!(dropped - p > 0.02, "{p}: {dropped}");
+    }
 }
 
 /// Each parameter within its tolerance of the truth (the sensitivities and ρ on the log
