@@ -8,7 +8,9 @@ use serde::Serialize;
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = EcriModel)]
 pub(crate) struct Model {
-    /// Share (%) of tenants not increased who move out within 90 days anyway.
+    /// Share (%) of tenants not increased who move out within 90 days anyway: the move-outs
+    /// per window watched (a tenant given a notice partway counts for the part before it),
+    /// shrunk toward the company's and the prior's.
     baseline_move_out_pct: f64,
     /// The facility's sensitivity to the size of an increase (1 = the prior's).
     increase_sensitivity: f64,
@@ -19,7 +21,9 @@ pub(crate) struct Model {
     /// Increased tenants of the facility learned from: 90 days passed, or at least 9 of them
     /// (`open_windows`).
     increased_tenants: u32,
-    /// Tenants not increased, watched over the last 90 days.
+    /// Tenants not increased, watched over the last 90 days: each until it moved out, was
+    /// given a notice or had its rent changed, and counted for that part of the window in
+    /// `baseline_move_out_pct`.
     baseline_tenants: u32,
     /// Increased tenants of the company's other facilities.
     company_increased_tenants: u32,
