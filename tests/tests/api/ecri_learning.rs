@@ -268,13 +268,25 @@ async fn an_increase_the_crm_dated_before_the_first_roll_makes_a_tenant_raised_b
     app.run_jobs().await;
 }
 
+/// T36 raised to $110 on `day(120)`, in `r` (a roll of `roll`).
+fn with_t36_raised(mut r: Value) -> Value {
+    for t in r["tenants"].as_array_mut().unwrap() {
+        if t["tenant_id"] == "T36" {
+            t["rent"] = json!(110.0);
+            t["last_increase_date"] = json!(day(120).to_string());
+        }
+    }
+    r
+}
+
 /// The baseline watches each tenant in place at the window's start until it moves out, is
 /// given a notice or the window ends, and counts it for that part: 40 tenants in place 95
 /// days before the roll of 5 days ago; T0..T19 given a notice 60 days ago (watched 35 of the
 /// 90 days, carried as 0.4 of a window), T30..T35 gone on the roll of 80 days ago (15 days,
-/// 0.2), the other 14 the whole window. 6 left over 20 x 0.4 + 6 x 0.2 + 14 = 23.2 windows:
-/// a hazard of 6 / 23.2 a window, 1 - e^-0.2586 = 22.79 % in 90 days. Leaving the noticed
-/// tenants out would read 6 of 20 (30 %), counting them as whole windows 6 of 40 (15 %).
+/// 0.2); T36 raised 25 days before the window, whose own 90 days reach into it, not counted;
+/// the other 13 the whole window. 6 left over 20 x 0.4 + 6 x 0.2 + 13 = 22.2 windows: a
+/// hazard of 6 / 22.2 a window, 1 - e^-0.2703 = 23.68 % in 90 days. Leaving the noticed
+/// tenants out would read 6 of 19 (32 %), counting them as whole windows 6 of 39 (15 %).
 #[tokio::test]
 async fn a_tenant_given_a_notice_within_the_baseline_window_counts_for_the_days_before_it() {
     let app = spawn_app().await;
@@ -294,19 +306,27 @@ async fn a_tenant_given_a_notice_within_the_baseline_window_counts_for_the_days_
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    approved_batch(&app, &id, day(60)).await;
-    sync_as(&app, &who, &roll(day(80), &[], &gone, false)).await;
     sync_as(
         &app,
         &who,
-        &roll_raised_on(day(5), &noticed, &gone, false, day(30)),
+        &with_t36_raised(roll(day(110), &[], &[], false)),
     )
     .await;
+    approved_batch(&app, &id, day(60)).await;
+    sync_as(
+        &app,
+        &who,
+        &with_t36_raised(roll(day(80), &[], &gone, false)),
+    )
+    .await;
+    let last = roll_raised_on(day(5), &noticed, &gone, false, day(30));
+    sync_as(&app, &who, &with_t36_raised(last)).await;
     let m = learned_model(&app, &who, &id).await;
-    assert_eq!(m["baseline_tenants"], 40, "{m}");
-    let want = (1.0 - (-6.0f64 / 23.2).exp()) * 100.0;
+    assert_eq!(m["baseline_tenants"], 39, "{m}");
+    let want = (1.0 - (-6.0f64 / 22.2).exp()) * 100.0;
     let got = m["baseline_move_out_pct"].as_f64().unwrap();
     assert!((got - want).abs() < 0.006, "{got} against {want:.2}: {m}");
-    // The notices are increases of their own, from windows still open.
-    assert_eq!(m["increased_tenants"], 20, "{m}");
+    // The notices are increases of their own, from windows still open, and T36's rise one
+    // whose window is over.
+    assert_eq!(m["increased_tenants"], 21, "{m}");
 }

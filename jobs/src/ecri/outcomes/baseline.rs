@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 use uuid::Uuid;
 
 /// The tenants of each facility in place 90 days before its roll's date that no approved
-/// notice's 90 days (or effective date) reached into yet, each watched until it moved out,
-/// was given a notice or had its rent changed, or the roll's date; how many left while watched,
-/// by tenure band at the window's start and tenths of the window watched
+/// notice's 90 days (or effective date) reached into yet, nor the 90 days of a rise of rent the
+/// roll showed (an increase's outcome, counted from the change), each watched until it moved
+/// out, was given a notice or had its rent changed, or the roll's date; how many left while
+/// watched, by tenure band at the window's start and tenths of the window watched
 /// (`evidence::baseline_outcome`). A tenant given a notice within the window counts for the
 /// days before it: left out altogether, the tenants who left before any notice reached them
 /// would be the baseline's only leavers, and its rate read high.
@@ -51,6 +52,11 @@ pub(super) async fn baseline(
                                  AND b.notice_date <= f.rent_roll_date - $2::int
                                  AND greatest(b.notice_date + $2::int, b.effective_date)
                                      > f.rent_roll_date - $2::int)
+               AND NOT EXISTS (SELECT 1 FROM rent_roll_events e
+                               WHERE e.facility_id = t.facility_id AND e.tenant_id = t.tenant_id
+                                 AND e.kind = 'rent_changed' AND e.rent_after > e.rent_before
+                                 AND e.event_date <= f.rent_roll_date - $2::int
+                                 AND e.event_date > f.rent_roll_date - 2 * $2::int)
            ), gone AS (
              SELECT facility_id, move_in_date, watched_from,
                     coalesce(moved_out_on < coalesce(censored_on, roll + 1), false) AS moved,
