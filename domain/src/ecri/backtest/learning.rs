@@ -16,7 +16,7 @@ use crate::ecri::evidence::{
 use crate::ecri::{learn, EcriEngineSettings, Outcome, StayModel};
 use crate::pricing::backtest::start_date;
 use chrono::NaiveDate;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Days the stop-loss looks back over: increases whose notice is within them.
 pub const RECENT_DAYS: i32 = 180;
@@ -63,8 +63,7 @@ impl Facility {
     pub(super) fn baseline(&self, day: i32) -> Vec<Outcome> {
         let start = day - OUTCOME_DAYS;
         let mut in_window: BTreeSet<(usize, u32)> = BTreeSet::new();
-        let mut first_notice: std::collections::BTreeMap<(usize, u32), i32> =
-            std::collections::BTreeMap::new();
+        let mut first_notice: BTreeMap<(usize, u32), i32> = BTreeMap::new();
         for n in self.notices.iter().filter(|n| n.day <= day) {
             if n.day <= start {
                 if (n.day + OUTCOME_DAYS).max(n.effective) > start {
@@ -74,8 +73,7 @@ impl Facility {
                 first_notice.entry((n.size, n.serial)).or_insert(n.day);
             }
         }
-        let mut counts: std::collections::BTreeMap<(usize, u8), (u32, u32)> =
-            std::collections::BTreeMap::new();
+        let mut counts: BTreeMap<(usize, u8), (u32, u32)> = BTreeMap::new();
         for (i, s) in self.sizes.iter().enumerate() {
             for (serial, (&moved_in, &left)) in s.moved_in.iter().zip(&s.left_on).enumerate() {
                 let key = (i, serial as u32);
@@ -83,8 +81,10 @@ impl Facility {
                 if !in_place || in_window.contains(&key) {
                     continue;
                 }
-                let until = first_notice.get(&key).copied().unwrap_or(day);
-                let gone = left.filter(|&d| d <= until);
+                // A move-out on its notice's day or after is that notice's outcome.
+                let notice = first_notice.get(&key).copied();
+                let until = notice.unwrap_or(day);
+                let gone = left.filter(|&d| d < until || (notice.is_none() && d <= day));
                 let watched = f64::from(gone.unwrap_or(until) - start) / f64::from(OUTCOME_DAYS);
                 let band = tenure_band(f64::from(start - moved_in) / super::MONTH_DAYS);
                 let tenths = (watched.clamp(0.0, 1.0) * 10.0).round() as u8;
